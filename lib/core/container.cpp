@@ -1,0 +1,237 @@
+#include "core/container.hpp"
+
+#include <omp.h>
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/hash.hpp"
+
+namespace ht {
+namespace {
+// Header field offsets (docs/FORMATS.md, "Container").
+constexpr size_t kOffMagic = 0, kOffVersion = 8, kOffBom = 12, kOffHeaderBytes = 16, kOffNumSections = 20,
+                 kOffFlags = 24, kOffHeaderChecksum = 32, kOffFileBytes = 40, kOffMeta = 64,
+                 kOffSections = 192, kSectionEntry = 96;
+
+template <typename T>
+void put(std::vector<unsigned char>& h, size_t off, T v) {
+  std::memcpy(h.data() + off, &v, sizeof(T));
+}
+template <typename T>
+T get(const std::byte* h, size_t off) {
+  T v;
+  std::memcpy(&v, h + off, sizeof(T));
+  return v;
+}
+uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+// Section checksum: XXH64 over the bytes, computed over 64 MiB blocks in
+// parallel and combined by hashing the block digests (documented).
+uint64_t section_checksum(const void* data, uint64_t len) {
+  constexpr uint64_t kBlock = uint64_t{64} << 20;
+  const uint64_t nblocks = (len + kBlock - 1) / kBlock;
+  if (nblocks <= 1) return xxh64(data, len);
+  std::vector<uint64_t> digests(nblocks);
+  auto p = static_cast<const unsigned char*>(data);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t b = 0; b < static_cast<int64_t>(nblocks); ++b) {
+    const uint64_t off = static_cast<uint64_t>(b) * kBlock;
+    digests[b] = xxh64(p + off, std::min(kBlock, len - off));
+  }
+  return xxh64(digests.data(), digests.size() * sizeof(uint64_t), len);
+}
+}  // namespace
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::u8: return 1;
+    case DType::i32:
+    case DType::u32:
+    case DType::f32: return 4;
+    case DType::i64:
+    case DType::u64: return 8;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::u8: return "u8";
+    case DType::i32: return "i32";
+    case DType::u32: return "u32";
+    case DType::i64: return "i64";
+    case DType::u64: return "u64";
+    case DType::f32: return "f32";
+  }
+  return "?";
+}
+
+ContainerWriter::ContainerWriter(std::string path, const char (&magic)[9], uint32_t version)
+    : file_(std::move(path)), version_(version) {
+  std::memcpy(magic_, magic, 8);
+  file_.pad_to(container::kHeaderBytes);
+}
+
+void ContainerWriter::set_meta(int index, uint64_t value) { meta_.at(index) = value; }
+
+void ContainerWriter::add_section(const std::string& name, DType dtype, uint64_t rows, uint64_t cols,
+                                  const void* data, int ndim) {
+  HT_CHECK(sections_.size() < container::kMaxSections, "too many sections in {}", file_.path());
+  HT_CHECK(name.size() < container::kNameBytes, "section name too long: {}", name);
+  SectionInfo s;
+  s.name = name;
+  s.dtype = dtype;
+  s.ndim = static_cast<uint32_t>(ndim);
+  s.shape[0] = rows;
+  s.shape[1] = ndim == 2 ? cols : 1;
+  s.length = s.count() * dtype_size(dtype);
+  s.offset = align_up(static_cast<uint64_t>(file_.position()), container::kAlign);
+  file_.pad_to(static_cast<int64_t>(s.offset));
+  if (s.length > 0) file_.write(data, s.length);
+  s.checksum = section_checksum(data, s.length);
+  sections_.push_back(s);
+}
+
+void ContainerWriter::commit() {
+  std::vector<unsigned char> h(container::kHeaderBytes, 0);
+  std::memcpy(h.data() + kOffMagic, magic_, 8);
+  put<uint32_t>(h, kOffVersion, version_);
+  put<uint32_t>(h, kOffBom, container::kByteOrderMark);
+  put<uint32_t>(h, kOffHeaderBytes, container::kHeaderBytes);
+  put<uint32_t>(h, kOffNumSections, static_cast<uint32_t>(sections_.size()));
+  put<uint64_t>(h, kOffFlags, flags_);
+  put<uint64_t>(h, kOffFileBytes, static_cast<uint64_t>(file_.position()));
+  for (int i = 0; i < container::kNumMeta; ++i) put<uint64_t>(h, kOffMeta + 8 * i, meta_[i]);
+  for (size_t i = 0; i < sections_.size(); ++i) {
+    const SectionInfo& s = sections_[i];
+    const size_t base = kOffSections + i * kSectionEntry;
+    std::memcpy(h.data() + base, s.name.data(), s.name.size());
+    put<uint32_t>(h, base + 32, static_cast<uint32_t>(s.dtype));
+    put<uint32_t>(h, base + 36, s.ndim);
+    put<uint64_t>(h, base + 40, s.shape[0]);
+    put<uint64_t>(h, base + 48, s.shape[1]);
+    put<uint64_t>(h, base + 56, s.offset);
+    put<uint64_t>(h, base + 64, s.length);
+    put<uint64_t>(h, base + 72, s.checksum);
+  }
+  put<uint64_t>(h, kOffHeaderChecksum, xxh64(h.data(), h.size()));
+  file_.pwrite(h.data(), h.size(), 0);
+  file_.commit();
+}
+
+ContainerReader::ContainerReader(const std::string& path, const char (&magic)[9], uint32_t version,
+                                 ReadOptions opt)
+    : file_(path) {
+  const std::byte* h = file_.data();
+  const uint64_t size = file_.size();
+  if (size < container::kHeaderBytes)
+    throw offset_error(path, static_cast<int64_t>(size),
+                       fmt::format("file too short for a hongtu header ({} bytes, need {}); truncated or "
+                                   "not a hongtu file",
+                                   size, container::kHeaderBytes));
+  if (std::memcmp(h + kOffMagic, magic, 8) != 0) {
+    std::string found(reinterpret_cast<const char*>(h), 8);
+    for (char& c : found)
+      if (c < 32 || c > 126) c = '.';
+    throw offset_error(path, 0, fmt::format("wrong magic '{}', expected '{}' (wrong kind of file?)", found,
+                                            std::string(magic, 7)));
+  }
+  if (get<uint32_t>(h, kOffBom) != container::kByteOrderMark)
+    throw offset_error(path, kOffBom, "byte-order mark mismatch (file written on a big-endian machine?)");
+  const uint32_t ver = get<uint32_t>(h, kOffVersion);
+  if (ver != version)
+    throw offset_error(path, kOffVersion,
+                       fmt::format("format version {} not supported (this build reads version {})", ver, version));
+  if (get<uint32_t>(h, kOffHeaderBytes) != container::kHeaderBytes)
+    throw offset_error(path, kOffHeaderBytes, "unexpected header size");
+  std::vector<unsigned char> copy(reinterpret_cast<const unsigned char*>(h),
+                                  reinterpret_cast<const unsigned char*>(h) + container::kHeaderBytes);
+  const uint64_t stored = get<uint64_t>(h, kOffHeaderChecksum);
+  std::memset(copy.data() + kOffHeaderChecksum, 0, 8);
+  if (xxh64(copy.data(), copy.size()) != stored)
+    throw offset_error(path, kOffHeaderChecksum, "header checksum mismatch (corrupted header)");
+  const uint64_t file_bytes = get<uint64_t>(h, kOffFileBytes);
+  if (file_bytes != size)
+    throw offset_error(path, static_cast<int64_t>(std::min(size, file_bytes)),
+                       fmt::format("file is {} bytes but its header says {} (truncated or appended to)", size,
+                                   file_bytes));
+  identity_ = {size, stored};
+  flags_ = get<uint64_t>(h, kOffFlags);
+  for (int i = 0; i < container::kNumMeta; ++i) meta_[i] = get<uint64_t>(h, kOffMeta + 8 * i);
+  const uint32_t nsec = get<uint32_t>(h, kOffNumSections);
+  if (nsec > container::kMaxSections)
+    throw offset_error(path, kOffNumSections, fmt::format("section count {} out of range", nsec));
+  for (uint32_t i = 0; i < nsec; ++i) {
+    const size_t base = kOffSections + i * kSectionEntry;
+    SectionInfo s;
+    const char* name = reinterpret_cast<const char*>(h + base);
+    const size_t nlen = strnlen(name, container::kNameBytes);
+    if (nlen == 0 || nlen == container::kNameBytes)
+      throw offset_error(path, static_cast<int64_t>(base), "bad section name in section table");
+    s.name.assign(name, nlen);
+    const uint32_t dt = get<uint32_t>(h, base + 32);
+    if (dt < 1 || dt > 6) throw offset_error(path, static_cast<int64_t>(base + 32), "bad section dtype");
+    s.dtype = static_cast<DType>(dt);
+    s.ndim = get<uint32_t>(h, base + 36);
+    s.shape[0] = get<uint64_t>(h, base + 40);
+    s.shape[1] = get<uint64_t>(h, base + 48);
+    s.offset = get<uint64_t>(h, base + 56);
+    s.length = get<uint64_t>(h, base + 64);
+    s.checksum = get<uint64_t>(h, base + 72);
+    const auto where = static_cast<int64_t>(base);
+    if (s.ndim != 1 && s.ndim != 2) throw offset_error(path, where, "section '" + s.name + "': bad ndim");
+    if (s.ndim == 1 && s.shape[1] != 1) throw offset_error(path, where, "section '" + s.name + "': bad shape");
+    const unsigned __int128 expect =
+        static_cast<unsigned __int128>(s.shape[0]) * s.shape[1] * dtype_size(s.dtype);
+    if (expect != s.length)
+      throw offset_error(path, where, "section '" + s.name + "': length does not match its shape");
+    if (s.offset % container::kAlign != 0 || s.offset < container::kHeaderBytes || s.offset > size ||
+        s.length > size - s.offset)
+      throw offset_error(path, static_cast<int64_t>(s.offset),
+                         "section '" + s.name + "' lies outside the file (truncated?)");
+    for (const auto& o : sections_)
+      if (o.name == s.name) throw offset_error(path, where, "duplicate section '" + s.name + "'");
+    sections_.push_back(s);
+  }
+  if (opt.verify_checksums) {
+    for (const auto& s : sections_) {
+      if (section_checksum(file_.data() + s.offset, s.length) != s.checksum)
+        throw offset_error(path, static_cast<int64_t>(s.offset),
+                           "checksum mismatch in section '" + s.name + "' (corrupted data)");
+    }
+  }
+}
+
+const SectionInfo* ContainerReader::find(const std::string& name) const {
+  for (const auto& s : sections_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const SectionInfo& ContainerReader::section(const std::string& name) const {
+  const SectionInfo* s = find(name);
+  if (!s) throw file_error(path(), "missing section '" + name + "'");
+  return *s;
+}
+
+void ContainerReader::check_section(const SectionInfo& s, DType dtype, std::optional<uint64_t> count) const {
+  if (s.dtype != dtype)
+    fail_in(s.name, fmt::format("dtype {} where {} was expected", dtype_name(s.dtype), dtype_name(dtype)));
+  if (count && s.count() != *count)
+    fail_in(s.name, fmt::format("{} elements where {} were expected", s.count(), *count));
+}
+
+void ContainerReader::fail_in(const std::string& name, const std::string& what) const {
+  const SectionInfo* s = find(name);
+  throw offset_error(path(), s ? static_cast<int64_t>(s->offset) : 0, "section '" + name + "': " + what);
+}
+
+FileIdentity read_identity(const std::string& path) {
+  MappedFile f(path);
+  if (f.size() < container::kHeaderBytes) throw file_error(path, "not a hongtu file (too short)");
+  return {f.size(), get<uint64_t>(f.data(), kOffHeaderChecksum)};
+}
+
+}  // namespace ht

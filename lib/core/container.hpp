@@ -1,0 +1,123 @@
+#pragma once
+// The binary container shared by every hongtu file (graph, partition, plan):
+// a 4096-byte header (magic, version, byte-order mark, 16 kind-specific
+// 64-bit meta values, a table of up to 32 sections) followed by 4096-byte
+// aligned sections, each with its dtype, shape and XXH64 checksum.
+// docs/FORMATS.md is the normative description.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+
+namespace ht {
+
+enum class DType : uint32_t { u8 = 1, i32 = 2, u32 = 3, i64 = 4, u64 = 5, f32 = 6 };
+size_t dtype_size(DType t);
+const char* dtype_name(DType t);
+
+template <typename T> constexpr DType dtype_of();
+template <> constexpr DType dtype_of<uint8_t>() { return DType::u8; }
+template <> constexpr DType dtype_of<int32_t>() { return DType::i32; }
+template <> constexpr DType dtype_of<uint32_t>() { return DType::u32; }
+template <> constexpr DType dtype_of<int64_t>() { return DType::i64; }
+template <> constexpr DType dtype_of<uint64_t>() { return DType::u64; }
+template <> constexpr DType dtype_of<float>() { return DType::f32; }
+
+namespace container {
+inline constexpr uint32_t kHeaderBytes = 4096;
+inline constexpr uint32_t kAlign = 4096;
+inline constexpr uint32_t kByteOrderMark = 0x01020304;
+inline constexpr int kMaxSections = 32;
+inline constexpr int kNumMeta = 16;
+inline constexpr int kNameBytes = 32;
+}  // namespace container
+
+struct SectionInfo {
+  std::string name;
+  DType dtype = DType::u8;
+  uint32_t ndim = 1;
+  uint64_t shape[2] = {0, 1};
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  uint64_t checksum = 0;
+  uint64_t count() const { return shape[0] * (ndim == 2 ? shape[1] : 1); }
+};
+
+// Identity of a file for "made from" checks: its size and header checksum
+// (the header checksum covers every section checksum).
+struct FileIdentity {
+  uint64_t bytes = 0;
+  uint64_t checksum = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
+
+class ContainerWriter {
+ public:
+  ContainerWriter(std::string path, const char (&magic)[9], uint32_t version);
+  void set_meta(int index, uint64_t value);
+  void set_flags(uint64_t flags) { flags_ = flags; }
+  // Writes one section now (aligned), computing its checksum.
+  void add_section(const std::string& name, DType dtype, uint64_t rows, uint64_t cols, const void* data,
+                   int ndim = 1);
+  template <typename T>
+  void add(const std::string& name, std::span<const T> v, uint64_t cols = 1) {
+    add_section(name, dtype_of<T>(), cols ? v.size() / cols : 0, cols, v.data(), cols == 1 ? 1 : 2);
+  }
+  void commit();  // writes the header and renames the file into place
+  const std::string& path() const { return file_.path(); }
+
+ private:
+  AtomicFile file_;
+  char magic_[8];
+  uint32_t version_;
+  uint64_t flags_ = 0;
+  std::array<uint64_t, container::kNumMeta> meta_{};
+  std::vector<SectionInfo> sections_;
+};
+
+struct ReadOptions {
+  bool verify_checksums = true;
+};
+
+class ContainerReader {
+ public:
+  // Validates the header and section table; verifies section checksums
+  // unless options say not to. Throws ht::Error naming the file and offset.
+  ContainerReader(const std::string& path, const char (&magic)[9], uint32_t version, ReadOptions opt = {});
+  const std::string& path() const { return file_.path(); }
+  uint64_t meta(int index) const { return meta_.at(index); }
+  uint64_t flags() const { return flags_; }
+  FileIdentity identity() const { return identity_; }
+  bool has(const std::string& name) const { return find(name) != nullptr; }
+  const SectionInfo& section(const std::string& name) const;
+  const std::vector<SectionInfo>& sections() const { return sections_; }
+
+  // Typed view of a section; checks dtype and (optionally) element count.
+  template <typename T>
+  std::span<const T> array(const std::string& name, std::optional<uint64_t> expected_count = {}) const {
+    const SectionInfo& s = section(name);
+    check_section(s, dtype_of<T>(), expected_count);
+    return {reinterpret_cast<const T*>(file_.data() + s.offset), static_cast<size_t>(s.count())};
+  }
+  // Throws an error about `what` located at section `name`.
+  [[noreturn]] void fail_in(const std::string& name, const std::string& what) const;
+
+ private:
+  const SectionInfo* find(const std::string& name) const;
+  void check_section(const SectionInfo& s, DType dtype, std::optional<uint64_t> count) const;
+  MappedFile file_;
+  uint64_t flags_ = 0;
+  std::array<uint64_t, container::kNumMeta> meta_{};
+  std::vector<SectionInfo> sections_;
+  FileIdentity identity_;
+};
+
+// Reads only the identity (size + header checksum) of a container file.
+FileIdentity read_identity(const std::string& path);
+
+}  // namespace ht

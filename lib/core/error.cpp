@@ -1,0 +1,33 @@
+#include "core/error.hpp"
+
+namespace ht {
+
+Error::Error(std::string message, ErrorContext ctx)
+    : std::runtime_error(compose(message, ctx)), message_(std::move(message)), ctx_(std::move(ctx)) {}
+
+std::string Error::compose(const std::string& message, const ErrorContext& ctx) {
+  std::string where;
+  if (!ctx.option.empty()) where = fmt::format("option {}", ctx.option);
+  if (!ctx.file.empty()) {
+    if (!where.empty()) where += ", ";
+    where += ctx.file;
+    if (ctx.line) where += fmt::format(":{}", *ctx.line);
+    if (ctx.offset) where += fmt::format(" (byte {})", *ctx.offset);
+  }
+  return where.empty() ? message : fmt::format("{}: {}", where, message);
+}
+
+Error file_error(const std::string& file, const std::string& message) {
+  return Error(message, ErrorContext{file, {}, {}, {}});
+}
+Error line_error(const std::string& file, int64_t line, const std::string& message) {
+  return Error(message, ErrorContext{file, line, {}, {}});
+}
+Error offset_error(const std::string& file, int64_t offset, const std::string& message) {
+  return Error(message, ErrorContext{file, {}, offset, {}});
+}
+Error option_error(const std::string& option, const std::string& message) {
+  return Error(message, ErrorContext{{}, {}, {}, option});
+}
+
+}  // namespace ht

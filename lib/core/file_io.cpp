@@ -1,0 +1,146 @@
+#include "core/file_io.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace ht {
+namespace {
+std::string errno_text() { return std::strerror(errno); }
+}  // namespace
+
+MappedFile::MappedFile(const std::string& path) : path_(path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw file_error(path, "cannot open for reading: " + errno_text());
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    throw file_error(path, "cannot stat: " + errno_text());
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw file_error(path, "is a directory, expected a file");
+  }
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ > 0) {
+    data_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (data_ == MAP_FAILED) {
+      data_ = nullptr;
+      ::close(fd);
+      throw file_error(path, "cannot mmap: " + errno_text());
+    }
+  }
+  ::close(fd);
+}
+
+MappedFile::~MappedFile() { release(); }
+
+MappedFile::MappedFile(MappedFile&& o) noexcept { *this = std::move(o); }
+
+MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
+  if (this != &o) {
+    release();
+    data_ = o.data_;
+    size_ = o.size_;
+    path_ = std::move(o.path_);
+    o.data_ = nullptr;
+    o.size_ = 0;
+  }
+  return *this;
+}
+
+void MappedFile::release() noexcept {
+  if (data_) ::munmap(data_, size_);
+  data_ = nullptr;
+  size_ = 0;
+}
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  std::random_device rd;
+  tmp_path_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd() % 1000000);
+  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw file_error(path_, "cannot create output file: " + errno_text());
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(tmp_path_.c_str());
+}
+
+void AtomicFile::write(const void* data, size_t len) {
+  pwrite(data, len, pos_);
+  pos_ += static_cast<int64_t>(len);
+}
+
+void AtomicFile::pwrite(const void* data, size_t len, int64_t offset) {
+  auto p = static_cast<const char*>(data);
+  while (len > 0) {
+    const size_t step = len < (size_t{1} << 30) ? len : (size_t{1} << 30);
+    const ssize_t n = ::pwrite(fd_, p, step, offset);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw file_error(path_, "write failed: " + errno_text());
+    }
+    p += n;
+    len -= static_cast<size_t>(n);
+    offset += n;
+  }
+}
+
+void AtomicFile::pad_to(int64_t offset) {
+  HT_ASSERT(offset >= pos_);
+  static const std::vector<char> zeros(1 << 16, 0);
+  while (pos_ < offset) {
+    const size_t n = static_cast<size_t>(std::min<int64_t>(offset - pos_, zeros.size()));
+    write(zeros.data(), n);
+  }
+}
+
+void AtomicFile::commit() {
+  if (::fsync(fd_) != 0) throw file_error(path_, "fsync failed: " + errno_text());
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    throw file_error(path_, "close failed: " + errno_text());
+  }
+  fd_ = -1;
+  if (::rename(tmp_path_.c_str(), path_.c_str()) != 0)
+    throw file_error(path_, "cannot rename temporary file into place: " + errno_text());
+  committed_ = true;
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw file_error(path, "cannot open for reading: " + errno_text());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text_file_atomic(const std::string& path, const std::string& text) {
+  AtomicFile f(path);
+  f.write(text.data(), text.size());
+  f.commit();
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+int64_t file_size(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) throw file_error(path, "cannot stat: " + errno_text());
+  return st.st_size;
+}
+
+}  // namespace ht

@@ -1,0 +1,61 @@
+#pragma once
+// Files: a read-only memory map (RAII) and an atomic writer that writes to a
+// temporary file beside the target and renames it into place on commit(), so
+// an interrupted run never leaves a file that looks valid.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace ht {
+
+class MappedFile {
+ public:
+  MappedFile() = default;
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(MappedFile&& o) noexcept;
+  MappedFile& operator=(MappedFile&& o) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::span<const std::byte> bytes() const { return {static_cast<const std::byte*>(data_), size_}; }
+  const std::byte* data() const { return static_cast<const std::byte*>(data_); }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  void release() noexcept;
+  void* data_ = nullptr;
+  size_t size_ = 0;
+  std::string path_;
+};
+
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();  // removes the temporary file unless committed
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(const void* data, size_t len);                       // append
+  void pwrite(const void* data, size_t len, int64_t offset);      // overwrite at offset
+  void pad_to(int64_t offset);                                    // append zeros
+  int64_t position() const { return pos_; }
+  void commit();  // fsync + rename into place
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_, tmp_path_;
+  int fd_ = -1;
+  int64_t pos_ = 0;
+  bool committed_ = false;
+};
+
+// Whole-file helpers for small files (configs, JSON, text outputs).
+std::string read_text_file(const std::string& path);
+void write_text_file_atomic(const std::string& path, const std::string& text);
+bool file_exists(const std::string& path);
+int64_t file_size(const std::string& path);
+
+}  // namespace ht

@@ -1,0 +1,140 @@
+#include "graph/graph_file.hpp"
+
+#include <atomic>
+
+#include <fmt/format.h>
+
+namespace ht {
+
+void write_graph(const std::string& path, const GraphView& g, GraphWriteOptions opt) {
+  const int64_t n = g.num_vertices, e = g.num_edges;
+  HT_CHECK(static_cast<int64_t>(g.offsets.size()) == n + 1, "graph offsets have {} entries for {} vertices",
+           g.offsets.size(), n);
+  HT_CHECK(static_cast<int64_t>(g.sources.size()) == e, "graph has {} sources for {} edges", g.sources.size(), e);
+  const int id_bytes = n > kMaxVertices32 ? 8 : opt.id_bytes;
+  HT_CHECK(id_bytes == 4 || id_bytes == 8, "id width must be 4 or 8 bytes");
+  ContainerWriter w(path, kGraphMagic, kGraphVersion);
+  w.set_meta(kMetaN, static_cast<uint64_t>(n));
+  w.set_meta(kMetaE, static_cast<uint64_t>(e));
+  w.set_meta(kMetaIdBytes, static_cast<uint64_t>(id_bytes));
+  w.set_meta(kMetaFeatureDim, static_cast<uint64_t>(g.feature_dim));
+  w.set_meta(kMetaNumClasses, static_cast<uint64_t>(g.num_classes));
+  uint64_t flags = 0;
+  if (g.flags.symmetric) flags |= kFlagSymmetric;
+  if (g.flags.has_self_loops) flags |= kFlagSelfLoops;
+  if (g.flags.sorted_neighbors) flags |= kFlagSorted;
+  if (g.flags.no_duplicates) flags |= kFlagNoDuplicates;
+  if (g.flags.features_normalized) flags |= kFlagFeaturesNormalized;
+  w.set_flags(flags);
+  w.add<int64_t>("csc_offsets", g.offsets);
+  if (id_bytes == 4) {
+    w.add<vid_t>("csc_sources", g.sources);
+  } else {
+    std::vector<uint64_t> wide(g.sources.begin(), g.sources.end());
+    w.add<uint64_t>("csc_sources", wide);
+  }
+  if (!g.weights.empty()) w.add<float>("edge_weights", g.weights);
+  if (!g.features.empty()) {
+    HT_CHECK(g.feature_dim > 0 && static_cast<int64_t>(g.features.size()) == n * g.feature_dim,
+             "features have {} values for {} vertices x {} columns", g.features.size(), n, g.feature_dim);
+    w.add<float>("features", g.features, static_cast<uint64_t>(g.feature_dim));
+  }
+  if (!g.labels.empty()) w.add<int32_t>("labels", g.labels);
+  if (!g.split.empty()) w.add<uint8_t>("split", g.split);
+  if (!g.orig_ids.empty()) w.add<int64_t>("orig_ids", g.orig_ids);
+  w.commit();
+}
+
+GraphFile::GraphFile(const std::string& path, ReadOptions opt)
+    : reader_(path, kGraphMagic, kGraphVersion, opt) {
+  const uint64_t n = reader_.meta(kMetaN), e = reader_.meta(kMetaE);
+  id_bytes_ = static_cast<int>(reader_.meta(kMetaIdBytes));
+  if (id_bytes_ != 4 && id_bytes_ != 8) reader_.fail_in("csc_sources", "header id width must be 4 or 8");
+  if (n > static_cast<uint64_t>(kMaxVertices32))
+    throw file_error(path, fmt::format("{} vertices: graphs with 2^31 or more vertices are not supported by "
+                                       "this build (32-bit in-memory ids)",
+                                       n));
+  if (id_bytes_ == 4 && n > static_cast<uint64_t>(kMaxVertices32))
+    reader_.fail_in("csc_sources", "32-bit ids cannot address this many vertices");
+  view_.num_vertices = static_cast<int64_t>(n);
+  view_.num_edges = static_cast<int64_t>(e);
+  view_.offsets = reader_.array<int64_t>("csc_offsets", n + 1);
+  if (id_bytes_ == 4) {
+    view_.sources = reader_.array<vid_t>("csc_sources", e);
+  } else {
+    auto wide = reader_.array<uint64_t>("csc_sources", e);
+    narrowed_ids_.resize(wide.size());
+    std::atomic<bool> bad{false};
+#pragma omp parallel for
+    for (int64_t i = 0; i < static_cast<int64_t>(wide.size()); ++i) {
+      if (wide[i] >= n) bad = true;
+      narrowed_ids_[i] = static_cast<vid_t>(wide[i]);
+    }
+    if (bad) reader_.fail_in("csc_sources", "source id out of range");
+    view_.sources = narrowed_ids_;
+  }
+  if (reader_.has("edge_weights")) view_.weights = reader_.array<float>("edge_weights", e);
+  view_.feature_dim = static_cast<int32_t>(reader_.meta(kMetaFeatureDim));
+  view_.num_classes = static_cast<int32_t>(reader_.meta(kMetaNumClasses));
+  if (reader_.has("features")) {
+    const SectionInfo& s = reader_.section("features");
+    if (s.ndim != 2 || s.shape[1] != static_cast<uint64_t>(view_.feature_dim) || s.shape[0] != n)
+      reader_.fail_in("features", fmt::format("shape must be [{}, {}]", n, view_.feature_dim));
+    view_.features = reader_.array<float>("features");
+  }
+  if (reader_.has("labels")) view_.labels = reader_.array<int32_t>("labels", n);
+  if (reader_.has("split")) view_.split = reader_.array<uint8_t>("split", n);
+  if (reader_.has("orig_ids")) view_.orig_ids = reader_.array<int64_t>("orig_ids", n);
+  const uint64_t f = reader_.flags();
+  view_.flags.symmetric = f & kFlagSymmetric;
+  view_.flags.has_self_loops = f & kFlagSelfLoops;
+  view_.flags.sorted_neighbors = f & kFlagSorted;
+  view_.flags.no_duplicates = f & kFlagNoDuplicates;
+  view_.flags.features_normalized = f & kFlagFeaturesNormalized;
+  validate_topology();
+  validate_vertex_data();
+}
+
+void GraphFile::validate_topology() const {
+  const auto& off = view_.offsets;
+  const int64_t n = view_.num_vertices;
+  if (off[0] != 0) reader_.fail_in("csc_offsets", "first offset must be 0");
+  if (off[n] != view_.num_edges)
+    reader_.fail_in("csc_offsets", fmt::format("last offset {} differs from the edge count {}", off[n],
+                                               view_.num_edges));
+  int64_t bad_offset = -1;
+#pragma omp parallel for reduction(max : bad_offset)
+  for (int64_t v = 0; v < n; ++v)
+    if (off[v + 1] < off[v]) bad_offset = std::max(bad_offset, v);
+  if (bad_offset >= 0)
+    reader_.fail_in("csc_offsets", fmt::format("offsets decrease at vertex {}", bad_offset));
+  int64_t bad_edge = -1;
+  const auto& src = view_.sources;
+#pragma omp parallel for reduction(max : bad_edge)
+  for (int64_t i = 0; i < view_.num_edges; ++i)
+    if (static_cast<int64_t>(src[i]) >= n) bad_edge = std::max(bad_edge, i);
+  if (bad_edge >= 0)
+    reader_.fail_in("csc_sources",
+                    fmt::format("source id {} of edge {} is out of range (N = {})", src[bad_edge], bad_edge, n));
+}
+
+void GraphFile::validate_vertex_data() const {
+  const int32_t c = view_.num_classes;
+  if (!view_.labels.empty()) {
+    int64_t bad = -1;
+#pragma omp parallel for reduction(max : bad)
+    for (int64_t v = 0; v < view_.num_vertices; ++v)
+      if (view_.labels[v] < -1 || view_.labels[v] >= c) bad = std::max(bad, v);
+    if (bad >= 0)
+      reader_.fail_in("labels", fmt::format("label {} of vertex {} is outside [-1, {})", view_.labels[bad], bad, c));
+  }
+  if (!view_.split.empty()) {
+    int64_t bad = -1;
+#pragma omp parallel for reduction(max : bad)
+    for (int64_t v = 0; v < view_.num_vertices; ++v)
+      if (view_.split[v] > 3) bad = std::max(bad, v);
+    if (bad >= 0) reader_.fail_in("split", fmt::format("split code {} of vertex {} is not 0..3", view_.split[bad], bad));
+  }
+}
+
+}  // namespace ht

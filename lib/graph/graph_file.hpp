@@ -1,0 +1,53 @@
+#pragma once
+// Graph file (.htg): reader with full validation over a memory map, and an
+// atomic writer. Layout: docs/FORMATS.md, "Graph file".
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/container.hpp"
+#include "graph/graph.hpp"
+
+namespace ht {
+
+inline constexpr char kGraphMagic[9] = "HTGRAPH\0";
+inline constexpr uint32_t kGraphVersion = 1;
+
+// Meta slots of the graph header.
+enum GraphMeta : int { kMetaN = 0, kMetaE = 1, kMetaIdBytes = 2, kMetaFeatureDim = 3, kMetaNumClasses = 4 };
+
+// Flag bits of the graph header.
+enum GraphFlagBits : uint64_t {
+  kFlagSymmetric = 1u << 0,
+  kFlagSelfLoops = 1u << 1,
+  kFlagSorted = 1u << 2,
+  kFlagNoDuplicates = 1u << 3,
+  kFlagFeaturesNormalized = 1u << 4,
+};
+
+struct GraphWriteOptions {
+  int id_bytes = 4;  // 4 or 8 (8 is forced when N >= 2^31)
+};
+
+void write_graph(const std::string& path, const GraphView& g, GraphWriteOptions opt = {});
+
+// An opened graph file; the view points into the memory map (or, for files
+// with 64-bit ids, into a narrowed copy of the ids).
+class GraphFile {
+ public:
+  explicit GraphFile(const std::string& path, ReadOptions opt = {});
+  const GraphView& view() const { return view_; }
+  FileIdentity identity() const { return reader_.identity(); }
+  const std::string& path() const { return reader_.path(); }
+  int id_bytes() const { return id_bytes_; }
+
+ private:
+  void validate_topology() const;
+  void validate_vertex_data() const;
+  ContainerReader reader_;
+  GraphView view_;
+  std::vector<vid_t> narrowed_ids_;
+  int id_bytes_ = 4;
+};
+
+}  // namespace ht

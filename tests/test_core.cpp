@@ -1,0 +1,81 @@
+#include <cstring>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "core/hash.hpp"
+#include "core/json.hpp"
+#include "core/memory.hpp"
+#include "core/rng.hpp"
+#include "test_util.hpp"
+
+namespace ht {
+
+TEST(Hash, Xxh64KnownVectors) {
+  EXPECT_EQ(xxh64("", 0), 0xEF46DB3751D8E999ULL);
+  EXPECT_EQ(xxh64("abc", 3), 0x44BC2CF5AD770999ULL);
+}
+
+TEST(Hash, StreamingEqualsOneShot) {
+  std::string s(1000, 'x');
+  for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<char>(i * 31 + 7);
+  for (size_t split : {0, 1, 7, 31, 32, 33, 500, 999}) {
+    Xxh64Stream st(42);
+    st.update(s.data(), split);
+    st.update(s.data() + split, s.size() - split);
+    EXPECT_EQ(st.digest(), xxh64(s.data(), s.size(), 42)) << split;
+  }
+}
+
+TEST(Error, MessageCarriesContext) {
+  EXPECT_STREQ(line_error("a.txt", 12, "bad token").what(), "a.txt:12: bad token");
+  EXPECT_STREQ(offset_error("g.htg", 4096, "bad").what(), "g.htg (byte 4096): bad");
+  EXPECT_STREQ(option_error("--parts", "must be >= 1").what(), "option --parts: must be >= 1");
+}
+
+TEST(Json, WritesNestedValues) {
+  JsonWriter w;
+  w.begin_object().field("a", int64_t{1}).field("b", "x\"y").key("c").begin_array().value(1.5).value(true).end_array().end_object();
+  EXPECT_EQ(w.str(), R"({"a":1,"b":"x\"y","c":[1.5,true]})");
+}
+
+TEST(AtomicFile, NothingLeftWithoutCommit) {
+  test::TempDir dir;
+  const std::string path = dir.file("out.bin");
+  {
+    AtomicFile f(path);
+    f.write("hello", 5);
+  }
+  EXPECT_FALSE(file_exists(path));
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+  {
+    AtomicFile f(path);
+    f.write("hello", 5);
+    f.commit();
+  }
+  EXPECT_EQ(read_text_file(path), "hello");
+}
+
+TEST(AtomicFile, UnwritableDirectoryIsAClearError) {
+  try {
+    AtomicFile f("/nonexistent-dir/x.bin");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x.bin"), std::string::npos);
+  }
+}
+
+TEST(Rng, CounterBasedIsPureAndUniform) {
+  EXPECT_EQ(rng::hash(1, 2, 3, 4, 5), rng::hash(1, 2, 3, 4, 5));
+  EXPECT_NE(rng::hash(1, 2, 3, 4, 5), rng::hash(1, 2, 3, 4, 6));
+  double sum = 0;
+  const int n = 100000;
+  for (int i = 0; i < n; ++i) sum += rng::to_unit_float(rng::hash(7, i));
+  EXPECT_NEAR(sum / n, 0.5, 0.01);
+}
+
+TEST(Memory, PeakRssIsPositive) { EXPECT_GT(peak_rss_bytes(), 0); }
+
+}  // namespace ht

@@ -1,0 +1,42 @@
+#pragma once
+// Helpers shared by the tests: temporary directories and small graphs.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace ht::test {
+
+// A fresh temporary directory removed at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "ht-test-XXXXXX").string();
+    char* p = mkdtemp(tmpl.data());
+    if (!p) throw std::runtime_error("mkdtemp failed");
+    path_ = p;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string datasets_dir() {
+  if (const char* env = std::getenv("HT_DATASETS")) return env;
+#ifdef HT_DATASETS_DIR
+  return HT_DATASETS_DIR;
+#else
+  return "../shared/datasets";
+#endif
+}
+
+}  // namespace ht::test

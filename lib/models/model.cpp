@@ -1,0 +1,135 @@
+#include "models/model.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace ht {
+
+int ModelConfig::in_width(int l) const { return l == 0 ? dims[0] : out_width(l - 1); }
+
+int ModelConfig::out_width(int l) const {
+  if (kind == ModelKind::gat && !is_last(l)) return dims[l + 1] * heads;
+  return dims[l + 1];
+}
+
+Activation ModelConfig::activation(int l) const {
+  if (is_last(l)) return Activation::none;
+  return kind == ModelKind::gcn ? Activation::relu : Activation::elu;
+}
+
+void ModelConfig::validate() const {
+  HT_CHECK(dims.size() >= 2, "a model needs at least an input and an output width (e.g. 1433-16-7)");
+  for (int d : dims) HT_CHECK(d >= 1, "layer widths must be positive");
+  HT_CHECK(heads >= 1 && out_heads >= 1, "heads must be >= 1");
+  HT_CHECK(dropout >= 0 && dropout < 1, "dropout must be in [0, 1)");
+  HT_CHECK(attn_dropout >= 0 && attn_dropout < 1, "attention dropout must be in [0, 1)");
+}
+
+ParamTensor& ModelParams::get(int layer, const std::string& what) {
+  for (auto& t : tensors)
+    if (t.layer == layer && t.name == "l" + std::to_string(layer) + "." + what) return t;
+  throw Error("no parameter " + what + " in layer " + std::to_string(layer));
+}
+const ParamTensor& ModelParams::get(int layer, const std::string& what) const {
+  return const_cast<ModelParams*>(this)->get(layer, what);
+}
+void ModelParams::zero_grad() {
+  for (auto& t : tensors) std::fill(t.grad.begin(), t.grad.end(), 0.0f);
+}
+int64_t ModelParams::count() const {
+  int64_t c = 0;
+  for (const auto& t : tensors) c += t.size();
+  return c;
+}
+
+namespace {
+ParamTensor make(int layer, const std::string& what, int rows, int cols) {
+  ParamTensor t;
+  t.name = "l" + std::to_string(layer) + "." + what;
+  t.layer = layer;
+  t.rows = rows;
+  t.cols = cols;
+  t.value.assign(t.size(), 0.0f);
+  t.grad.assign(t.size(), 0.0f);
+  return t;
+}
+void glorot(ParamTensor& t, uint64_t seed, int tensor_index, double fan_in, double fan_out) {
+  const double a = std::sqrt(6.0 / (fan_in + fan_out));
+  for (int64_t k = 0; k < t.size(); ++k) {
+    const double u = rng::to_unit_double(rng::hash(seed, static_cast<uint64_t>(t.layer),
+                                                   static_cast<uint64_t>(tensor_index), static_cast<uint64_t>(k)));
+    t.value[k] = static_cast<float>((2.0 * u - 1.0) * a);
+  }
+}
+}  // namespace
+
+ModelParams init_params(const ModelConfig& cfg) {
+  cfg.validate();
+  ModelParams p;
+  for (int l = 0; l < cfg.num_layers(); ++l) {
+    const int in = cfg.in_width(l), out = cfg.dims[l + 1], h = cfg.layer_heads(l);
+    if (cfg.kind == ModelKind::gcn) {
+      p.tensors.push_back(make(l, "W", in, out));
+      glorot(p.tensors.back(), cfg.seed, 0, in, out);
+      if (cfg.bias) p.tensors.push_back(make(l, "b", 1, out));
+    } else {
+      p.tensors.push_back(make(l, "W", in, h * out));
+      glorot(p.tensors.back(), cfg.seed, 0, in, h * out);
+      p.tensors.push_back(make(l, "att_src", h, out));
+      glorot(p.tensors.back(), cfg.seed, 1, 1, out);
+      p.tensors.push_back(make(l, "att_dst", h, out));
+      glorot(p.tensors.back(), cfg.seed, 2, 1, out);
+      if (cfg.bias) p.tensors.push_back(make(l, "b", 1, cfg.out_width(l)));
+    }
+  }
+  return p;
+}
+
+std::vector<float> gcn_inv_sqrt_degree(const GraphView& g) {
+  std::vector<float> out(g.num_vertices);
+#pragma omp parallel for schedule(dynamic, 1024)
+  for (int64_t v = 0; v < g.num_vertices; ++v) {
+    double d = 1.0;  // the self-loop (added or replacing an existing one)
+    for (int64_t i = g.offsets[v]; i < g.offsets[v + 1]; ++i) {
+      if (static_cast<int64_t>(g.sources[i]) == v) continue;
+      d += g.weights.empty() ? 1.0 : g.weights[i];
+    }
+    out[v] = static_cast<float>(1.0 / std::sqrt(d));
+  }
+  return out;
+}
+
+void Optimizer::step(ModelParams& p) {
+  if (m_.empty()) {
+    for (const auto& t : p.tensors) {
+      m_.emplace_back(t.size(), 0.0f);
+      v_.emplace_back(t.size(), 0.0f);
+    }
+  }
+  ++t_;
+  const double bc1 = 1.0 - std::pow(cfg_.beta1, static_cast<double>(t_));
+  const double bc2 = 1.0 - std::pow(cfg_.beta2, static_cast<double>(t_));
+  for (size_t k = 0; k < p.tensors.size(); ++k) {
+    ParamTensor& t = p.tensors[k];
+    const bool decay = cfg_.weight_decay > 0 && (!cfg_.decay_first_layer_only || t.layer == 0);
+    for (int64_t i = 0; i < t.size(); ++i) {
+      float g = t.grad[i];
+      if (decay) g += cfg_.weight_decay * t.value[i];
+      if (cfg_.kind == OptimizerKind::sgd) {
+        if (cfg_.momentum > 0) {
+          m_[k][i] = cfg_.momentum * m_[k][i] + g;
+          g = m_[k][i];
+        }
+        t.value[i] -= cfg_.lr * g;
+      } else {
+        m_[k][i] = cfg_.beta1 * m_[k][i] + (1 - cfg_.beta1) * g;
+        v_[k][i] = cfg_.beta2 * v_[k][i] + (1 - cfg_.beta2) * g * g;
+        const double mh = m_[k][i] / bc1, vh = v_[k][i] / bc2;
+        t.value[i] -= static_cast<float>(cfg_.lr * mh / (std::sqrt(vh) + cfg_.eps));
+      }
+    }
+  }
+}
+
+}  // namespace ht

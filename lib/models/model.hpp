@@ -1,0 +1,126 @@
+#pragma once
+// Model definitions shared by the reference trainer (the test oracle) and the
+// training engine: configuration, parameter layout and deterministic
+// initialization, dropout keying, GCN edge normalization, optimizers.
+//
+// Layer l (0-based, L layers) maps h^l -> h^{l+1}:
+//   x = dropout(h^l)                      (rate `dropout`, mask keyed by ORIGINAL vertex id)
+//   GCN: a = Â x;  z = a W + b;           Â = D^-1/2 (A + I) D^-1/2, D = in-degree incl. self-loop
+//   GAT: g = x W (heads concatenated); e_uv = LeakyReLU(att_src·g_u + att_dst·g_v) per head;
+//        α = softmax over in-edges of v (self-loop included); attention dropout on α;
+//        out_v = Σ_u α_uv g_u; hidden layers concatenate heads, the output layer averages them; z = out + b
+//   h^{l+1} = act(z) for hidden layers (GCN: ReLU, GAT: ELU), z itself for the last layer.
+// Loss: mean softmax cross-entropy over training vertices.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "graph/graph.hpp"
+
+namespace ht {
+
+enum class ModelKind { gcn, gat };
+enum class Activation { relu, elu, none };
+enum class OptimizerKind { adam, sgd };
+
+struct ModelConfig {
+  ModelKind kind = ModelKind::gcn;
+  std::vector<int> dims;        // e.g. {1433, 16, 7}; for GAT hidden dims are per head
+  int heads = 1;                // GAT heads of hidden layers (concatenated)
+  int out_heads = 1;            // GAT heads of the output layer (averaged)
+  float dropout = 0.0f;         // on every layer's input
+  float attn_dropout = 0.0f;    // GAT: on attention coefficients
+  float leaky_slope = 0.2f;     // GAT
+  bool bias = true;
+  uint64_t seed = 1;            // initialization and dropout
+
+  int num_layers() const { return static_cast<int>(dims.size()) - 1; }
+  bool is_last(int l) const { return l == num_layers() - 1; }
+  int layer_heads(int l) const { return kind == ModelKind::gat ? (is_last(l) ? out_heads : heads) : 1; }
+  // Width of h^l (input of layer l): features for l = 0, else the previous layer's output.
+  int in_width(int l) const;
+  // Width of g = x W (all heads side by side).
+  int transform_width(int l) const { return dims[l + 1] * layer_heads(l); }
+  // Width of h^{l+1}.
+  int out_width(int l) const;
+  Activation activation(int l) const;
+  void validate() const;  // throws ht::Error on nonsense
+};
+
+// One parameter tensor, row-major.
+struct ParamTensor {
+  std::string name;  // "l0.W", "l0.b", "l1.att_src", ...
+  int layer = 0;
+  int rows = 0, cols = 0;
+  std::vector<float> value;
+  std::vector<float> grad;
+  int64_t size() const { return static_cast<int64_t>(rows) * cols; }
+};
+
+// Parameters of a model, in a fixed order per layer:
+//   GCN: W [in, out], b [out]
+//   GAT: W [in, heads*out], att_src [heads, out], att_dst [heads, out], b [heads*out | out]
+struct ModelParams {
+  std::vector<ParamTensor> tensors;
+  ParamTensor& get(int layer, const std::string& what);
+  const ParamTensor& get(int layer, const std::string& what) const;
+  void zero_grad();
+  int64_t count() const;
+};
+
+// Deterministic Glorot-uniform weights (counter-based on (seed, layer,
+// tensor, index)), zero biases. Independent of partitioning and backend.
+ModelParams init_params(const ModelConfig& cfg);
+
+// Dropout: keep element (vertex, col) of layer l's input in `epoch`?
+// Keyed by the vertex's ORIGINAL (graph file) id so it is partition-invariant.
+HT_HD bool dropout_keep(uint64_t seed, int epoch, int layer, int64_t vertex, int col, float rate) {
+  const uint64_t h = rng::hash(seed ^ 0xD5A61266F0C9392CULL, static_cast<uint64_t>(epoch),
+                               static_cast<uint64_t>(layer), static_cast<uint64_t>(vertex),
+                               static_cast<uint64_t>(col));
+  return rng::to_unit_float(h) >= rate;
+}
+// Attention dropout on edge (src -> dst) of head `head` (ORIGINAL ids).
+HT_HD bool attn_dropout_keep(uint64_t seed, int epoch, int layer, int head, int64_t src, int64_t dst,
+                             float rate) {
+  const uint64_t h = rng::hash(seed ^ 0x3C6EF372FE94F82BULL, static_cast<uint64_t>(epoch),
+                               (static_cast<uint64_t>(layer) << 32) | static_cast<uint64_t>(head),
+                               static_cast<uint64_t>(src), static_cast<uint64_t>(dst));
+  return rng::to_unit_float(h) >= rate;
+}
+
+// GCN normalization degrees: for every vertex, 1/sqrt(1 + Σ in-edge weights
+// excluding self-loops + self-loop weight), i.e. the degree of A + I where an
+// existing self-loop is replaced by weight 1 (PyG's add_remaining_self_loops).
+std::vector<float> gcn_inv_sqrt_degree(const GraphView& g);
+
+// Optimizers (state per tensor). Weight decay is L2 added to the gradient
+// (torch semantics); `decay_first_layer_only` reproduces Kipf & Welling.
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::adam;
+  float lr = 0.01f;
+  float weight_decay = 0.0f;
+  bool decay_first_layer_only = false;
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+  float momentum = 0.0f;  // SGD
+};
+
+class Optimizer {
+ public:
+  explicit Optimizer(OptimizerConfig cfg) : cfg_(cfg) {}
+  void step(ModelParams& p);  // uses p.tensors[k].grad
+  const OptimizerConfig& config() const { return cfg_; }
+  int64_t steps() const { return t_; }
+  // State (for checkpoints).
+  std::vector<std::vector<float>>& m() { return m_; }
+  std::vector<std::vector<float>>& v() { return v_; }
+
+ private:
+  OptimizerConfig cfg_;
+  int64_t t_ = 0;
+  std::vector<std::vector<float>> m_, v_;
+};
+
+}  // namespace ht

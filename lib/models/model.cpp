@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 
 namespace ht {
@@ -28,8 +30,8 @@ void ModelConfig::validate() const {
 
 ParamTensor& ModelParams::get(int layer, const std::string& what) {
   for (auto& t : tensors)
-    if (t.layer == layer && t.name == "l" + std::to_string(layer) + "." + what) return t;
-  throw Error("no parameter " + what + " in layer " + std::to_string(layer));
+    if (t.layer == layer && t.name == fmt::format("l{}.{}", layer, what)) return t;
+  throw Error(fmt::format("no parameter {} in layer {}", what, layer));
 }
 const ParamTensor& ModelParams::get(int layer, const std::string& what) const {
   return const_cast<ModelParams*>(this)->get(layer, what);
@@ -46,7 +48,7 @@ int64_t ModelParams::count() const {
 namespace {
 ParamTensor make(int layer, const std::string& what, int rows, int cols) {
   ParamTensor t;
-  t.name = "l" + std::to_string(layer) + "." + what;
+  t.name = fmt::format("l{}.{}", layer, what);
   t.layer = layer;
   t.rows = rows;
   t.cols = cols;

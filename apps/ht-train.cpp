@@ -1,0 +1,142 @@
+// ht-train: trains GCN or GAT over a plan (or an in-memory partition) on the
+// CPU reference executor or the CUDA executor.
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/cli.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/memory.hpp"
+#include "engine/cpu_executor.hpp"
+#include "graph/graph_file.hpp"
+#include "train/train_job.hpp"
+#ifdef HT_HAVE_CUDA
+#include "cuda/cuda_executor.hpp"
+#endif
+
+namespace {
+
+struct Context {
+  ht::TrainJob job;
+  std::string layers = "auto";
+  int hidden = 0;
+  ht::ModelKind model = ht::ModelKind::gcn;
+  ht::OptimizerKind optimizer = ht::OptimizerKind::adam;
+  std::string backend = "cpu";
+  int gpus = 0;
+  double gpu_mem_gib = 0;
+  ht::cli::CommonOptions common;
+};
+
+std::vector<int> parse_layers(const std::string& text, const ht::GraphView& g, ht::ModelKind kind, int hidden) {
+  if (text == "auto") {
+    const int h = hidden > 0 ? hidden : (kind == ht::ModelKind::gcn ? 16 : 8);
+    return {g.feature_dim, h, std::max(g.num_classes, 1)};
+  }
+  std::vector<int> dims;
+  std::stringstream ss(text);
+  std::string tok;
+  while (std::getline(ss, tok, '-')) {
+    try {
+      size_t used = 0;
+      const int v = std::stoi(tok, &used);
+      if (used != tok.size() || v < 1) throw std::invalid_argument(tok);
+      dims.push_back(v);
+    } catch (const std::exception&) {
+      throw ht::option_error("--layers", fmt::format("'{}' is not a list of positive widths like 1433-16-7", text));
+    }
+  }
+  if (dims.size() < 2) throw ht::option_error("--layers", "needs at least an input and an output width, e.g. 1433-16-7");
+  return dims;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Trains GCN or GAT full-graph on one or more GPUs (or the CPU reference executor), streaming "
+               "chunks of the graph through device memory with deduplicated communication.",
+               "ht-train"};
+  Context ctx;
+  ht::TrainJob& job = ctx.job;
+  ht::cli::setup_app(app, ctx.common);
+  app.add_option("-g,--graph", job.graph_path, "Graph file (.htg, from ht-convert)")->required()->check(CLI::ExistingFile);
+  app.add_option("-p,--partition", job.partition_path, "Partition file (.htp, from ht-partition); default: partition in memory")
+      ->check(CLI::ExistingFile);
+  app.add_option("--plan", job.plan_path, "Plan file (.htplan, from ht-reorganize); default: build in memory")
+      ->check(CLI::ExistingFile);
+  ht::cli::add_enum(app, "--model", ctx.model, {{"gcn", ht::ModelKind::gcn}, {"gat", ht::ModelKind::gat}}, "Model");
+  app.add_option("--layers", ctx.layers, "Layer widths, e.g. 1433-16-7 (GAT: hidden widths per head); auto = F-hidden-C");
+  app.add_option("--hidden", ctx.hidden, "Hidden width for --layers auto (default 16 for GCN, 8 for GAT)");
+  app.add_option("--heads", job.trainer.model.heads, "GAT heads in hidden layers (concatenated)");
+  app.add_option("--out-heads", job.trainer.model.out_heads, "GAT heads in the output layer (averaged)");
+  app.add_option("--dropout", job.trainer.model.dropout, "Dropout rate on every layer's input");
+  app.add_option("--attn-dropout", job.trainer.model.attn_dropout, "GAT dropout rate on attention coefficients");
+  app.add_flag("!--no-bias", job.trainer.model.bias, "Layers without bias");
+  ht::cli::add_enum(app, "--optimizer", ctx.optimizer, {{"adam", ht::OptimizerKind::adam}, {"sgd", ht::OptimizerKind::sgd}},
+                    "Optimizer");
+  app.add_option("--lr", job.trainer.optimizer.lr, "Learning rate");
+  app.add_option("--weight-decay", job.trainer.optimizer.weight_decay, "L2 weight decay added to the gradients");
+  app.add_flag("--decay-first-layer-only", job.trainer.optimizer.decay_first_layer_only,
+               "Apply weight decay to the first layer only (Kipf & Welling)");
+  app.add_option("--momentum", job.trainer.optimizer.momentum, "SGD momentum");
+  app.add_option("--epochs", job.epochs, "Training epochs")->check(CLI::PositiveNumber);
+  app.add_option("--eval-every", job.eval_every, "Evaluate (train/val/test accuracy) every k epochs")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warmup", job.warmup, "Epochs left out of the median epoch time");
+  app.add_option("--seed", job.trainer.model.seed, "Seed of weight initialization and dropout masks");
+  app.add_option("--backend", ctx.backend, "Executor: cpu (reference, emulates GPUs) or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--gpus", ctx.gpus, "GPUs (emulated devices for cpu); default: the plan's m, or 1");
+  app.add_option("--chunks", job.chunks, "Chunks per GPU when partitioning in memory")->check(CLI::PositiveNumber);
+  ht::cli::add_enum(app, "--comm", job.trainer.comm,
+                    {{"baseline", ht::CommMode::baseline}, {"p2p", ht::CommMode::p2p}, {"full", ht::CommMode::full}},
+                    "Communication: baseline (every chunk loads its neighbors), p2p (+inter-GPU dedup), full (+reuse)");
+  app.add_option("--gpu-mem", ctx.gpu_mem_gib, "Cap on GPU memory per device in GiB (cuda; 0 = all free memory)");
+  app.add_flag("--normalize-features", job.normalize_features, "Row-normalize features to sum 1 (Kipf & Welling)");
+  app.add_option("--metrics-out", job.metrics_out, "JSON lines: one object per epoch and a final summary");
+  app.add_option("--save-model", job.save_model, "Write the final parameters to this checkpoint file");
+  app.add_option("--load-model", job.load_model, "Start from this checkpoint")->check(CLI::ExistingFile);
+  app.add_option("--predict-out", job.predict_out, "Write predictions (CSV id,prediction; original vertex ids)");
+  app.add_flag("!--no-verify", job.verify_checksums, "Skip section checksums (structural checks still run)");
+
+  return ht::cli::run(app, ctx.common, argc, argv, [&] {
+    job.trainer.model.kind = ctx.model;
+    job.trainer.optimizer.kind = ctx.optimizer;
+    job.backend = ctx.backend;
+    {
+      ht::GraphFile probe(job.graph_path, {false});
+      job.trainer.model.dims = parse_layers(ctx.layers, probe.view(), ctx.model, ctx.hidden);
+    }
+    job.trainer.model.validate();
+    job.parts = ctx.gpus > 0 ? ctx.gpus : 1;
+    if (!job.plan_path.empty() && job.partition_path.empty())
+      throw ht::option_error("--plan", "needs --partition (the partition the plan was made from)");
+    ht::ExecutorFactory factory = [&](int m) -> std::unique_ptr<ht::Executor> {
+      if (ctx.gpus > 0 && ctx.gpus != m)
+        throw ht::option_error("--gpus", fmt::format("the plan is for {} GPUs, not {}", m, ctx.gpus));
+      if (ctx.backend == "cpu") return std::make_unique<ht::CpuExecutor>(m);
+#ifdef HT_HAVE_CUDA
+      return ht::make_cuda_executor(m, static_cast<int64_t>(ctx.gpu_mem_gib * (1ll << 30)));
+#else
+      throw ht::option_error("--backend", "this build has no CUDA executor (nvcc and the CUDA libraries were not "
+                                          "found when it was configured); use --backend cpu");
+#endif
+    };
+    const ht::TrainSummary s = ht::run_train_job(job, factory);
+    fmt::print("best validation accuracy {:.4f} at epoch {}; test accuracy there {:.4f}\n", s.best_val_acc,
+               s.best_epoch, s.test_acc_at_best_val);
+    fmt::print("median epoch {:.2f} ms (h2d {:.2f}, d2d {:.2f}, compute {:.2f}, cpu {:.2f}) over epochs after {} warm-up\n",
+               s.epoch_ms_median, s.h2d_ms_median, s.d2d_ms_median, s.compute_ms_median, s.cpu_ms_median, job.warmup);
+    fmt::print("per epoch: host->device {}, device->host {}, peer {}, reused in place {}\n",
+               ht::format_bytes(static_cast<double>(s.per_epoch.h2d_bytes)),
+               ht::format_bytes(static_cast<double>(s.per_epoch.d2h_bytes)),
+               ht::format_bytes(static_cast<double>(s.per_epoch.p2p_bytes)),
+               ht::format_bytes(static_cast<double>(s.per_epoch.reuse_bytes)));
+    fmt::print("memory: peak per device {}, host vertex buffers {}, peak process RSS {}\n",
+               ht::format_bytes(static_cast<double>(s.peak_device_bytes)),
+               ht::format_bytes(static_cast<double>(s.host_buffer_bytes)),
+               ht::format_bytes(static_cast<double>(s.peak_rss_bytes)));
+  });
+}

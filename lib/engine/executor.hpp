@@ -1,0 +1,180 @@
+#pragma once
+// The executor interface: everything the training loop asks of a device.
+// The CPU reference executor (cpu_executor.hpp) implements it with plain C++
+// and OpenMP and can emulate m GPUs with separate buffers; the CUDA executor
+// (lib/cuda/) implements it with kernels, cuSPARSE, cuBLAS and NCCL.
+//
+// Handles are plain pointers + sizes into device memory (host memory for the
+// CPU executor); the loop never dereferences them. Every buffer is allocated
+// at setup, sized from the plan: nothing is allocated inside the epoch loop.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ht {
+
+// Row-major matrix in device memory.
+struct DevMat {
+  float* data = nullptr;
+  int64_t rows = 0, cols = 0;
+  float* row(int64_t r) const { return data + r * cols; }
+};
+// Array in device memory.
+template <typename T>
+struct DevArray {
+  T* data = nullptr;
+  int64_t size = 0;
+  DevArray sub(int64_t begin, int64_t count) const { return {data + begin, count}; }
+};
+using DevIdx = DevArray<uint32_t>;
+
+// Row-major matrix in host memory (pinned and mapped for the CUDA executor).
+struct HostMat {
+  float* data = nullptr;
+  int64_t rows = 0, cols = 0;
+  float* row(int64_t r) const { return data + r * cols; }
+};
+
+// Sparse topology of a chunk on a device: CSC over destinations (the chunk's
+// vertices); each edge reads row src[e] of the input matrix. The transpose
+// (grouped by source row) serves the backward scatter without atomics.
+struct DevTopology {
+  int64_t num_dst = 0, num_edges = 0, num_src_rows = 0;
+  DevArray<int64_t> offsets;      // num_dst + 1
+  DevIdx src;                     // num_edges: row of the input matrix
+  DevArray<float> weight;         // num_edges (GCN normalization) or empty
+  DevIdx dst_row;                 // num_dst: row of each destination in the input matrix
+  // Transpose: edges grouped by source row.
+  DevArray<int64_t> t_offsets;    // num_src_rows + 1
+  DevIdx t_edge;                  // num_edges: edge ids grouped by source row
+  DevIdx edge_dst;                // num_edges: destination (0..num_dst-1) of each edge
+  DevArray<int64_t> edge_src_key; // num_edges: ORIGINAL src id (attention dropout key)
+  DevArray<int64_t> edge_dst_key; // num_edges: ORIGINAL dst id
+};
+
+// Dropout applied while gathering rows: keep(seed, epoch, layer, key[row], col).
+struct DropoutSpec {
+  bool active = false;
+  float rate = 0.0f;
+  uint64_t seed = 0;
+  int epoch = 0, layer = 0;
+  const int64_t* keys = nullptr;  // device array: ORIGINAL id of each new id
+};
+
+// Per-split counters of the loss kernel.
+struct LossStats {
+  double loss_sum = 0;  // sum of -log p(label) over training vertices in the rows
+  int64_t correct[4] = {0, 0, 0, 0};  // by split code
+  int64_t count[4] = {0, 0, 0, 0};
+};
+
+enum class Act { none, relu, elu };
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual int index() const = 0;
+
+  // ---- memory (setup only)
+  virtual DevMat alloc_mat(int64_t rows, int64_t cols) = 0;
+  virtual DevArray<float> alloc_floats(int64_t n) = 0;
+  virtual DevIdx upload(std::span<const uint32_t> v) = 0;
+  virtual DevArray<int64_t> upload(std::span<const int64_t> v) = 0;
+  virtual DevArray<float> upload(std::span<const float> v) = 0;
+  virtual DevArray<uint8_t> upload(std::span<const uint8_t> v) = 0;
+  virtual DevArray<int32_t> upload(std::span<const int32_t> v) = 0;
+  virtual void write(DevArray<float> dst, std::span<const float> src) = 0;  // small host->device copy
+  virtual void read(DevArray<float> src, std::span<float> dst) = 0;        // small device->host copy
+
+  // ---- communication
+  // dst[dst_rows[k]] = drop(src[src_rows[k]]): sparse rows from host (zero-copy gather).
+  virtual void gather_from_host(const HostMat& src, DevIdx src_rows, DevIdx dst_rows, DevMat dst,
+                                const DropoutSpec& drop) = 0;
+  // dst[dst_row0 + r] = src[src_row0 + r] for r < n (contiguous, memcpy).
+  virtual void copy_from_host(const HostMat& src, int64_t src_row0, int64_t n, DevMat dst, int64_t dst_row0) = 0;
+  virtual void copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) = 0;
+  // dst[dst_row0 + k] = peer_src[peer_rows[k]] (P2P pull from another device).
+  virtual void pull_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) = 0;
+  // peer_dst[peer_rows[k]] += src[src_row0 + k] (P2P push-accumulate).
+  virtual void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) = 0;
+  // host[host_rows[k]] += src[src_rows[k]], then src[src_rows[k]] = 0
+  // (compaction on the device, copy to host, accumulation by the CPU).
+  virtual void flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, const HostMat& host) = 0;
+  virtual void zero(DevMat m, int64_t row0, int64_t n) = 0;
+  virtual void zero(DevArray<float> a) = 0;
+
+  // ---- dense and sparse compute
+  // C = alpha * op(A) * op(B) + beta * C (row-major; op = transpose when flagged).
+  virtual void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                    int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) = 0;
+  // out[d] = Σ_e weight[e] * x[src[e]] (weight 1 when empty).
+  virtual void spmm(const DevTopology& t, DevMat x, DevMat out) = 0;
+  // dx[r] += Σ_{e: src[e]=r} weight[e] * dout[dst(e)] (transpose SpMM).
+  virtual void spmm_transpose_add(const DevTopology& t, DevMat dout, DevMat dx) = 0;
+  // h = act(z + bias) (bias may be empty); z is kept.
+  virtual void bias_act(DevMat z, DevArray<float> bias, Act act, DevMat h) = 0;
+  // dz = dh * act'(z) (z before activation, bias included).
+  virtual void act_backward(DevMat dh, DevMat z, Act act, DevMat dz) = 0;
+  // grad[c] += Σ_r m[r][c].
+  virtual void col_sum_add(DevMat m, DevArray<float> grad) = 0;
+  // Dropout backward on contiguous rows: m[r][c] *= keep(row0 + r)/(1-p).
+  virtual void dropout_rows(DevMat m, int64_t key_row0, const DropoutSpec& drop) = 0;
+
+  // ---- GAT (heads side by side in g; per-head width f)
+  // score[e*H+h] = LeakyReLU(att_src[h]·g[src[e]][h] + att_dst[h]·g[dst_row[d]][h]); keep pre-activation in pre.
+  virtual void gat_scores(const DevTopology& t, DevMat g, DevArray<float> att_src, DevArray<float> att_dst, int heads,
+                          float slope, DevArray<float> pre, DevArray<float> score) = 0;
+  // alpha = softmax of score over each destination's in-edges, then attention
+  // dropout (mask keyed by original ids), per head.
+  virtual void gat_softmax(const DevTopology& t, int heads, DevArray<float> score, DevArray<float> alpha,
+                           DevArray<float> alpha_drop, const DropoutSpec& attn) = 0;
+  // out[d][h] = Σ_e alpha_drop[e,h] * g[src[e]][h], then concat (mean=false) or mean over heads.
+  virtual void gat_aggregate(const DevTopology& t, DevMat g, DevArray<float> alpha_drop, int heads, bool mean,
+                             DevMat out) = 0;
+  // Backward of gat_aggregate + gat_softmax + gat_scores: given dout, writes
+  // dg (all rows of g; zeroed first) and adds d att_src / d att_dst.
+  virtual void gat_backward(const DevTopology& t, DevMat g, DevArray<float> att_src, DevArray<float> att_dst,
+                            int heads, float slope, bool mean, DevArray<float> pre, DevArray<float> alpha,
+                            DevArray<float> alpha_drop, const DropoutSpec& attn, DevMat dout, DevMat dg,
+                            DevArray<float> d_att_src, DevArray<float> d_att_dst) = 0;
+
+  // ---- loss: rows r of logits are vertices first_vertex + r (new ids).
+  // Writes dlogits = (softmax - onehot) * scale for training rows (0 else);
+  // counts correct predictions per split.
+  virtual LossStats softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex,
+                                 float scale, DevMat dlogits) = 0;
+
+  // Waits for this device's queued work.
+  virtual void synchronize() = 0;
+};
+
+// Bytes moved per link, for the summary and the metrics file.
+struct LinkCounters {
+  int64_t h2d_bytes = 0, d2h_bytes = 0, p2p_bytes = 0, reuse_bytes = 0;
+  int64_t h2d_rows = 0, d2h_rows = 0, p2p_rows = 0, reuse_rows = 0;
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual std::string name() const = 0;
+  virtual int num_devices() const = 0;
+  virtual Device& device(int i) = 0;
+  // Host vertex buffers (pinned + mapped for the CUDA executor).
+  virtual HostMat alloc_host(int64_t rows, int64_t cols) = 0;
+  // Sum of `grads[i]` over devices, result on every device (all-reduce).
+  virtual void allreduce_sum(std::span<DevArray<float>> per_device) = 0;
+  virtual void synchronize_all() {
+    for (int i = 0; i < num_devices(); ++i) device(i).synchronize();
+  }
+  virtual int64_t peak_device_bytes() const { return 0; }
+  virtual int64_t host_bytes() const { return 0; }
+  LinkCounters& counters() { return counters_; }
+
+ protected:
+  LinkCounters counters_;
+};
+
+}  // namespace ht

@@ -1,0 +1,449 @@
+#include "engine/trainer.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/timer.hpp"
+
+namespace ht {
+
+struct Trainer::Layer {
+  DevArray<float> W, b, att_src, att_dst;
+  DevArray<float> dW, db, d_att_src, d_att_dst;
+};
+
+struct Trainer::DeviceState {
+  Device* dev = nullptr;
+  DevicePlan plan;
+  std::vector<Layer> layers;
+  DevArray<float> x, g;        // data and gradient buffers: buffer_rows x max input width
+  DevArray<float> a;           // GCN aggregate / its gradient: max_dst x max input width
+  DevArray<float> z, h, dh, dz;  // max_dst x max output width
+  DevArray<float> gt, dgt;     // GAT transform and its gradient: buffer_rows x max transform width
+  DevArray<float> pre, score, alpha, alpha_drop;  // GAT: max_edges x max heads
+  DevArray<int64_t> keys;      // new id -> graph file id
+  DevArray<int32_t> labels;
+  DevArray<uint8_t> split;
+};
+
+namespace {
+
+DevMat view(DevArray<float> storage, int64_t rows, int64_t cols) {
+  HT_ASSERT(rows * cols <= storage.size);
+  return {storage.data, rows, cols};
+}
+
+Act to_act(Activation a) {
+  switch (a) {
+    case Activation::relu: return Act::relu;
+    case Activation::elu: return Act::elu;
+    case Activation::none: break;
+  }
+  return Act::none;
+}
+
+DevArray<float> tensor_or_empty(Device& d, const ModelParams& p, int layer, const char* what, bool exists) {
+  if (!exists) return {};
+  return d.upload(std::span<const float>(p.get(layer, what).value));
+}
+
+int64_t bytes_of(int64_t rows, int64_t cols) { return rows * cols * 4; }
+
+}  // namespace
+
+Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> orig_id, const Plan& plan,
+                 TrainerOptions opt)
+    : exec_(exec), g_(g), orig_id_(orig_id), plan_(plan), opt_(std::move(opt)),
+      params_(init_params(opt_.model)), optimizer_(opt_.optimizer) {
+  const ModelConfig& m = opt_.model;
+  HT_CHECK(exec_.num_devices() == plan_.m, "the plan is for {} GPUs but the executor has {}", plan_.m,
+           exec_.num_devices());
+  HT_CHECK(g_.num_vertices == plan_.num_vertices, "the plan has {} vertices, the graph {}", plan_.num_vertices,
+           g_.num_vertices);
+  HT_CHECK(g_.feature_dim == m.dims.front(), "the model's input width {} differs from the graph's feature width {}",
+           m.dims.front(), g_.feature_dim);
+  HT_CHECK(!g_.features.empty() && !g_.labels.empty() && !g_.split.empty(),
+           "training needs features, labels and a split in the graph file");
+  HT_CHECK(g_.num_classes <= m.dims.back(), "the output width {} is smaller than the number of classes {}",
+           m.dims.back(), g_.num_classes);
+  HT_CHECK(g_.weights.empty(), "edge weights are not supported by the training engine yet");
+  for (int64_t v = 0; v < g_.num_vertices; ++v) num_train_ += (g_.split[v] == 1 && g_.labels[v] >= 0) ? 1 : 0;
+  HT_CHECK(num_train_ > 0, "the graph has no training vertices (split code 1 with a label)");
+  if (m.kind == ModelKind::gcn) inv_sqrt_deg_ = gcn_inv_sqrt_degree(g_);
+
+  const int L = m.num_layers();
+  const int64_t n = g_.num_vertices;
+  store_.h.resize(L + 1);
+  store_.grad.resize(L + 1);
+  store_.h[0] = exec_.alloc_host(n, g_.feature_dim);
+  std::copy(g_.features.begin(), g_.features.end(), store_.h[0].data);
+  for (int l = 0; l < L; ++l) {
+    store_.h[l + 1] = exec_.alloc_host(n, m.out_width(l));
+    store_.grad[l + 1] = exec_.alloc_host(n, m.out_width(l));
+    if (m.kind == ModelKind::gcn) store_.agg.push_back(exec_.alloc_host(n, m.in_width(l)));
+  }
+  setup_devices();
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::setup_devices() {
+  const ModelConfig& m = opt_.model;
+  const int L = m.num_layers();
+  int64_t max_in = 0, max_out = 0, max_tw = 0, max_heads = 1;
+  for (int l = 0; l < L; ++l) {
+    max_in = std::max<int64_t>(max_in, m.in_width(l));
+    max_out = std::max<int64_t>(max_out, std::max(m.out_width(l), m.transform_width(l)));
+    max_tw = std::max<int64_t>(max_tw, m.transform_width(l));
+    max_heads = std::max<int64_t>(max_heads, m.layer_heads(l));
+  }
+  const bool gat = m.kind == ModelKind::gat;
+  EdgeKeys keys{inv_sqrt_deg_, orig_id_};
+  for (int i = 0; i < plan_.m; ++i) {
+    auto st = std::make_unique<DeviceState>();
+    Device& d = exec_.device(i);
+    st->dev = &d;
+    st->plan = upload_device_plan(d, plan_, i, opt_.comm, keys, gat);
+    const int64_t rows = std::max<int64_t>(st->plan.buffer_rows, 1);
+    const int64_t nd = std::max<int64_t>(plan_.max_dst[i], 1), ne = std::max<int64_t>(plan_.max_edges[i], 1);
+    st->x = d.alloc_floats(rows * max_in);
+    st->g = d.alloc_floats(rows * max_in);
+    st->a = d.alloc_floats(nd * max_in);
+    st->z = d.alloc_floats(nd * max_out);
+    st->h = d.alloc_floats(nd * max_out);
+    st->dh = d.alloc_floats(nd * max_out);
+    st->dz = d.alloc_floats(nd * max_out);
+    if (gat) {
+      st->gt = d.alloc_floats(rows * max_tw);
+      st->dgt = d.alloc_floats(rows * max_tw);
+      for (auto* a : {&st->pre, &st->score, &st->alpha, &st->alpha_drop}) *a = d.alloc_floats(ne * max_heads);
+    }
+    st->keys = d.upload(orig_id_);
+    st->labels = d.upload(g_.labels);
+    st->split = d.upload(g_.split);
+    for (int l = 0; l < L; ++l) {
+      Layer ly;
+      ly.W = tensor_or_empty(d, params_, l, "W", true);
+      ly.b = tensor_or_empty(d, params_, l, "b", m.bias);
+      ly.att_src = tensor_or_empty(d, params_, l, "att_src", gat);
+      ly.att_dst = tensor_or_empty(d, params_, l, "att_dst", gat);
+      ly.dW = d.alloc_floats(ly.W.size);
+      if (ly.b.size) ly.db = d.alloc_floats(ly.b.size);
+      if (gat) {
+        ly.d_att_src = d.alloc_floats(ly.att_src.size);
+        ly.d_att_dst = d.alloc_floats(ly.att_dst.size);
+      }
+      st->layers.push_back(ly);
+    }
+    dev_.push_back(std::move(st));
+  }
+}
+
+void Trainer::upload_params() {
+  const ModelConfig& m = opt_.model;
+  for (auto& st : dev_) {
+    for (int l = 0; l < m.num_layers(); ++l) {
+      Layer& ly = st->layers[l];
+      st->dev->write(ly.W, params_.get(l, "W").value);
+      if (ly.b.size) st->dev->write(ly.b, params_.get(l, "b").value);
+      if (ly.att_src.size) {
+        st->dev->write(ly.att_src, params_.get(l, "att_src").value);
+        st->dev->write(ly.att_dst, params_.get(l, "att_dst").value);
+      }
+    }
+  }
+}
+
+void Trainer::set_params(const ModelParams& p) {
+  HT_CHECK(p.tensors.size() == params_.tensors.size(), "parameter set does not match the model");
+  for (size_t k = 0; k < p.tensors.size(); ++k)
+    HT_CHECK(p.tensors[k].size() == params_.tensors[k].size() && p.tensors[k].name == params_.tensors[k].name,
+             "parameter {} does not match the model", p.tensors[k].name);
+  params_ = p;
+  upload_params();
+}
+
+DropoutSpec Trainer::input_dropout(int layer, int epoch, bool training) const {
+  DropoutSpec d;
+  d.active = training && opt_.model.dropout > 0;
+  d.rate = opt_.model.dropout;
+  d.seed = opt_.model.seed;
+  d.epoch = epoch;
+  d.layer = layer;
+  d.keys = dev_.empty() ? nullptr : dev_[0]->keys.data;  // replaced per device by callers
+  return d;
+}
+
+DropoutSpec Trainer::attn_dropout(int layer, int epoch, bool training) const {
+  DropoutSpec d = input_dropout(layer, epoch, training);
+  d.active = training && opt_.model.attn_dropout > 0;
+  d.rate = opt_.model.attn_dropout;
+  return d;
+}
+
+// Algorithm 2: per device, rows of h^l from host into the data buffer
+// (transition slots, or the baseline neighbor buffer); then P2P pulls of the
+// remote rows from their owners' transition buffers.
+void Trainer::load_inputs(int layer, int batch, const DropoutSpec& drop_in) {
+  const int64_t width = opt_.model.in_width(layer);
+  Timer t;
+  for (auto& st : dev_) {
+    DeviceStep& s = st->plan.steps[batch];
+    DropoutSpec drop = drop_in;
+    drop.keys = st->keys.data;
+    st->dev->gather_from_host(store_.h[layer], s.load_vids, s.load_rows, view(st->x, st->plan.buffer_rows, width),
+                              drop);
+    auto& c = exec_.counters();
+    c.h2d_rows += s.load_vids.size;
+    c.h2d_bytes += bytes_of(s.load_vids.size, width);
+    c.reuse_rows += s.reused_rows;
+    c.reuse_bytes += bytes_of(s.reused_rows, width);
+  }
+  exec_.synchronize_all();
+  timing_.t_h2d += t.seconds();
+  if (opt_.comm == CommMode::baseline) return;
+  t.reset();
+  for (auto& st : dev_) {
+    DeviceStep& s = st->plan.steps[batch];
+    for (const PeerRange& r : s.peers) {
+      DeviceState& peer = *dev_[r.peer];
+      st->dev->pull_from_peer(*peer.dev, view(peer.x, peer.plan.buffer_rows, width),
+                              s.remote_slots.sub(r.begin, r.count), view(st->x, st->plan.buffer_rows, width),
+                              st->plan.trans_capacity + r.begin);
+      exec_.counters().p2p_rows += r.count;
+      exec_.counters().p2p_bytes += bytes_of(r.count, width);
+    }
+  }
+  exec_.synchronize_all();
+  timing_.t_d2d += t.seconds();
+}
+
+void Trainer::forward_batch(int l, int j, bool training, int epoch, LossStats* stats) {
+  const ModelConfig& m = opt_.model;
+  const int64_t in_w = m.in_width(l), out_w = m.out_width(l), tw = m.transform_width(l);
+  const bool last = m.is_last(l);
+  const Act act = to_act(m.activation(l));
+  Timer t;
+  int64_t d2h_rows = 0;
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    DeviceStep& s = st->plan.steps[j];
+    const int64_t nd = s.plan->num_dst(), v0 = s.plan->dst_begin;
+    const DevTopology& topo = s.topo;
+    Layer& ly = st->layers[l];
+    DevMat X = view(st->x, st->plan.buffer_rows, in_w);
+    DevMat Z = view(st->z, nd, out_w), H = view(st->h, nd, out_w);
+    if (m.kind == ModelKind::gcn) {
+      DevMat A = view(st->a, nd, in_w);
+      d.spmm(topo, X, A);
+      d.copy_to_host(A, 0, nd, store_.agg[l], v0);  // cache a^l for backward
+      d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
+    } else {
+      const int heads = m.layer_heads(l);
+      DropoutSpec attn = attn_dropout(l, epoch, training);
+      attn.keys = st->keys.data;
+      DevMat Gt = view(st->gt, st->plan.buffer_rows, tw);
+      d.gemm(false, false, X.rows, tw, in_w, 1.0f, X.data, in_w, ly.W.data, tw, 0.0f, Gt.data, tw);
+      d.gat_scores(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, st->pre, st->score);
+      d.gat_softmax(topo, heads, st->score, st->alpha, st->alpha_drop, attn);
+      d.gat_aggregate(topo, Gt, st->alpha_drop, heads, last, Z);
+    }
+    d.bias_act(Z, ly.b, act, H);
+    d.copy_to_host(H, 0, nd, store_.h[l + 1], v0);
+    d2h_rows += nd * (m.kind == ModelKind::gcn ? 2 : 1);
+    if (last && stats) {
+      DevMat dL = training ? view(st->dh, nd, out_w) : DevMat{};
+      LossStats ls = d.softmax_xent(H, st->labels, st->split, v0, 1.0f / static_cast<float>(num_train_), dL);
+      stats->loss_sum += ls.loss_sum;
+      for (int k = 0; k < 4; ++k) {
+        stats->correct[k] += ls.correct[k];
+        stats->count[k] += ls.count[k];
+      }
+      if (training) d.copy_to_host(dL, 0, nd, store_.grad[l + 1], v0);
+    }
+  }
+  exec_.synchronize_all();
+  exec_.counters().d2h_rows += d2h_rows;
+  exec_.counters().d2h_bytes += bytes_of(d2h_rows, out_w);
+  timing_.t_compute += t.seconds();
+}
+
+double Trainer::forward(int epoch, bool training, LossStats* stats) {
+  const ModelConfig& m = opt_.model;
+  for (int l = 0; l < m.num_layers(); ++l) {
+    for (int j = 0; j < plan_.n; ++j) {
+      load_inputs(l, j, input_dropout(l, epoch, training));
+      forward_batch(l, j, training, epoch, m.is_last(l) ? stats : nullptr);
+    }
+  }
+  return stats ? stats->loss_sum / static_cast<double>(num_train_) : 0.0;
+}
+
+void Trainer::backward_batch(int l, int j, int epoch) {
+  const ModelConfig& m = opt_.model;
+  const int L = m.num_layers();
+  const int64_t in_w = m.in_width(l), out_w = m.out_width(l), tw = m.transform_width(l);
+  const Act act = to_act(m.activation(l));
+  if (m.kind == ModelKind::gat) load_inputs(l, j, input_dropout(l, epoch, true));  // recomputation
+  Timer t;
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    DeviceStep& s = st->plan.steps[j];
+    const int64_t nd = s.plan->num_dst(), v0 = s.plan->dst_begin;
+    Layer& ly = st->layers[l];
+    DevMat dH = view(st->dh, nd, out_w), Z = view(st->z, nd, out_w), H = view(st->h, nd, out_w);
+    DevMat dZ = view(st->dz, nd, out_w);
+    d.copy_from_host(store_.grad[l + 1], v0, nd, dH, 0);
+    if (l + 1 < L) {  // ∇h^{l+1} = mask ⊙ ∇x^{l+1}: the next layer's input dropout
+      DropoutSpec drop = input_dropout(l + 1, epoch, true);
+      drop.keys = st->keys.data;
+      d.dropout_rows(dH, v0, drop);
+    }
+    DevMat G = view(st->g, st->plan.buffer_rows, in_w);
+    if (m.kind == ModelKind::gcn) {
+      DevMat A = view(st->a, nd, in_w);
+      d.copy_from_host(store_.agg[l], v0, nd, A, 0);  // cached aggregate: no neighbor reload
+      d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
+      d.bias_act(Z, ly.b, act, H);
+      d.act_backward(dH, Z, act, dZ);
+      d.gemm(true, false, in_w, out_w, nd, 1.0f, A.data, in_w, dZ.data, out_w, 1.0f, ly.dW.data, out_w);
+      if (ly.db.size) d.col_sum_add(dZ, ly.db);
+      if (l > 0) {
+        d.gemm(false, true, nd, in_w, out_w, 1.0f, dZ.data, out_w, ly.W.data, out_w, 0.0f, A.data, in_w);
+        d.spmm_transpose_add(s.topo, A, G);
+      }
+    } else {
+      const int heads = m.layer_heads(l);
+      const bool last = m.is_last(l);
+      DropoutSpec attn = attn_dropout(l, epoch, true);
+      attn.keys = st->keys.data;
+      DevMat X = view(st->x, st->plan.buffer_rows, in_w);
+      DevMat Gt = view(st->gt, st->plan.buffer_rows, tw), dGt = view(st->dgt, st->plan.buffer_rows, tw);
+      d.gemm(false, false, X.rows, tw, in_w, 1.0f, X.data, in_w, ly.W.data, tw, 0.0f, Gt.data, tw);
+      d.gat_scores(s.topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, st->pre, st->score);
+      d.gat_softmax(s.topo, heads, st->score, st->alpha, st->alpha_drop, attn);
+      d.gat_aggregate(s.topo, Gt, st->alpha_drop, heads, last, Z);
+      d.bias_act(Z, ly.b, act, H);
+      d.act_backward(dH, Z, act, dZ);
+      if (ly.db.size) d.col_sum_add(dZ, ly.db);
+      d.gat_backward(s.topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, last, st->pre, st->alpha,
+                     st->alpha_drop, attn, dZ, dGt, ly.d_att_src, ly.d_att_dst);
+      d.gemm(true, false, in_w, tw, X.rows, 1.0f, X.data, in_w, dGt.data, tw, 1.0f, ly.dW.data, tw);
+      if (l > 0) d.gemm(false, true, X.rows, in_w, tw, 1.0f, dGt.data, tw, ly.W.data, tw, 1.0f, G.data, in_w);
+    }
+    exec_.counters().h2d_rows += nd * (m.kind == ModelKind::gcn ? 2 : 1);
+    exec_.counters().h2d_bytes += bytes_of(nd, out_w) + (m.kind == ModelKind::gcn ? bytes_of(nd, in_w) : 0);
+  }
+  exec_.synchronize_all();
+  timing_.t_compute += t.seconds();
+  if (l > 0) return_gradients(l, j);
+}
+
+// Algorithm 3: remote gradient rows are pushed to their owners' transition
+// gradient slots (P2P accumulate); then the slots that leave the device are
+// compacted, copied to host and added into ∇x^l by the CPU.
+void Trainer::return_gradients(int l, int j) {
+  const int64_t in_w = opt_.model.in_width(l);
+  Timer t;
+  if (opt_.comm != CommMode::baseline) {
+    for (auto& st : dev_) {
+      DeviceStep& s = st->plan.steps[j];
+      DevMat G = view(st->g, st->plan.buffer_rows, in_w);
+      int64_t remote = 0;
+      for (const PeerRange& r : s.peers) {
+        DeviceState& peer = *dev_[r.peer];
+        st->dev->push_add_to_peer(G, st->plan.trans_capacity + r.begin, *peer.dev,
+                                  view(peer.g, peer.plan.buffer_rows, in_w), s.remote_slots.sub(r.begin, r.count));
+        exec_.counters().p2p_rows += r.count;
+        exec_.counters().p2p_bytes += bytes_of(r.count, in_w);
+        remote += r.count;
+      }
+      st->dev->zero(G, st->plan.trans_capacity, remote);
+    }
+    exec_.synchronize_all();
+    timing_.t_d2d += t.seconds();
+    t.reset();
+  }
+  for (auto& st : dev_) {
+    DeviceStep& s = st->plan.steps[j];
+    st->dev->flush_add_to_host(view(st->g, st->plan.buffer_rows, in_w), s.flush_rows, s.flush_vids, store_.grad[l]);
+    exec_.counters().d2h_rows += s.flush_rows.size;
+    exec_.counters().d2h_bytes += bytes_of(s.flush_rows.size, in_w);
+  }
+  exec_.synchronize_all();
+  timing_.t_cpu += t.seconds();
+}
+
+void Trainer::backward(int epoch) {
+  const ModelConfig& m = opt_.model;
+  for (int l = m.num_layers() - 1; l >= 0; --l) {
+    if (l > 0) {
+      const HostMat& gl = store_.grad[l];
+      std::fill(gl.data, gl.data + gl.rows * gl.cols, 0.0f);
+      for (auto& st : dev_) st->dev->zero(st->g);
+    }
+    for (int j = 0; j < plan_.n; ++j) backward_batch(l, j, epoch);
+  }
+}
+
+void Trainer::reduce_and_collect_grads() {
+  const ModelConfig& m = opt_.model;
+  auto reduce = [&](auto member, int l, const char* name) {
+    std::vector<DevArray<float>> parts;
+    for (auto& st : dev_) parts.push_back(st->layers[l].*member);
+    if (parts[0].size == 0) return;
+    exec_.allreduce_sum(parts);
+    dev_[0]->dev->read(parts[0], params_.get(l, name).grad);
+  };
+  for (int l = 0; l < m.num_layers(); ++l) {
+    reduce(&Layer::dW, l, "W");
+    if (m.bias) reduce(&Layer::db, l, "b");
+    if (m.kind == ModelKind::gat) {
+      reduce(&Layer::d_att_src, l, "att_src");
+      reduce(&Layer::d_att_dst, l, "att_dst");
+    }
+  }
+}
+
+double Trainer::compute_gradients(int epoch) {
+  timing_ = {};
+  Timer total;
+  upload_params();
+  for (auto& st : dev_)
+    for (auto& ly : st->layers)
+      for (auto* a : {&ly.dW, &ly.db, &ly.d_att_src, &ly.d_att_dst})
+        if (a->size) st->dev->zero(*a);
+  LossStats stats;
+  const double loss = forward(epoch, true, &stats);
+  backward(epoch);
+  reduce_and_collect_grads();
+  timing_.seconds = total.seconds();
+  timing_.loss = loss;
+  return loss;
+}
+
+EpochResult Trainer::train_epoch(int epoch) {
+  Timer total;
+  compute_gradients(epoch);
+  optimizer_.step(params_);
+  upload_params();
+  timing_.seconds = total.seconds();
+  return timing_;
+}
+
+Evaluation Trainer::evaluate() {
+  upload_params();
+  LossStats s;
+  const EpochResult saved = timing_;
+  Evaluation r;
+  r.loss = forward(0, false, &s);
+  timing_ = saved;
+  auto acc = [&](int k) { return s.count[k] ? static_cast<double>(s.correct[k]) / s.count[k] : 0.0; };
+  r.train_acc = acc(1);
+  r.val_acc = acc(2);
+  r.test_acc = acc(3);
+  return r;
+}
+
+}  // namespace ht

@@ -1,0 +1,91 @@
+#pragma once
+// The training loop of Algorithm 1 over a plan: per layer and batch, dedup
+// load of h^l (Algorithm 2), chunk compute on every device, h^{l+1} written to
+// host; backward per layer (last to first) and batch with recomputation (GAT)
+// or cached aggregates (GCN), dedup gradient return (Algorithm 3); weight
+// gradients all-reduced, then one optimizer step applied to every replica.
+#include <memory>
+#include <vector>
+
+#include "engine/device_plan.hpp"
+#include "engine/executor.hpp"
+#include "engine/vertex_store.hpp"
+#include "graph/graph.hpp"
+#include "models/model.hpp"
+#include "plan/plan.hpp"
+
+namespace ht {
+
+struct TrainerOptions {
+  ModelConfig model;
+  OptimizerConfig optimizer;
+  CommMode comm = CommMode::full;
+};
+
+struct EpochResult {
+  double loss = 0;        // training loss of the (dropout) training forward
+  double train_acc = 0, val_acc = 0, test_acc = 0;
+  double eval_loss = 0;   // loss of the evaluation forward
+  double seconds = 0;
+  // Time breakdown (seconds): host->device loads, device<->device, compute, CPU accumulation.
+  double t_h2d = 0, t_d2d = 0, t_compute = 0, t_cpu = 0;
+};
+
+struct Evaluation {
+  double loss = 0, train_acc = 0, val_acc = 0, test_acc = 0;
+};
+
+class Trainer {
+ public:
+  // `g` is the graph in the plan's NEW ids; `orig_id[v]` is the graph file id
+  // of new id v (dropout keys, exported predictions).
+  Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> orig_id, const Plan& plan,
+          TrainerOptions opt);
+  ~Trainer();
+
+  // One training epoch: forward (with dropout), loss, backward, optimizer step.
+  EpochResult train_epoch(int epoch);
+  // Forward without dropout over every vertex; accuracies by split.
+  Evaluation evaluate();
+  // Loss and weight gradients of one epoch without the optimizer step (tests).
+  double compute_gradients(int epoch);
+
+  ModelParams& params() { return params_; }
+  const ModelParams& params() const { return params_; }
+  void set_params(const ModelParams& p);  // e.g. loaded from a checkpoint
+  Optimizer& optimizer() { return optimizer_; }
+  // Logits of the last forward, rows in new ids.
+  const HostMat& logits() const { return store_.h.back(); }
+  const LinkCounters& counters() const { return exec_.counters(); }
+  const EpochResult& last_breakdown() const { return timing_; }
+
+ private:
+  struct Layer;   // per-device parameters and gradients of one layer
+  struct DeviceState;
+  void setup_devices();
+  void upload_params();
+  double forward(int epoch, bool training, LossStats* stats);
+  void backward(int epoch);
+  void load_inputs(int layer, int batch, const DropoutSpec& drop);
+  void forward_batch(int layer, int batch, bool training, int epoch, LossStats* stats);
+  void backward_batch(int layer, int batch, int epoch);
+  void return_gradients(int layer, int batch);
+  void reduce_and_collect_grads();
+  DropoutSpec input_dropout(int layer, int epoch, bool training) const;
+  DropoutSpec attn_dropout(int layer, int epoch, bool training) const;
+
+  Executor& exec_;
+  const GraphView& g_;
+  std::span<const int64_t> orig_id_;
+  const Plan& plan_;
+  TrainerOptions opt_;
+  ModelParams params_;
+  Optimizer optimizer_;
+  VertexStore store_;
+  std::vector<float> inv_sqrt_deg_;
+  int64_t num_train_ = 0;
+  std::vector<std::unique_ptr<DeviceState>> dev_;
+  EpochResult timing_;
+};
+
+}  // namespace ht

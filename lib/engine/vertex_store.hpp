@@ -1,0 +1,23 @@
+#pragma once
+// Where each layer's vertex data lives. Today every array is in host memory
+// (pinned and mapped for the CUDA executor): h^l for l = 0..L (h^0 = the
+// features, h^L = the logits), the gradients ∇x^l for l = 1..L (∇ of each
+// layer's dropped-out input, ∇x^L = ∇logits), and GCN's cached aggregates a^l.
+// The location field is where later tiers (device-resident hot vertices,
+// in-memory mode) slot in.
+#include <vector>
+
+#include "engine/executor.hpp"
+
+namespace ht {
+
+enum class Residence { host, device };
+
+struct VertexStore {
+  Residence residence = Residence::host;
+  std::vector<HostMat> h;     // L + 1
+  std::vector<HostMat> grad;  // L + 1 (index 0 unused)
+  std::vector<HostMat> agg;   // L (GCN only)
+};
+
+}  // namespace ht

@@ -1,0 +1,210 @@
+#include "train/train_job.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "core/json.hpp"
+#include "core/log.hpp"
+#include "core/memory.hpp"
+#include "core/timer.hpp"
+#include "graph/graph_file.hpp"
+#include "partition/partition_file.hpp"
+#include "partition/partition_run.hpp"
+#include "partition/plan_builder.hpp"
+#include "plan/plan_file.hpp"
+#include "train/checkpoint.hpp"
+#include "train/metrics.hpp"
+
+namespace ht {
+namespace {
+
+const char* comm_name(CommMode c) {
+  switch (c) {
+    case CommMode::baseline: return "baseline";
+    case CommMode::p2p: return "p2p";
+    case CommMode::full: return "full";
+  }
+  return "?";
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t k = v.size() / 2;
+  return v.size() % 2 ? v[k] : 0.5 * (v[k - 1] + v[k]);
+}
+
+void normalize_rows(Graph& g) {
+#pragma omp parallel for schedule(static)
+  for (int64_t v = 0; v < g.num_vertices; ++v) {
+    float* row = g.features.data() + v * g.feature_dim;
+    double s = 0;
+    for (int32_t j = 0; j < g.feature_dim; ++j) s += row[j];
+    if (s != 0)
+      for (int32_t j = 0; j < g.feature_dim; ++j) row[j] = static_cast<float>(row[j] / s);
+  }
+  g.flags.features_normalized = true;
+}
+
+// Partition and plan: from files when given, else built in memory.
+struct Pipeline {
+  Partition partition;
+  Plan plan;
+};
+
+Pipeline load_or_build(const TrainJob& job, const GraphFile& gf) {
+  Pipeline p;
+  if (!job.partition_path.empty()) {
+    p.partition = read_partition(job.partition_path, {job.verify_checksums});
+    check_partition_matches(p.partition, gf);
+  } else {
+    HT_CHECK(job.plan_path.empty(), "--plan needs the --partition it was made from");
+    PartitionParams params;
+    params.parts = job.parts;
+    params.chunks = job.chunks;
+    params.method = job.parts > 1 ? PartitionMethod::metis : PartitionMethod::range;
+    PartitionRunInfo info;
+    log::info("partitioning in memory: m = {}, n = {} ({})", job.parts, job.chunks,
+              job.parts > 1 ? "METIS" : "range");
+    p.partition = make_partition(gf.view(), gf.identity(), params, info);
+  }
+  if (!job.plan_path.empty()) {
+    p.plan = read_plan(job.plan_path, {job.verify_checksums});
+    check_plan_matches(p.plan, gf.identity(), read_identity(job.partition_path));
+  }
+  return p;
+}
+
+void write_predictions(const std::string& path, const HostMat& logits, const Partition& part, const GraphView& g) {
+  std::vector<int32_t> pred(g.num_vertices);
+  for (int64_t v = 0; v < logits.rows; ++v) {
+    const float* z = logits.row(v);
+    pred[part.new_to_old[v]] = static_cast<int32_t>(std::max_element(z, z + logits.cols) - z);
+  }
+  std::string out = "id,prediction\n";
+  for (int64_t old = 0; old < g.num_vertices; ++old)
+    out += fmt::format("{},{}\n", g.orig_ids.empty() ? old : g.orig_ids[old], pred[old]);
+  write_text_file_atomic(path, out);
+}
+
+JsonWriter counters_json(JsonWriter& w, const LinkCounters& c) {
+  w.field("h2d_bytes", c.h2d_bytes).field("d2h_bytes", c.d2h_bytes).field("p2p_bytes", c.p2p_bytes);
+  w.field("reuse_bytes", c.reuse_bytes).field("h2d_rows", c.h2d_rows).field("p2p_rows", c.p2p_rows);
+  w.field("reuse_rows", c.reuse_rows).field("d2h_rows", c.d2h_rows);
+  return w;
+}
+
+LinkCounters diff(const LinkCounters& a, const LinkCounters& b) {
+  return {a.h2d_bytes - b.h2d_bytes, a.d2h_bytes - b.d2h_bytes, a.p2p_bytes - b.p2p_bytes,
+          a.reuse_bytes - b.reuse_bytes, a.h2d_rows - b.h2d_rows, a.d2h_rows - b.d2h_rows,
+          a.p2p_rows - b.p2p_rows, a.reuse_rows - b.reuse_rows};
+}
+
+}  // namespace
+
+TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_executor) {
+  Timer setup;
+  TrainSummary sum;
+  HT_CHECK(job.epochs >= 1, "--epochs must be >= 1");
+  HT_CHECK(job.eval_every >= 1, "--eval-every must be >= 1");
+  GraphFile gf(job.graph_path, {job.verify_checksums});
+  const GraphView& g = gf.view();
+  Pipeline pipe = load_or_build(job, gf);
+  Graph gn = renumber(g, pipe.partition);
+  if (job.normalize_features && !g.flags.features_normalized) normalize_rows(gn);
+  if (job.plan_path.empty()) {
+    pipe.plan = build_plan(gn.view(), pipe.partition);
+    pipe.plan.graph_identity = gf.identity();
+  }
+  const Plan& plan = pipe.plan;
+  std::vector<int64_t> orig(pipe.partition.new_to_old.begin(), pipe.partition.new_to_old.end());
+  std::unique_ptr<Executor> exec = make_executor(plan.m);
+  Trainer trainer(*exec, gn.view(), orig, plan, job.trainer);
+  if (!job.load_model.empty()) {
+    ModelParams p = trainer.params();
+    load_model(job.load_model, job.trainer.model, p);
+    trainer.set_params(p);
+  }
+  MetricsWriter metrics(job.metrics_out);
+  sum.setup_seconds = setup.seconds();
+  log::info("training {} {} on {} (N = {}, E = {}): backend {}, m = {}, n = {}, comm {}, setup {:.2f} s",
+            job.trainer.model.kind == ModelKind::gcn ? "GCN" : "GAT",
+            fmt::join(job.trainer.model.dims, "-"), job.graph_path, g.num_vertices, g.num_edges, exec->name(), plan.m,
+            plan.n, comm_name(job.trainer.comm), sum.setup_seconds);
+
+  std::vector<double> epoch_ms, h2d, d2d, comp, cpu;
+  Evaluation ev;
+  for (int e = 0; e < job.epochs; ++e) {
+    const LinkCounters before = exec->counters();
+    const EpochResult r = trainer.train_epoch(e);
+    const LinkCounters moved = diff(exec->counters(), before);
+    if (e >= std::min(job.warmup, job.epochs - 1)) {
+      epoch_ms.push_back(r.seconds * 1e3);
+      h2d.push_back(r.t_h2d * 1e3);
+      d2d.push_back(r.t_d2d * 1e3);
+      comp.push_back(r.t_compute * 1e3);
+      cpu.push_back(r.t_cpu * 1e3);
+      sum.per_epoch = moved;
+    }
+    const bool eval_now = (e + 1) % job.eval_every == 0 || e + 1 == job.epochs;
+    if (eval_now) {
+      ev = trainer.evaluate();
+      if (sum.best_epoch < 0 || ev.val_acc > sum.best_val_acc) {
+        sum.best_epoch = e;
+        sum.best_val_acc = ev.val_acc;
+        sum.test_acc_at_best_val = ev.test_acc;
+      }
+      log::info("epoch {:4d} | loss {:.4f} | acc train {:.4f} val {:.4f} test {:.4f} | {:.1f} ms", e, r.loss,
+                ev.train_acc, ev.val_acc, ev.test_acc, r.seconds * 1e3);
+    }
+    JsonWriter w;
+    w.begin_object().field("type", "epoch").field("epoch", e).field("loss", r.loss);
+    if (eval_now)
+      w.field("train_acc", ev.train_acc).field("val_acc", ev.val_acc).field("test_acc", ev.test_acc);
+    w.field("epoch_ms", r.seconds * 1e3).field("h2d_ms", r.t_h2d * 1e3).field("d2d_ms", r.t_d2d * 1e3);
+    w.field("compute_ms", r.t_compute * 1e3).field("cpu_ms", r.t_cpu * 1e3);
+    counters_json(w, moved).end_object();
+    metrics.write(w);
+    sum.final_loss = r.loss;
+  }
+  sum.epochs = job.epochs;
+  sum.final_train_acc = ev.train_acc;
+  sum.final_val_acc = ev.val_acc;
+  sum.final_test_acc = ev.test_acc;
+  sum.epoch_ms_median = median(epoch_ms);
+  sum.h2d_ms_median = median(h2d);
+  sum.d2d_ms_median = median(d2d);
+  sum.compute_ms_median = median(comp);
+  sum.cpu_ms_median = median(cpu);
+  sum.peak_device_bytes = exec->peak_device_bytes();
+  sum.host_buffer_bytes = exec->host_bytes();
+  sum.peak_rss_bytes = peak_rss_bytes();
+
+  JsonWriter w;
+  w.begin_object().field("type", "summary").field("epochs", sum.epochs).field("best_epoch", sum.best_epoch);
+  w.field("best_val_acc", sum.best_val_acc).field("test_acc_at_best_val", sum.test_acc_at_best_val);
+  w.field("final_loss", sum.final_loss).field("final_test_acc", sum.final_test_acc);
+  w.field("epoch_ms_median", sum.epoch_ms_median).field("h2d_ms_median", sum.h2d_ms_median);
+  w.field("d2d_ms_median", sum.d2d_ms_median).field("compute_ms_median", sum.compute_ms_median);
+  w.field("cpu_ms_median", sum.cpu_ms_median);
+  counters_json(w, sum.per_epoch);
+  w.field("peak_device_bytes", sum.peak_device_bytes).field("host_buffer_bytes", sum.host_buffer_bytes);
+  w.field("peak_rss_bytes", sum.peak_rss_bytes).field("setup_seconds", sum.setup_seconds);
+  w.field("backend", exec->name()).field("gpus", plan.m).field("chunks", plan.n).field("comm", comm_name(job.trainer.comm));
+  w.end_object();
+  metrics.write(w);
+
+  if (!job.save_model.empty()) save_model(job.save_model, job.trainer.model, trainer.params());
+  if (!job.predict_out.empty()) {
+    trainer.evaluate();
+    write_predictions(job.predict_out, trainer.logits(), pipe.partition, g);
+  }
+  metrics.commit();
+  return sum;
+}
+
+}  // namespace ht

@@ -1,0 +1,44 @@
+#pragma once
+// One ht-train run: load the graph (and the partition and plan, or build them
+// in memory), train for a number of epochs with periodic evaluation, and
+// write the metrics file, checkpoint and predictions.
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "engine/executor.hpp"
+#include "engine/trainer.hpp"
+
+namespace ht {
+
+struct TrainJob {
+  std::string graph_path, partition_path, plan_path;
+  bool verify_checksums = true;
+  // In-memory pipeline when no plan is given: m = parts, n = chunks.
+  int parts = 1, chunks = 1;
+  TrainerOptions trainer;
+  int epochs = 200;
+  int eval_every = 1;
+  int warmup = 3;  // epochs left out of the median epoch time
+  bool normalize_features = false;
+  std::string metrics_out, save_model, load_model, predict_out;
+  std::string backend = "cpu";
+};
+
+struct TrainSummary {
+  int epochs = 0;
+  int best_epoch = -1;
+  double best_val_acc = 0, test_acc_at_best_val = 0;
+  double final_loss = 0, final_train_acc = 0, final_val_acc = 0, final_test_acc = 0;
+  double epoch_ms_median = 0;
+  double h2d_ms_median = 0, d2d_ms_median = 0, compute_ms_median = 0, cpu_ms_median = 0;
+  LinkCounters per_epoch;  // bytes and rows moved in one training epoch
+  int64_t peak_device_bytes = 0, host_buffer_bytes = 0, peak_rss_bytes = 0;
+  double setup_seconds = 0;
+};
+
+using ExecutorFactory = std::function<std::unique_ptr<Executor>(int num_devices)>;
+
+TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_executor);
+
+}  // namespace ht

@@ -88,6 +88,13 @@ class Device {
   virtual void write(DevArray<float> dst, std::span<const float> src) = 0;  // small host->device copy
   virtual void read(DevArray<float> src, std::span<float> dst) = 0;        // small device->host copy
 
+  // Reserves per-device working memory used inside ops (gradient staging for
+  // flushes, GAT scratch), so that nothing is allocated in the epoch loop.
+  virtual void reserve(int64_t staging_floats, int64_t scratch_floats) {
+    (void)staging_floats;
+    (void)scratch_floats;
+  }
+
   // ---- communication
   // dst[dst_rows[k]] = drop(src[src_rows[k]]): sparse rows from host (zero-copy gather).
   virtual void gather_from_host(const HostMat& src, DevIdx src_rows, DevIdx dst_rows, DevMat dst,

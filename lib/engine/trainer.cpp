@@ -119,6 +119,7 @@ void Trainer::setup_devices() {
       st->dgt = d.alloc_floats(rows * max_tw);
       for (auto* a : {&st->pre, &st->score, &st->alpha, &st->alpha_drop}) *a = d.alloc_floats(ne * max_heads);
     }
+    d.reserve(rows * max_in, gat ? ne * max_heads : 0);
     st->keys = d.upload(orig_id_);
     st->labels = d.upload(g_.labels);
     st->split = d.upload(g_.split);

@@ -1,0 +1,113 @@
+// Communication kernels: zero-copy gathers from mapped host memory, P2P pulls
+// and push-accumulates, and gradient compaction for flushes. One warp per row;
+// lanes read consecutive 16-byte vectors when the row width allows it, so a
+// warp issues 512-byte coalesced requests.
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_math.cuh"
+#include "cuda/kernels.cuh"
+
+namespace ht::cuda {
+namespace {
+
+constexpr int kWarpsPerBlock = 8;
+
+__global__ void gather_rows_kernel(const float* __restrict__ src, const uint32_t* __restrict__ src_rows,
+                                   const uint32_t* __restrict__ dst_rows, int64_t n, int64_t cols,
+                                   float* __restrict__ dst, DropoutSpec drop) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int64_t nwarps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  const bool vec = (cols & 3) == 0;
+  for (int64_t k = warp; k < n; k += nwarps) {
+    const uint32_t sr = src_rows[k];
+    const float* s = src + static_cast<int64_t>(sr) * cols;
+    float* d = dst + static_cast<int64_t>(dst_rows[k]) * cols;
+    const int64_t key = drop.active ? drop.keys[sr] : 0;
+    if (vec) {
+      const float4* s4 = reinterpret_cast<const float4*>(s);
+      float4* d4 = reinterpret_cast<float4*>(d);
+      for (int64_t j = lane; j < cols / 4; j += 32) {
+        float4 v = s4[j];
+        if (drop.active) {
+          v.x *= keep_scale(drop, key, 4 * j);
+          v.y *= keep_scale(drop, key, 4 * j + 1);
+          v.z *= keep_scale(drop, key, 4 * j + 2);
+          v.w *= keep_scale(drop, key, 4 * j + 3);
+        }
+        d4[j] = v;
+      }
+    } else {
+      for (int64_t j = lane; j < cols; j += 32) d[j] = s[j] * keep_scale(drop, key, j);
+    }
+  }
+}
+
+__global__ void pull_rows_kernel(const float* __restrict__ src, const uint32_t* __restrict__ rows, int64_t n,
+                                 int64_t cols, float* __restrict__ dst) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int64_t nwarps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  for (int64_t k = warp; k < n; k += nwarps) {
+    const float* s = src + static_cast<int64_t>(rows[k]) * cols;
+    float* d = dst + k * cols;
+    for (int64_t j = lane; j < cols; j += 32) d[j] = s[j];
+  }
+}
+
+__global__ void push_add_rows_kernel(const float* __restrict__ src, const uint32_t* __restrict__ rows, int64_t n,
+                                     int64_t cols, float* dst) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int64_t nwarps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  for (int64_t k = warp; k < n; k += nwarps) {
+    const float* s = src + k * cols;
+    float* d = dst + static_cast<int64_t>(rows[k]) * cols;
+    for (int64_t j = lane; j < cols; j += 32) atomicAdd_system(d + j, s[j]);
+  }
+}
+
+__global__ void compact_and_zero_kernel(float* __restrict__ src, const uint32_t* __restrict__ rows, int64_t n,
+                                        int64_t cols, float* __restrict__ staging) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int64_t nwarps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  for (int64_t k = warp; k < n; k += nwarps) {
+    float* s = src + static_cast<int64_t>(rows[k]) * cols;
+    float* d = staging + k * cols;
+    for (int64_t j = lane; j < cols; j += 32) {
+      d[j] = s[j];
+      s[j] = 0.f;
+    }
+  }
+}
+
+unsigned row_blocks(int64_t n) { return blocks_for(n, kWarpsPerBlock) > 65535u * 16 ? 65535u * 16 : blocks_for(n, kWarpsPerBlock); }
+
+}  // namespace
+
+void gather_rows(const float* src, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n, int64_t cols,
+                 float* dst, const DropoutSpec& drop, cudaStream_t s) {
+  if (n == 0) return;
+  gather_rows_kernel<<<row_blocks(n), 32 * kWarpsPerBlock, 0, s>>>(src, src_rows, dst_rows, n, cols, dst, drop);
+  HT_CUDA_CHECK_LAST();
+}
+
+void pull_rows(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst, cudaStream_t s) {
+  if (n == 0) return;
+  pull_rows_kernel<<<row_blocks(n), 32 * kWarpsPerBlock, 0, s>>>(src, rows, n, cols, dst);
+  HT_CUDA_CHECK_LAST();
+}
+
+void push_add_rows(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst, cudaStream_t s) {
+  if (n == 0) return;
+  push_add_rows_kernel<<<row_blocks(n), 32 * kWarpsPerBlock, 0, s>>>(src, rows, n, cols, dst);
+  HT_CUDA_CHECK_LAST();
+}
+
+void compact_and_zero(float* src, const uint32_t* rows, int64_t n, int64_t cols, float* staging, cudaStream_t s) {
+  if (n == 0) return;
+  compact_and_zero_kernel<<<row_blocks(n), 32 * kWarpsPerBlock, 0, s>>>(src, rows, n, cols, staging);
+  HT_CUDA_CHECK_LAST();
+}
+
+}  // namespace ht::cuda

@@ -1,0 +1,127 @@
+#pragma once
+// One GPU behind the Device interface: a stream, a cuBLAS handle, RAII
+// allocations tracked against a memory cap, staging buffers for flushes.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "engine/executor.hpp"
+
+namespace ht {
+
+// Owns one cudaMalloc allocation (freed on the owning device).
+class DeviceBuffer {
+ public:
+  DeviceBuffer(int device, size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* data() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  int device_;
+  void* ptr_ = nullptr;
+  size_t bytes_;
+};
+
+// Owns one pinned, mapped, portable host allocation.
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(size_t bytes);
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  void* data() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_;
+};
+
+class CudaDevice final : public Device {
+ public:
+  CudaDevice(int index, int cuda_id, int64_t memory_cap);
+  ~CudaDevice() override;
+  int index() const override { return index_; }
+  int cuda_id() const { return cuda_id_; }
+  int64_t allocated_bytes() const { return bytes_; }
+  int64_t memory_limit() const { return cap_; }
+
+  DevMat alloc_mat(int64_t rows, int64_t cols) override;
+  DevArray<float> alloc_floats(int64_t n) override;
+  DevIdx upload(std::span<const uint32_t> v) override;
+  DevArray<int64_t> upload(std::span<const int64_t> v) override { return upload_raw<int64_t>(v); }
+  DevArray<float> upload(std::span<const float> v) override { return upload_raw<float>(v); }
+  DevArray<uint8_t> upload(std::span<const uint8_t> v) override { return upload_raw<uint8_t>(v); }
+  DevArray<int32_t> upload(std::span<const int32_t> v) override { return upload_raw<int32_t>(v); }
+  void write(DevArray<float> dst, std::span<const float> src) override;
+  void read(DevArray<float> src, std::span<float> dst) override;
+  void reserve(int64_t staging_floats, int64_t scratch_floats) override;
+
+  void gather_from_host(const HostMat& src, DevIdx src_rows, DevIdx dst_rows, DevMat dst,
+                        const DropoutSpec& drop) override;
+  void copy_from_host(const HostMat& src, int64_t src_row0, int64_t n, DevMat dst, int64_t dst_row0) override;
+  void copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) override;
+  void pull_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) override;
+  void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) override;
+  void flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, const HostMat& host) override;
+  void zero(DevMat m, int64_t row0, int64_t n) override;
+  void zero(DevArray<float> a) override;
+
+  void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+            const float* b, int64_t ldb, float beta, float* c, int64_t ldc) override;
+  void spmm(const DevTopology& t, DevMat x, DevMat out) override;
+  void spmm_transpose_add(const DevTopology& t, DevMat dout, DevMat dx) override;
+  void bias_act(DevMat z, DevArray<float> bias, Act act, DevMat h) override;
+  void act_backward(DevMat dh, DevMat z, Act act, DevMat dz) override;
+  void col_sum_add(DevMat m, DevArray<float> grad) override;
+  void dropout_rows(DevMat m, int64_t key_row0, const DropoutSpec& drop) override;
+  void gat_scores(const DevTopology& t, DevMat g, DevArray<float> att_src, DevArray<float> att_dst, int heads,
+                  float slope, DevArray<float> pre, DevArray<float> score) override;
+  void gat_softmax(const DevTopology& t, int heads, DevArray<float> score, DevArray<float> alpha,
+                   DevArray<float> alpha_drop, const DropoutSpec& attn) override;
+  void gat_aggregate(const DevTopology& t, DevMat g, DevArray<float> alpha_drop, int heads, bool mean,
+                     DevMat out) override;
+  void gat_backward(const DevTopology& t, DevMat g, DevArray<float> att_src, DevArray<float> att_dst, int heads,
+                    float slope, bool mean, DevArray<float> pre, DevArray<float> alpha, DevArray<float> alpha_drop,
+                    const DropoutSpec& attn, DevMat dout, DevMat dg, DevArray<float> d_att_src,
+                    DevArray<float> d_att_dst) override;
+  LossStats softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex,
+                         float scale, DevMat dlogits) override;
+  void synchronize() override;
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  void* allocate(size_t bytes);
+  void activate() const;
+  template <typename T>
+  DevArray<T> upload_raw(std::span<const T> v) {
+    T* p = static_cast<T*>(allocate(v.size_bytes()));
+    copy_in(p, v.data(), v.size_bytes());
+    return {p, static_cast<int64_t>(v.size())};
+  }
+  void copy_in(void* dst, const void* src, size_t bytes);
+  const uint32_t* host_copy(const uint32_t* device_ptr) const;
+
+  int index_, cuda_id_;
+  int64_t cap_;
+  int64_t bytes_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers_;
+  // Host mirrors of uploaded index arrays (flushes accumulate on the CPU).
+  std::map<const uint32_t*, std::vector<uint32_t>> index_mirror_;
+  float* staging_ = nullptr;        // device: compacted gradient rows
+  int64_t staging_floats_ = 0;
+  std::unique_ptr<PinnedBuffer> host_staging_;
+  float* scratch_ = nullptr;        // device: GAT backward per-edge values
+  int64_t scratch_floats_ = 0;
+  void* stats_ = nullptr;           // device: loss statistics
+};
+
+}  // namespace ht

@@ -1,0 +1,127 @@
+#include "cuda/cuda_executor.hpp"
+
+#include <cstring>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/cuda_device.hpp"
+
+namespace ht {
+namespace {
+
+class CudaExecutor final : public Executor {
+ public:
+  CudaExecutor(int m, int64_t cap) {
+    const int visible = cuda_device_count();
+    HT_CHECK(visible > 0, "no CUDA GPU is visible (driver missing or CUDA_VISIBLE_DEVICES empty); use --backend cpu");
+    HT_CHECK(m >= 1 && m <= visible, "asked for {} GPUs but {} are visible", m, visible);
+    for (int i = 0; i < m; ++i) devices_.push_back(std::make_unique<CudaDevice>(i, i, cap));
+    enable_peer_access();
+#ifdef HT_HAVE_NCCL
+    if (m > 1) {
+      comms_.resize(m);
+      std::vector<int> ids(m);
+      for (int i = 0; i < m; ++i) ids[i] = i;
+      HT_NCCL_TRY(ncclCommInitAll(comms_.data(), m, ids.data()));
+    }
+#endif
+    cudaDeviceProp prop{};
+    HT_CUDA_TRY(cudaGetDeviceProperties(&prop, 0));
+    log::info("CUDA executor: {} x {} ({} SMs, {:.1f} GiB)", m, prop.name, prop.multiProcessorCount,
+              static_cast<double>(prop.totalGlobalMem) / (1 << 30));
+  }
+
+  ~CudaExecutor() override {
+#ifdef HT_HAVE_NCCL
+    for (ncclComm_t c : comms_) ncclCommDestroy(c);
+#endif
+  }
+
+  std::string name() const override { return "cuda"; }
+  int num_devices() const override { return static_cast<int>(devices_.size()); }
+  Device& device(int i) override { return *devices_.at(i); }
+
+  HostMat alloc_host(int64_t rows, int64_t cols) override {
+    const size_t bytes = static_cast<size_t>(rows * cols) * 4;
+    host_.push_back(std::make_unique<PinnedBuffer>(bytes));
+    std::memset(host_.back()->data(), 0, bytes);
+    host_bytes_ += static_cast<int64_t>(bytes);
+    return {static_cast<float*>(host_.back()->data()), rows, cols};
+  }
+
+  void allreduce_sum(std::span<DevArray<float>> parts) override {
+    HT_ASSERT(static_cast<int>(parts.size()) == num_devices());
+    if (num_devices() == 1) return;
+#ifdef HT_HAVE_NCCL
+    HT_NCCL_TRY(ncclGroupStart());
+    for (int i = 0; i < num_devices(); ++i) {
+      HT_CUDA_TRY(cudaSetDevice(devices_[i]->cuda_id()));
+      HT_NCCL_TRY(ncclAllReduce(parts[i].data, parts[i].data, static_cast<size_t>(parts[i].size), ncclFloat, ncclSum,
+                                comms_[i], devices_[i]->stream()));
+    }
+    HT_NCCL_TRY(ncclGroupEnd());
+    synchronize_all();
+#else
+    // Without NCCL: sum through the host (correct, slower).
+    const int64_t n = parts[0].size;
+    std::vector<float> sum(n, 0.0f), part(n);
+    for (int i = 0; i < num_devices(); ++i) {
+      devices_[i]->read(parts[i], part);
+      for (int64_t j = 0; j < n; ++j) sum[j] += part[j];
+    }
+    for (int i = 0; i < num_devices(); ++i) devices_[i]->write(parts[i], sum);
+#endif
+  }
+
+  int64_t peak_device_bytes() const override {
+    int64_t m = 0;
+    for (const auto& d : devices_) m = std::max(m, d->allocated_bytes());
+    return m;
+  }
+  int64_t host_bytes() const override { return host_bytes_; }
+
+ private:
+  void enable_peer_access() {
+    const int m = num_devices();
+    for (int i = 0; i < m; ++i) {
+      HT_CUDA_TRY(cudaSetDevice(devices_[i]->cuda_id()));
+      for (int k = 0; k < m; ++k) {
+        if (k == i) continue;
+        int ok = 0;
+        HT_CUDA_TRY(cudaDeviceCanAccessPeer(&ok, devices_[i]->cuda_id(), devices_[k]->cuda_id()));
+        HT_CHECK(ok, "GPU {} cannot access GPU {}'s memory (no P2P); this version needs P2P between the GPUs", i, k);
+        const cudaError_t e = cudaDeviceEnablePeerAccess(devices_[k]->cuda_id(), 0);
+        if (e == cudaErrorPeerAccessAlreadyEnabled) {
+          cudaGetLastError();
+        } else {
+          HT_CUDA_TRY(e);
+        }
+      }
+    }
+  }
+
+  std::vector<std::unique_ptr<CudaDevice>> devices_;
+  std::vector<std::unique_ptr<PinnedBuffer>> host_;
+  int64_t host_bytes_ = 0;
+#ifdef HT_HAVE_NCCL
+  std::vector<ncclComm_t> comms_;
+#endif
+};
+
+}  // namespace
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+std::unique_ptr<Executor> make_cuda_executor(int num_devices, int64_t memory_cap_bytes) {
+  return std::make_unique<CudaExecutor>(num_devices, memory_cap_bytes);
+}
+
+}  // namespace ht

@@ -1,0 +1,21 @@
+#pragma once
+// The CUDA executor: one Device per selected GPU (RAII device buffers,
+// a stream, a cuBLAS handle), host vertex buffers pinned and mapped for every
+// GPU (zero-copy gathers), P2P access between the GPUs, NCCL all-reduce of
+// weight gradients.
+#include <cstdint>
+#include <memory>
+
+#include "engine/executor.hpp"
+
+namespace ht {
+
+// Number of visible CUDA devices (0 when there is no driver or no GPU).
+int cuda_device_count();
+
+// `memory_cap_bytes` caps each device's allocations (0 = no cap beyond the
+// device's free memory); exceeding it raises an error that says how many
+// chunks per GPU would fit.
+std::unique_ptr<Executor> make_cuda_executor(int num_devices, int64_t memory_cap_bytes = 0);
+
+}  // namespace ht

@@ -1,0 +1,152 @@
+// Sparse aggregation over a chunk's topology (one warp per destination row,
+// or per source row for the transpose) and elementwise ops.
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_math.cuh"
+#include "cuda/kernels.cuh"
+
+namespace ht::cuda {
+namespace {
+
+constexpr int kWarps = 8;
+
+__device__ __forceinline__ int64_t global_warp() {
+  return (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+}
+__device__ __forceinline__ int64_t num_warps() { return (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5; }
+
+__global__ void spmm_kernel(int64_t num_dst, const int64_t* __restrict__ offsets, const uint32_t* __restrict__ src,
+                            const float* __restrict__ weight, const float* __restrict__ x, int64_t cols,
+                            float* __restrict__ out) {
+  const int lane = threadIdx.x & 31;
+  for (int64_t d = global_warp(); d < num_dst; d += num_warps()) {
+    const int64_t b = offsets[d], e_end = offsets[d + 1];
+    for (int64_t j0 = 0; j0 < cols; j0 += 32) {
+      const int64_t j = j0 + lane;
+      float acc = 0.f;
+      if (j < cols)
+        for (int64_t e = b; e < e_end; ++e) acc += (weight ? weight[e] : 1.f) * x[static_cast<int64_t>(src[e]) * cols + j];
+      if (j < cols) out[d * cols + j] = acc;
+    }
+  }
+}
+
+__global__ void spmm_t_kernel(int64_t num_rows, const int64_t* __restrict__ t_offsets,
+                              const uint32_t* __restrict__ t_edge, const uint32_t* __restrict__ edge_dst,
+                              const float* __restrict__ weight, const float* __restrict__ dout, int64_t cols,
+                              float* __restrict__ dx) {
+  const int lane = threadIdx.x & 31;
+  for (int64_t r = global_warp(); r < num_rows; r += num_warps()) {
+    const int64_t b = t_offsets[r], e_end = t_offsets[r + 1];
+    if (b == e_end) continue;
+    for (int64_t j0 = 0; j0 < cols; j0 += 32) {
+      const int64_t j = j0 + lane;
+      if (j >= cols) continue;
+      float acc = 0.f;
+      for (int64_t k = b; k < e_end; ++k) {
+        const uint32_t e = t_edge[k];
+        acc += (weight ? weight[e] : 1.f) * dout[static_cast<int64_t>(edge_dst[e]) * cols + j];
+      }
+      dx[r * cols + j] += acc;
+    }
+  }
+}
+
+__global__ void bias_act_kernel(float* z, const float* bias, int64_t rows, int64_t cols, Act act, float* h) {
+  const int64_t n = rows * cols;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float v = z[i];
+    if (bias) v += bias[i % cols];
+    z[i] = v;
+    h[i] = act_fwd(v, act);
+  }
+}
+
+__global__ void act_backward_kernel(const float* dh, const float* z, int64_t n, Act act, float* dz) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    dz[i] = dh[i] * act_grad(z[i], act);
+}
+
+// Column sums: each block sums a tile of rows for 32 columns, then one atomic
+// per column and block.
+__global__ void col_sum_kernel(const float* m, int64_t rows, int64_t cols, int64_t rows_per_block, float* grad) {
+  __shared__ float part[8][33];
+  const int64_t j = blockIdx.y * 32 + threadIdx.x;
+  const int64_t r0 = blockIdx.x * rows_per_block;
+  const int64_t r1 = min(rows, r0 + rows_per_block);
+  float acc = 0.f;
+  if (j < cols)
+    for (int64_t r = r0 + threadIdx.y; r < r1; r += blockDim.y) acc += m[r * cols + j];
+  part[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && j < cols) {
+    float s = 0.f;
+    for (int k = 0; k < 8; ++k) s += part[k][threadIdx.x];
+    atomicAdd(grad + j, s);
+  }
+}
+
+__global__ void dropout_rows_kernel(float* m, int64_t rows, int64_t cols, int64_t key_row0, DropoutSpec drop) {
+  const int64_t n = rows * cols;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = i / cols, c = i % cols;
+    m[i] *= keep_scale(drop, drop.keys[key_row0 + r], c);
+  }
+}
+
+unsigned warp_blocks(int64_t n) {
+  const unsigned b = blocks_for(n, kWarps);
+  return b > (1u << 20) ? (1u << 20) : b;
+}
+unsigned elem_blocks(int64_t n) {
+  const unsigned b = blocks_for(n, 256);
+  return b > (1u << 20) ? (1u << 20) : b;
+}
+
+}  // namespace
+
+void spmm(const DevTopology& t, const float* x, int64_t cols, float* out, cudaStream_t s) {
+  if (t.num_dst == 0) return;
+  spmm_kernel<<<warp_blocks(t.num_dst), 32 * kWarps, 0, s>>>(t.num_dst, t.offsets.data, t.src.data,
+                                                             t.weight.size ? t.weight.data : nullptr, x, cols, out);
+  HT_CUDA_CHECK_LAST();
+}
+
+void spmm_transpose_add(const DevTopology& t, const float* dout, int64_t cols, float* dx, cudaStream_t s) {
+  if (t.num_src_rows == 0) return;
+  spmm_t_kernel<<<warp_blocks(t.num_src_rows), 32 * kWarps, 0, s>>>(t.num_src_rows, t.t_offsets.data, t.t_edge.data,
+                                                                    t.edge_dst.data,
+                                                                    t.weight.size ? t.weight.data : nullptr, dout,
+                                                                    cols, dx);
+  HT_CUDA_CHECK_LAST();
+}
+
+void bias_act(float* z, const float* bias, int64_t rows, int64_t cols, Act act, float* h, cudaStream_t s) {
+  if (rows * cols == 0) return;
+  bias_act_kernel<<<elem_blocks(rows * cols), 256, 0, s>>>(z, bias, rows, cols, act, h);
+  HT_CUDA_CHECK_LAST();
+}
+
+void act_backward(const float* dh, const float* z, int64_t rows, int64_t cols, Act act, float* dz, cudaStream_t s) {
+  if (rows * cols == 0) return;
+  act_backward_kernel<<<elem_blocks(rows * cols), 256, 0, s>>>(dh, z, rows * cols, act, dz);
+  HT_CUDA_CHECK_LAST();
+}
+
+void col_sum_add(const float* m, int64_t rows, int64_t cols, float* grad, cudaStream_t s) {
+  if (rows * cols == 0) return;
+  const int64_t rows_per_block = 1024;
+  dim3 grid(blocks_for(rows, rows_per_block), blocks_for(cols, 32));
+  col_sum_kernel<<<grid, dim3(32, 8), 0, s>>>(m, rows, cols, rows_per_block, grad);
+  HT_CUDA_CHECK_LAST();
+}
+
+void dropout_rows(float* m, int64_t rows, int64_t cols, int64_t key_row0, const DropoutSpec& drop, cudaStream_t s) {
+  if (!drop.active || rows * cols == 0) return;
+  dropout_rows_kernel<<<elem_blocks(rows * cols), 256, 0, s>>>(m, rows, cols, key_row0, drop);
+  HT_CUDA_CHECK_LAST();
+}
+
+}  // namespace ht::cuda

@@ -1,0 +1,48 @@
+#pragma once
+// Kernel launchers of the CUDA executor. Every launcher enqueues on `s` and
+// checks the launch; sizes are validated by the caller (CudaDevice).
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "engine/executor.hpp"
+
+namespace ht::cuda {
+
+// ---- communication (comm_kernels.cu)
+// dst[dst_rows[k]] = drop(src[src_rows[k]]); src may be mapped host memory.
+void gather_rows(const float* src, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n, int64_t cols,
+                 float* dst, const DropoutSpec& drop, cudaStream_t s);
+// dst[dst_row0 + k] = src[rows[k]]; src may be a peer device's memory.
+void pull_rows(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst, cudaStream_t s);
+// dst[rows[k]] += src[k] with system-scope atomics (dst may be a peer's memory).
+void push_add_rows(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst, cudaStream_t s);
+// staging[k] = src[rows[k]]; src[rows[k]] = 0.
+void compact_and_zero(float* src, const uint32_t* rows, int64_t n, int64_t cols, float* staging, cudaStream_t s);
+
+// ---- dense and sparse (dense_kernels.cu)
+void spmm(const DevTopology& t, const float* x, int64_t cols, float* out, cudaStream_t s);
+void spmm_transpose_add(const DevTopology& t, const float* dout, int64_t cols, float* dx, cudaStream_t s);
+void bias_act(float* z, const float* bias, int64_t rows, int64_t cols, Act act, float* h, cudaStream_t s);
+void act_backward(const float* dh, const float* z, int64_t rows, int64_t cols, Act act, float* dz, cudaStream_t s);
+void col_sum_add(const float* m, int64_t rows, int64_t cols, float* grad, cudaStream_t s);
+void dropout_rows(float* m, int64_t rows, int64_t cols, int64_t key_row0, const DropoutSpec& drop, cudaStream_t s);
+
+// ---- GAT (gat_kernels.cu)
+void gat_scores(const DevTopology& t, const float* g, int64_t gcols, const float* att_src, const float* att_dst,
+                int heads, float slope, float* pre, float* score, cudaStream_t s);
+void gat_softmax(const DevTopology& t, int heads, const float* score, float* alpha, float* alpha_drop,
+                 const DropoutSpec& attn, cudaStream_t s);
+void gat_aggregate(const DevTopology& t, const float* g, int64_t gcols, const float* alpha_drop, int heads,
+                   bool mean, float* out, int64_t out_cols, cudaStream_t s);
+void gat_backward(const DevTopology& t, const float* g, int64_t gcols, const float* att_src, const float* att_dst,
+                  int heads, float slope, bool mean, const float* pre, const float* alpha, const float* alpha_drop,
+                  const DropoutSpec& attn, const float* dout, int64_t dout_cols, float* dg, float* d_att_src,
+                  float* d_att_dst, float* scratch, cudaStream_t s);
+
+// ---- loss (loss_kernels.cu). `stats` is device memory: double loss, then
+// 8 unsigned long long counters (correct[4], count[4]).
+void softmax_xent(const float* logits, int64_t rows, int64_t cols, const int32_t* labels, const uint8_t* split,
+                  int64_t first_vertex, float scale, float* dlogits, void* stats, cudaStream_t s);
+
+}  // namespace ht::cuda

@@ -1,0 +1,361 @@
+// CUDA executor against the CPU reference executor: every Device op on random
+// inputs with awkward sizes (not multiples of 32 or 128, widths that break
+// 16-byte vectors), and one training epoch (loss and weight gradients within
+// 1e-4 relative) for GCN and GAT, m ∈ {1, 2, 4}, every comm mode. Skips
+// visibly without a GPU (CI) or with fewer GPUs than a case needs.
+#include <cmath>
+#include <functional>
+#include <numeric>
+
+#include <gtest/gtest.h>
+
+#include "core/rng.hpp"
+#include "engine/cpu_executor.hpp"
+#include "engine/device_plan.hpp"
+#include "engine/trainer.hpp"
+#include "graph/build.hpp"
+#include "partition/partition.hpp"
+#include "partition/plan_builder.hpp"
+#ifdef HT_HAVE_CUDA
+#include "cuda/cuda_executor.hpp"
+#endif
+
+namespace ht {
+namespace {
+
+#ifdef HT_HAVE_CUDA
+int gpus() { return cuda_device_count(); }
+#else
+int gpus() { return 0; }
+#endif
+
+#define REQUIRE_GPUS(k)                                                                                     \
+  do {                                                                                                      \
+    if (gpus() < (k)) GTEST_SKIP() << "needs " << (k) << " CUDA GPU(s), " << gpus() << " visible"          \
+                                   << (gpus() == 0 ? " (no GPU or built without CUDA): GPU test skipped" : ""); \
+  } while (0)
+
+std::vector<float> random_floats(int64_t n, uint64_t seed) {
+  rng::Stream r(seed, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(r.uniform() * 2 - 1);
+  return v;
+}
+
+std::vector<float> read_all(Device& d, DevArray<float> a) {
+  std::vector<float> out(a.size);
+  d.read(a, out);
+  return out;
+}
+
+double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(b[i]) * b[i];
+  }
+  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+}
+
+// A random chunk topology: nd destinations reading rows of an R-row buffer;
+// every destination has a self row (dst_row) and 0..7 other edges.
+HostTopology random_topology(int64_t nd, int64_t rows, uint64_t seed) {
+  rng::Stream r(seed, 2);
+  HostTopology t;
+  t.num_dst = nd;
+  t.num_src_rows = rows;
+  t.offsets.push_back(0);
+  for (int64_t d = 0; d < nd; ++d) {
+    const uint32_t self = static_cast<uint32_t>((d * 7) % rows);
+    t.dst_row.push_back(self);
+    t.src.push_back(self);
+    t.edge_dst.push_back(static_cast<uint32_t>(d));
+    const int64_t k = static_cast<int64_t>(r.below(8));
+    for (int64_t i = 0; i < k; ++i) {
+      t.src.push_back(static_cast<uint32_t>(r.below(rows)));
+      t.edge_dst.push_back(static_cast<uint32_t>(d));
+    }
+    t.offsets.push_back(static_cast<int64_t>(t.src.size()));
+  }
+  const int64_t ne = static_cast<int64_t>(t.src.size());
+  for (int64_t e = 0; e < ne; ++e) {
+    t.weight.push_back(static_cast<float>(0.1 + r.uniform()));
+    t.src_key.push_back(static_cast<int64_t>(t.src[e]) * 3 + 1);
+    t.dst_key.push_back(static_cast<int64_t>(t.edge_dst[e]) * 5 + 2);
+  }
+  t.t_offsets.assign(rows + 1, 0);
+  for (int64_t e = 0; e < ne; ++e) ++t.t_offsets[t.src[e] + 1];
+  std::partial_sum(t.t_offsets.begin(), t.t_offsets.end(), t.t_offsets.begin());
+  std::vector<int64_t> pos(t.t_offsets.begin(), t.t_offsets.end() - 1);
+  t.t_edge.resize(ne);
+  for (int64_t e = 0; e < ne; ++e) t.t_edge[pos[t.src[e]]++] = static_cast<uint32_t>(e);
+  return t;
+}
+
+#ifdef HT_HAVE_CUDA
+// Runs `body` on a CPU device and on GPU 0 with identical inputs.
+struct Pair {
+  std::unique_ptr<Executor> cpu = std::make_unique<CpuExecutor>(1);
+  std::unique_ptr<Executor> gpu = make_cuda_executor(1);
+  Device& c() { return cpu->device(0); }
+  Device& g() { return gpu->device(0); }
+};
+#endif
+
+}  // namespace
+
+TEST(CudaKernels, GatherCopyFlushMatchCpu) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  for (int64_t cols : {1, 3, 37, 64, 129, 256}) {
+    SCOPED_TRACE(cols);
+    Pair p;
+    const int64_t n = 301, rows = 173;
+    HostMat hc = p.cpu->alloc_host(n, cols), hg = p.gpu->alloc_host(n, cols);
+    auto src = random_floats(n * cols, cols);
+    std::copy(src.begin(), src.end(), hc.data);
+    std::copy(src.begin(), src.end(), hg.data);
+    std::vector<uint32_t> sr, dr;
+    for (uint32_t k = 0; k < 150; ++k) {
+      sr.push_back((k * 37 + 11) % n);
+      dr.push_back((k * 13) % rows);
+    }
+    std::sort(dr.begin(), dr.end());
+    dr.erase(std::unique(dr.begin(), dr.end()), dr.end());
+    sr.resize(dr.size());
+    std::vector<int64_t> keys(n);
+    std::iota(keys.begin(), keys.end(), 1000);
+    for (Device* d : {&p.c(), &p.g()}) {
+      const HostMat& host = d == &p.c() ? hc : hg;
+      DevMat m = d->alloc_mat(rows, cols);
+      DropoutSpec drop{true, 0.4f, 9, 2, 1, d->upload(std::span<const int64_t>(keys)).data};
+      d->gather_from_host(host, d->upload(std::span<const uint32_t>(sr)), d->upload(std::span<const uint32_t>(dr)), m,
+                          drop);
+      d->copy_from_host(host, 5, 20, m, 100);
+      // Flush half the gathered rows back into the host buffer, then copy
+      // the whole device buffer over the first rows: both paths land in host.
+      std::vector<uint32_t> fr(dr.begin(), dr.begin() + dr.size() / 2), fv(sr.begin(), sr.begin() + sr.size() / 2);
+      d->reserve(rows * cols, 0);
+      d->flush_add_to_host(m, d->upload(std::span<const uint32_t>(fr)), d->upload(std::span<const uint32_t>(fv)), host);
+      d->copy_to_host(m, 0, rows, host, 0);
+      d->synchronize();
+    }
+    std::vector<float> a(hg.data, hg.data + n * cols), b(hc.data, hc.data + n * cols);
+    EXPECT_LT(rel_err(a, b), 1e-6);
+  }
+#endif
+}
+
+TEST(CudaKernels, DenseAndSparseOpsMatchCpu) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  Pair p;
+  const int64_t nd = 97, rows = 131, cols = 45, out = 19;
+  const HostTopology ht = random_topology(nd, rows, 3);
+  std::vector<std::vector<float>> results[2];
+  int side = 0;
+  for (Device* d : {&p.c(), &p.g()}) {
+    auto& res = results[side++];
+    DevTopology t = upload_topology(*d, ht);
+    DevArray<float> x = d->upload(std::span<const float>(random_floats(rows * cols, 1)));
+    DevArray<float> w = d->upload(std::span<const float>(random_floats(cols * out, 2)));
+    DevArray<float> bias = d->upload(std::span<const float>(random_floats(out, 3)));
+    DevArray<float> a = d->alloc_floats(nd * cols), z = d->alloc_floats(nd * out), h = d->alloc_floats(nd * out);
+    DevArray<float> dz = d->alloc_floats(nd * out), dw = d->alloc_floats(cols * out), db = d->alloc_floats(out);
+    DevArray<float> dx = d->alloc_floats(rows * cols);
+    DevArray<float> wt = d->alloc_floats(out * cols);
+    d->spmm(t, {x.data, rows, cols}, {a.data, nd, cols});
+    d->gemm(false, false, nd, out, cols, 1.f, a.data, cols, w.data, out, 0.f, z.data, out);
+    d->bias_act({z.data, nd, out}, bias, Act::elu, {h.data, nd, out});
+    d->act_backward({h.data, nd, out}, {z.data, nd, out}, Act::relu, {dz.data, nd, out});
+    d->gemm(true, false, cols, out, nd, 1.f, a.data, cols, dz.data, out, 1.f, dw.data, out);
+    d->gemm(true, false, out, out, cols, 0.5f, w.data, out, w.data, out, 0.f, wt.data, out);  // 0.5 W^T W
+    d->col_sum_add({dz.data, nd, out}, db);
+    d->gemm(false, true, nd, cols, out, 1.f, dz.data, out, w.data, out, 0.f, a.data, cols);
+    d->spmm_transpose_add(t, {a.data, nd, cols}, {dx.data, rows, cols});
+    std::vector<int64_t> keys(nd + 10);
+    std::iota(keys.begin(), keys.end(), 7);
+    DropoutSpec drop{true, 0.3f, 4, 1, 2, d->upload(std::span<const int64_t>(keys)).data};
+    d->dropout_rows({h.data, nd, out}, 3, drop);
+    d->synchronize();
+    for (auto arr : {a, z, h, dz, dw, db, dx, wt}) res.push_back(read_all(*d, arr));
+  }
+  const char* names[] = {"dA", "z", "h(dropout)", "dz", "dW", "db", "dx", "gemm TN"};
+  for (size_t k = 0; k < results[0].size(); ++k) EXPECT_LT(rel_err(results[1][k], results[0][k]), 1e-5) << names[k];
+#endif
+}
+
+TEST(CudaKernels, GatOpsMatchCpu) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  for (bool mean : {false, true}) {
+    SCOPED_TRACE(mean ? "mean" : "concat");
+    Pair p;
+    const int64_t nd = 83, rows = 117, heads = 3, f = 11, gcols = heads * f;
+    const int64_t ocols = mean ? f : gcols;
+    const HostTopology ht = random_topology(nd, rows, 5);
+    const int64_t ne = static_cast<int64_t>(ht.src.size());
+    std::vector<std::vector<float>> results[2];
+    int side = 0;
+    for (Device* d : {&p.c(), &p.g()}) {
+      auto& res = results[side++];
+      DevTopology t = upload_topology(*d, ht);
+      d->reserve(0, ne * heads);
+      DevArray<float> g = d->upload(std::span<const float>(random_floats(rows * gcols, 8)));
+      DevArray<float> as = d->upload(std::span<const float>(random_floats(gcols, 9)));
+      DevArray<float> ad = d->upload(std::span<const float>(random_floats(gcols, 10)));
+      DevArray<float> dout = d->upload(std::span<const float>(random_floats(nd * ocols, 11)));
+      DevArray<float> pre = d->alloc_floats(ne * heads), score = d->alloc_floats(ne * heads);
+      DevArray<float> alpha = d->alloc_floats(ne * heads), adrop = d->alloc_floats(ne * heads);
+      DevArray<float> o = d->alloc_floats(nd * ocols), dg = d->alloc_floats(rows * gcols);
+      DevArray<float> das = d->alloc_floats(gcols), dad = d->alloc_floats(gcols);
+      DropoutSpec attn{true, 0.25f, 3, 4, 1, nullptr};
+      d->gat_scores(t, {g.data, rows, gcols}, as, ad, heads, 0.2f, pre, score);
+      d->gat_softmax(t, heads, score, alpha, adrop, attn);
+      d->gat_aggregate(t, {g.data, rows, gcols}, adrop, heads, mean, {o.data, nd, ocols});
+      d->gat_backward(t, {g.data, rows, gcols}, as, ad, heads, 0.2f, mean, pre, alpha, adrop, attn,
+                      {dout.data, nd, ocols}, {dg.data, rows, gcols}, das, dad);
+      d->synchronize();
+      for (auto arr : {score, alpha, adrop, o, dg, das, dad}) res.push_back(read_all(*d, arr));
+    }
+    const char* names[] = {"score", "alpha", "alpha_drop", "out", "dg", "d_att_src", "d_att_dst"};
+    for (size_t k = 0; k < results[0].size(); ++k) EXPECT_LT(rel_err(results[1][k], results[0][k]), 1e-5) << names[k];
+  }
+#endif
+}
+
+TEST(CudaKernels, SoftmaxCrossEntropyMatchesCpu) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  Pair p;
+  const int64_t n = 211, c = 13;
+  rng::Stream r(4, 4);
+  std::vector<int32_t> labels(n);
+  std::vector<uint8_t> split(n);
+  for (int64_t v = 0; v < n; ++v) {
+    labels[v] = v % 17 == 0 ? -1 : static_cast<int32_t>(r.below(c));
+    split[v] = static_cast<uint8_t>(r.below(4));
+  }
+  LossStats st[2];
+  std::vector<float> grads[2];
+  int side = 0;
+  for (Device* d : {&p.c(), &p.g()}) {
+    DevArray<float> z = d->upload(std::span<const float>(random_floats((n - 5) * c, 12)));
+    DevArray<float> dz = d->alloc_floats((n - 5) * c);
+    st[side] = d->softmax_xent({z.data, n - 5, c}, d->upload(std::span<const int32_t>(labels)),
+                               d->upload(std::span<const uint8_t>(split)), 5, 0.01f, {dz.data, n - 5, c});
+    grads[side++] = read_all(*d, dz);
+  }
+  EXPECT_NEAR(st[1].loss_sum, st[0].loss_sum, 1e-4 * std::abs(st[0].loss_sum));
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(st[1].correct[k], st[0].correct[k]);
+    EXPECT_EQ(st[1].count[k], st[0].count[k]);
+  }
+  EXPECT_LT(rel_err(grads[1], grads[0]), 1e-5);
+#endif
+}
+
+TEST(CudaKernels, PeerPullAndPushMatchCpu) {
+  REQUIRE_GPUS(2);
+#ifdef HT_HAVE_CUDA
+  auto gpu = make_cuda_executor(2);
+  CpuExecutor cpu(2);
+  const int64_t rows = 150, cols = 37;
+  std::vector<uint32_t> peer_rows;
+  for (uint32_t k = 0; k < 60; ++k) peer_rows.push_back((k * 7) % rows);
+  std::sort(peer_rows.begin(), peer_rows.end());
+  peer_rows.erase(std::unique(peer_rows.begin(), peer_rows.end()), peer_rows.end());
+  std::vector<float> out[2];
+  int side = 0;
+  for (Executor* ex : {static_cast<Executor*>(&cpu), gpu.get()}) {
+    Device& a = ex->device(0);
+    Device& b = ex->device(1);
+    DevArray<float> xb = b.upload(std::span<const float>(random_floats(rows * cols, 20)));
+    DevArray<float> xa = a.alloc_floats(rows * cols);
+    DevIdx idx = a.upload(std::span<const uint32_t>(peer_rows));
+    a.pull_from_peer(b, {xb.data, rows, cols}, idx, {xa.data, rows, cols}, 10);
+    a.synchronize();
+    a.push_add_to_peer({xa.data, rows, cols}, 10, b, {xb.data, rows, cols}, idx);
+    a.synchronize();
+    out[side++] = read_all(b, xb);
+  }
+  EXPECT_LT(rel_err(out[1], out[0]), 1e-6);
+#endif
+}
+
+namespace {
+
+Graph epoch_graph() {
+  rng::Stream r(31, 0);
+  EdgeList el;
+  el.num_vertices = 300;
+  for (int e = 0; e < 2500; ++e) {
+    el.src.push_back(static_cast<vid_t>(r.below(300)));
+    el.dst.push_back(static_cast<vid_t>(r.below(300)));
+  }
+  Graph g = csc_from_edges(std::move(el));
+  g.feature_dim = 37;
+  g.features = random_floats(300 * 37, 77);
+  g.num_classes = 5;
+  for (int v = 0; v < 300; ++v) {
+    g.labels.push_back(static_cast<int32_t>(r.below(5)));
+    g.split.push_back(static_cast<uint8_t>(1 + r.below(3)));
+  }
+  return g;
+}
+
+Partition range_partition(const Graph& g, int m, int n) {
+  Partition p;
+  p.params.parts = m;
+  p.params.chunks = n;
+  p.num_vertices = g.num_vertices;
+  p.num_edges = g.num_edges();
+  p.new_to_old.resize(g.num_vertices);
+  std::iota(p.new_to_old.begin(), p.new_to_old.end(), 0u);
+  p.old_to_new = p.new_to_old;
+  for (int64_t c = 0; c <= int64_t{m} * n; ++c) p.chunk_offsets.push_back(c * g.num_vertices / (int64_t{m} * n));
+  for (int i = 0; i <= m; ++i) p.part_offsets.push_back(p.chunk_offsets[static_cast<size_t>(i) * n]);
+  return p;
+}
+
+}  // namespace
+
+TEST(CudaEngine, EpochEqualsCpuExecutor) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  Graph g = epoch_graph();
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat}) {
+    for (int m : {1, 2, 4}) {
+      if (m > gpus()) {
+        std::printf("[  SKIPPED ] m = %d needs %d GPUs, %d visible\n", m, m, gpus());
+        continue;
+      }
+      for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full}) {
+        SCOPED_TRACE(::testing::Message() << (kind == ModelKind::gcn ? "GCN" : "GAT") << " m=" << m
+                                          << " comm=" << static_cast<int>(comm));
+        ModelConfig cfg;
+        cfg.kind = kind;
+        cfg.dims = {37, 24, 5};
+        cfg.heads = 3;
+        cfg.dropout = 0.5f;
+        cfg.attn_dropout = kind == ModelKind::gat ? 0.3f : 0.0f;
+        Partition p = range_partition(g, m, 3);
+        Plan plan = build_plan(g.view(), p);
+        std::vector<int64_t> orig(g.num_vertices);
+        std::iota(orig.begin(), orig.end(), 0);
+        CpuExecutor cpu(m);
+        auto gpu = make_cuda_executor(m);
+        Trainer tc(cpu, g.view(), orig, plan, {cfg, {}, comm});
+        Trainer tg(*gpu, g.view(), orig, plan, {cfg, {}, comm});
+        const double lc = tc.compute_gradients(2), lg = tg.compute_gradients(2);
+        EXPECT_NEAR(lg, lc, 1e-4 * std::abs(lc));
+        for (size_t k = 0; k < tc.params().tensors.size(); ++k)
+          EXPECT_LT(rel_err(tg.params().tensors[k].grad, tc.params().tensors[k].grad), 1e-4)
+              << tc.params().tensors[k].name;
+      }
+    }
+  }
+#endif
+}
+
+}  // namespace ht

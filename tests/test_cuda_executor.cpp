@@ -35,20 +35,20 @@ int gpus() { return 0; }
                                    << (gpus() == 0 ? " (no GPU or built without CUDA): GPU test skipped" : ""); \
   } while (0)
 
-std::vector<float> random_floats(int64_t n, uint64_t seed) {
+[[maybe_unused]] std::vector<float> random_floats(int64_t n, uint64_t seed) {
   rng::Stream r(seed, 1);
   std::vector<float> v(n);
   for (auto& x : v) x = static_cast<float>(r.uniform() * 2 - 1);
   return v;
 }
 
-std::vector<float> read_all(Device& d, DevArray<float> a) {
+[[maybe_unused]] std::vector<float> read_all(Device& d, DevArray<float> a) {
   std::vector<float> out(a.size);
   d.read(a, out);
   return out;
 }
 
-double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
+[[maybe_unused]] double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
   double num = 0, den = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
@@ -59,7 +59,7 @@ double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
 
 // A random chunk topology: nd destinations reading rows of an R-row buffer;
 // every destination has a self row (dst_row) and 0..7 other edges.
-HostTopology random_topology(int64_t nd, int64_t rows, uint64_t seed) {
+[[maybe_unused]] HostTopology random_topology(int64_t nd, int64_t rows, uint64_t seed) {
   rng::Stream r(seed, 2);
   HostTopology t;
   t.num_dst = nd;
@@ -285,7 +285,7 @@ TEST(CudaKernels, PeerPullAndPushMatchCpu) {
 
 namespace {
 
-Graph epoch_graph() {
+[[maybe_unused]] Graph epoch_graph() {
   rng::Stream r(31, 0);
   EdgeList el;
   el.num_vertices = 300;
@@ -304,7 +304,7 @@ Graph epoch_graph() {
   return g;
 }
 
-Partition range_partition(const Graph& g, int m, int n) {
+[[maybe_unused]] Partition range_partition(const Graph& g, int m, int n) {
   Partition p;
   p.params.parts = m;
   p.params.chunks = n;

@@ -11,7 +11,13 @@
 
 namespace ht::cli {
 
-std::string version_string() { return std::string("hongtu ") + HT_VERSION; }
+std::string version_string() {
+#ifdef HT_BUILT_WITH_CUDA
+  return std::string("hongtu ") + HT_VERSION + " (executors: cpu, cuda)";
+#else
+  return std::string("hongtu ") + HT_VERSION + " (executors: cpu; built without CUDA)";
+#endif
+}
 
 void setup_app(CLI::App& app, CommonOptions& common) {
   app.option_defaults()->always_capture_default();
@@ -26,7 +32,10 @@ int run(CLI::App& app, CommonOptions& common, int argc, char** argv, const std::
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version print and succeed; a usage error is one line.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    fmt::print(stderr, "{}: error: {} (see --help)\n", app.get_name(), e.what());
+    return 2;
   }
   if (common.quiet) log::set_level(log::Level::warn);
   else if (common.verbose > 0) log::set_level(log::Level::debug);

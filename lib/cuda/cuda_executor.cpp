@@ -80,6 +80,7 @@ class CudaExecutor final : public Executor {
     return m;
   }
   int64_t host_bytes() const override { return host_bytes_; }
+  int64_t memory_limit(int device) const override { return devices_.at(device)->memory_limit(); }
 
  private:
   void enable_peer_access() {

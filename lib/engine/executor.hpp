@@ -177,6 +177,11 @@ class Executor {
     for (int i = 0; i < num_devices(); ++i) device(i).synchronize();
   }
   virtual int64_t peak_device_bytes() const { return 0; }
+  // Bytes a device may allocate (0 = no limit, e.g. the CPU executor).
+  virtual int64_t memory_limit(int device) const {
+    (void)device;
+    return 0;
+  }
   virtual int64_t host_bytes() const { return 0; }
   LinkCounters& counters() { return counters_; }
 

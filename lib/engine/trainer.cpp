@@ -1,5 +1,7 @@
 #include "engine/trainer.hpp"
 
+#include "engine/memory_plan.hpp"
+
 #include <algorithm>
 
 #include "core/error.hpp"
@@ -49,6 +51,16 @@ DevArray<float> tensor_or_empty(Device& d, const ModelParams& p, int layer, cons
 }
 
 int64_t bytes_of(int64_t rows, int64_t cols) { return rows * cols * 4; }
+
+// Peers in the order i+1, i+2, ... (mod m) so that the GPUs do not all read
+// from (or push to) the same peer at once (Algorithms 2 and 3).
+std::vector<PeerRange> interleaved(const std::vector<PeerRange>& peers, int self, int m) {
+  std::vector<PeerRange> out(peers);
+  std::sort(out.begin(), out.end(), [&](const PeerRange& a, const PeerRange& b) {
+    return (a.peer - self + m) % m < (b.peer - self + m) % m;
+  });
+  return out;
+}
 
 }  // namespace
 
@@ -100,6 +112,8 @@ void Trainer::setup_devices() {
   }
   const bool gat = m.kind == ModelKind::gat;
   EdgeKeys keys{inv_sqrt_deg_, orig_id_};
+  for (int i = 0; i < plan_.m; ++i)
+    check_device_memory(device_memory_need(plan_, i, m, opt_.comm), exec_.memory_limit(i), i, plan_.n);
   for (int i = 0; i < plan_.m; ++i) {
     auto st = std::make_unique<DeviceState>();
     Device& d = exec_.device(i);
@@ -207,7 +221,7 @@ void Trainer::load_inputs(int layer, int batch, const DropoutSpec& drop_in) {
   t.reset();
   for (auto& st : dev_) {
     DeviceStep& s = st->plan.steps[batch];
-    for (const PeerRange& r : s.peers) {
+    for (const PeerRange& r : interleaved(s.peers, st->dev->index(), plan_.m)) {
       DeviceState& peer = *dev_[r.peer];
       st->dev->pull_from_peer(*peer.dev, view(peer.x, peer.plan.buffer_rows, width),
                               s.remote_slots.sub(r.begin, r.count), view(st->x, st->plan.buffer_rows, width),
@@ -352,7 +366,7 @@ void Trainer::return_gradients(int l, int j) {
       DeviceStep& s = st->plan.steps[j];
       DevMat G = view(st->g, st->plan.buffer_rows, in_w);
       int64_t remote = 0;
-      for (const PeerRange& r : s.peers) {
+      for (const PeerRange& r : interleaved(s.peers, st->dev->index(), plan_.m)) {
         DeviceState& peer = *dev_[r.peer];
         st->dev->push_add_to_peer(G, st->plan.trans_capacity + r.begin, *peer.dev,
                                   view(peer.g, peer.plan.buffer_rows, in_w), s.remote_slots.sub(r.begin, r.count));

@@ -1,0 +1,25 @@
+#pragma once
+// Per-device memory the trainer will allocate for a plan and model, computed
+// before allocating anything, so that a plan that does not fit is refused with
+// an error that says how many chunks per GPU would fit.
+#include <cstdint>
+#include <string>
+
+#include "models/model.hpp"
+#include "plan/plan.hpp"
+
+namespace ht {
+
+struct DeviceMemoryNeed {
+  int64_t per_chunk_bytes = 0;  // buffers and topology that shrink with more chunks
+  int64_t fixed_bytes = 0;      // per-vertex arrays, parameters (independent of n)
+  int64_t total() const { return per_chunk_bytes + fixed_bytes; }
+};
+
+DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const ModelConfig& model, CommMode mode);
+
+// Throws ht::Error when `need` exceeds `limit` (bytes; 0 = no limit), naming
+// the device, both sizes and an estimate of the chunks per GPU that would fit.
+void check_device_memory(const DeviceMemoryNeed& need, int64_t limit, int gpu, int chunks);
+
+}  // namespace ht

@@ -1,0 +1,259 @@
+// ht-convert: raw inputs or synthetic generators -> hongtu graph file (.htg),
+// and --inspect to validate a graph file and print its statistics.
+// Argument parsing and wiring only; the logic lives in datasets/.
+#include <cstdio>
+#include <map>
+#include <set>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/cli.hpp"
+#include "core/error.hpp"
+#include "datasets/convert.hpp"
+#include "datasets/convert_generate.hpp"
+#include "datasets/inspect.hpp"
+
+namespace {
+
+using ht::data::GeneratorKind;
+using ht::data::HeaderMode;
+using ht::data::InputFormat;
+using ht::data::SelfLoopChoice;
+
+// Everything the options bind to. Transformation and split options are
+// shared by --format and --generate and copied into each mode's options.
+struct Context {
+  ht::cli::CommonOptions common;
+  ht::data::ConvertOptions convert;
+  ht::data::GenerateOptions generate;
+  ht::data::InspectOptions inspect;
+  std::string format, generator;
+  int header = 0;  // > 0 --header, < 0 --no-header, 0 detect
+  std::optional<int32_t> classes, feature_dim;
+  std::optional<double> train_fraction, val_fraction;
+};
+
+const std::map<std::string, InputFormat> kFormats{{"edgelist", InputFormat::edgelist},
+                                                  {"mtx", InputFormat::mtx},
+                                                  {"planetoid", InputFormat::planetoid},
+                                                  {"facebook", InputFormat::facebook},
+                                                  {"npz", InputFormat::npz}};
+const std::map<std::string, GeneratorKind> kGenerators{
+    {"random", GeneratorKind::random}, {"rmat", GeneratorKind::rmat}, {"community", GeneratorKind::community}};
+const std::map<std::string, SelfLoopChoice> kSelfLoops{{"auto", SelfLoopChoice::automatic},
+                                                       {"keep", SelfLoopChoice::keep},
+                                                       {"drop", SelfLoopChoice::drop},
+                                                       {"add", SelfLoopChoice::add}};
+
+void add_input_options(CLI::App& app, Context& c) {
+  auto* g = app.add_option_group("Input (--format)");
+  auto& o = c.convert;
+  g->add_option("--format", c.format,
+                "Input format: edgelist (SNAP/CSV text), mtx (Matrix Market), planetoid (folder of ind.<name>.* "
+                "pickles), facebook (MUSAE folder: <name>_edges.csv, _features.json, _target.csv), npz "
+                "(heterophilous benchmark archive)")
+      ->check(CLI::IsMember(kFormats));
+  g->add_option("-i,--input", o.input, "Input file (edgelist, mtx, npz) or folder (planetoid, facebook)");
+  g->add_option("--name", o.name,
+                "Dataset name: planetoid prefix ind.<name>.* (default: the only one in the folder); MUSAE file "
+                "prefix (default: facebook)");
+  g->add_flag("--header,!--no-header", c.header,
+              "Edge lists: skip the first non-comment line (--header) or never (--no-header); default: skipped "
+              "for .csv files when its first token is not a number");
+  g->add_option("--num-vertices", o.num_vertices, "Edge lists: vertex count N (ids must be < N; no relabeling; -1 = "
+                                                  "from the vertex arrays or the ids)");
+  g->add_flag("--keep-ids", o.keep_ids, "Edge lists: never relabel; N = max id + 1 (gaps become isolated vertices)");
+  g->add_flag("--ignore-weights", o.ignore_weights, "Ignore a third (weight) column / Matrix Market values");
+  g->add_option("--features", o.arrays.features, "Features .npy [N, F] (f4 f8 i4 i8 u1 b1), row v = vertex v");
+  g->add_option("--labels", o.arrays.labels, "Labels .npy [N] (integers; -1 = unlabeled)");
+  g->add_option("--split", o.arrays.split, "Split .npy [N] of codes 0 none, 1 train, 2 val, 3 test");
+  g->add_option("--train-mask", o.arrays.train_mask, "Train mask .npy [N] (bool); alternative to --split");
+  g->add_option("--val-mask", o.arrays.val_mask, "Validation mask .npy [N] (bool)");
+  g->add_option("--test-mask", o.arrays.test_mask, "Test mask .npy [N] (bool)");
+  g->add_option("--split-index", o.split_index, "npz: which of the 10 standard splits (0..9)");
+  g->add_option("--target-id-column", o.target_id_column, "MUSAE target csv: vertex id column (Twitch: new_id)");
+  g->add_option("--target-label-column", o.target_label_column,
+                "MUSAE target csv: label column; classes = sorted distinct values (Twitch: mature)");
+}
+
+void add_generator_options(CLI::App& app, Context& c) {
+  auto* g = app.add_option_group("Synthetic graphs (--generate)");
+  auto& o = c.generate;
+  g->add_option("--generate", c.generator,
+                "Generator: random (uniform G(n, m)), rmat (R-MAT, skewed degrees, N = 2^scale), community "
+                "(degree-corrected SBM with class-correlated features)")
+      ->check(CLI::IsMember(kGenerators));
+  g->add_option("--vertices", o.vertices, "random/community: vertex count (community default 10000)");
+  g->add_option("--edges", o.edges, "random: edge count; rmat: edge count (default 16 * 2^scale)");
+  g->add_option("--scale", o.scale, "rmat: N = 2^scale (default 16)");
+  g->add_option("--rmat-a", o.rmat_a, "rmat: quadrant probability a (default 0.57)");
+  g->add_option("--rmat-b", o.rmat_b, "rmat: quadrant probability b (default 0.19)");
+  g->add_option("--rmat-c", o.rmat_c, "rmat: quadrant probability c (default 0.19)");
+  g->add_option("--rmat-d", o.rmat_d, "rmat: quadrant probability d (default 0.05)");
+  g->add_option("--avg-degree", o.avg_degree, "community: average degree (default 10)");
+  g->add_option("--homophily", o.homophily, "community: fraction of edges inside a class (default 0.8)");
+  g->add_option("--degree-exponent", o.degree_exponent, "community: power-law exponent of degrees (default 2.5)");
+  g->add_option("--signal", o.signal, "community: scale of the per-class feature mean (default 1)");
+  g->add_option("--noise", o.noise, "community: feature noise std-dev (default 1)");
+}
+
+void add_shared_options(CLI::App& app, Context& c) {
+  auto* g = app.add_option_group("Vertex data and splits");
+  g->add_option("--classes", c.classes,
+                "Class count: generators' label count (random/rmat default 0 = no labels, community 8); with "
+                "--labels the labels must be < it (default max label + 1)");
+  g->add_option("--feature-dim", c.feature_dim,
+                "Feature width: generators (random/rmat default 0, community 64); facebook: at least max feature "
+                "id + 1");
+  g->add_option("--train-fraction", c.train_fraction,
+                "Training fraction of the random split: facebook default 0.1 (stratified); generators: random/rmat "
+                "0.25, community 0.1");
+  g->add_option("--val-fraction", c.val_fraction,
+                "Validation fraction: facebook default 0.1; random/rmat 0.25, community 0.2 (the rest is test)");
+  g->add_option("--seed", c.convert.seed, "Random seed (facebook split, generators)");
+
+  auto* t = app.add_option_group("Transformations");
+  auto& o = c.convert;
+  t->add_flag("--symmetrize,!--no-symmetrize", o.symmetrize,
+              "Add v->u for every u->v (also drops duplicates); default on for planetoid, facebook and undirected "
+              "npz, off otherwise");
+  t->add_flag("--drop-duplicates,!--keep-duplicates", o.drop_duplicates,
+              "Keep one edge per (u, v) pair (the first weight); default on for planetoid");
+  auto* loops = ht::cli::add_enum(*t, "--self-loops", o.self_loops, kSelfLoops,
+                                  "keep, drop or add (one per vertex that has none); auto = drop for planetoid and "
+                                  "facebook, keep otherwise");
+  loops->default_str("auto");
+  loops->get_validator()->description("{auto,keep,drop,add}");
+  t->add_flag("--normalize-features", o.normalize_features, "Scale feature rows to sum 1 (Kipf & Welling)");
+  t->add_option("--id-bytes", o.id_bytes, "Vertex id width in the file: 4 or 8 (8 is forced for N >= 2^31)");
+}
+
+void add_inspect_options(CLI::App& app, Context& c) {
+  auto* g = app.add_option_group("Inspection (--inspect)");
+  g->add_option("--inspect", c.inspect.path, "Validate a .htg file and print its statistics");
+  g->add_flag("--json", c.inspect.json, "With --inspect: print one JSON object (keys in docs/CONVERT.md)");
+  g->add_flag("--no-verify{false}", c.inspect.verify_checksums,
+              "With --inspect: skip the section checksums (structure is still checked)");
+}
+
+// Copies the shared options into the options of the selected mode.
+void wire_generate(Context& c) {
+  auto& g = c.generate;
+  const auto& o = c.convert;
+  g.kind = kGenerators.at(c.generator);
+  g.output = o.output;
+  g.classes = c.classes;
+  g.feature_dim = c.feature_dim;
+  g.train_fraction = c.train_fraction;
+  g.val_fraction = c.val_fraction;
+  g.seed = o.seed;
+  g.symmetrize = o.symmetrize;
+  g.drop_duplicates = o.drop_duplicates;
+  g.self_loops = o.self_loops;
+  g.normalize_features = o.normalize_features;
+  g.id_bytes = o.id_bytes;
+}
+
+void wire_convert(Context& c) {
+  auto& o = c.convert;
+  o.format = kFormats.at(c.format);
+  o.header = c.header > 0 ? HeaderMode::yes : c.header < 0 ? HeaderMode::no : HeaderMode::detect;
+  o.arrays.num_classes = c.classes.value_or(0);
+  o.feature_dim = c.feature_dim.value_or(0);
+  o.train_fraction = c.train_fraction;
+  o.val_fraction = c.val_fraction;
+}
+
+// Where each mode-specific option applies ("generate", "inspect", or a
+// --format name); giving one elsewhere is an error rather than ignored.
+const std::vector<std::pair<const char*, std::set<std::string>>> kScopes{
+    {"--output", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
+    {"--input", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
+    {"--name", {"planetoid", "facebook"}},
+    {"--header", {"edgelist"}},
+    {"--num-vertices", {"edgelist"}},
+    {"--keep-ids", {"edgelist"}},
+    {"--ignore-weights", {"edgelist", "mtx"}},
+    {"--features", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
+    {"--labels", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
+    {"--split", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
+    {"--train-mask", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
+    {"--val-mask", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
+    {"--test-mask", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
+    {"--split-index", {"npz"}},
+    {"--target-id-column", {"facebook"}},
+    {"--target-label-column", {"facebook"}},
+    {"--vertices", {"generate"}},
+    {"--edges", {"generate"}},
+    {"--scale", {"generate"}},
+    {"--rmat-a", {"generate"}},
+    {"--rmat-b", {"generate"}},
+    {"--rmat-c", {"generate"}},
+    {"--rmat-d", {"generate"}},
+    {"--avg-degree", {"generate"}},
+    {"--homophily", {"generate"}},
+    {"--degree-exponent", {"generate"}},
+    {"--signal", {"generate"}},
+    {"--noise", {"generate"}},
+    {"--classes", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
+    {"--feature-dim", {"facebook", "generate"}},
+    {"--train-fraction", {"facebook", "generate"}},
+    {"--val-fraction", {"facebook", "generate"}},
+    {"--seed", {"facebook", "generate"}},
+    {"--symmetrize", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
+    {"--drop-duplicates", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
+    {"--self-loops", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
+    {"--normalize-features", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
+    {"--id-bytes", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
+    {"--json", {"inspect"}},
+    {"--no-verify", {"inspect"}},
+};
+
+void check_scopes(const CLI::App& app, const std::string& mode, const std::string& shown) {
+  for (const auto& [option, modes] : kScopes)
+    if (app.get_option(option)->count() > 0 && !modes.count(mode))
+      throw ht::option_error(option, fmt::format("does not apply to {}", shown));
+}
+
+void run(const CLI::App& app, Context& c) {
+  const int modes = !c.format.empty() + !c.generator.empty() + !c.inspect.path.empty();
+  if (modes != 1)
+    throw ht::option_error("--format/--generate/--inspect", "give exactly one of them (see --help)");
+  if (!c.format.empty()) check_scopes(app, c.format, "--format " + c.format);
+  if (!c.generator.empty()) check_scopes(app, "generate", "--generate");
+  if (!c.inspect.path.empty()) check_scopes(app, "inspect", "--inspect");
+  if (!c.inspect.path.empty()) {
+    std::fputs(ht::data::inspect_graph_file(c.inspect).c_str(), stdout);
+    return;
+  }
+  if (!c.generator.empty()) {
+    wire_generate(c);
+    ht::data::run_generate(c.generate);
+    return;
+  }
+  wire_convert(c);
+  ht::data::run_convert(c.convert);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(
+      "ht-convert: build a hongtu graph file (.htg) from an edge list, a Matrix Market file, NumPy arrays, the raw "
+      "Planetoid / Facebook (MUSAE) / heterophilous .npz datasets, or a synthetic generator; or --inspect one.\n"
+      "Examples:\n"
+      "  ht-convert --format edgelist -i web.txt --features x.npy --labels y.npy --split s.npy -o web.htg\n"
+      "  ht-convert --format planetoid -i shared/datasets/cora/raw -o cora.htg\n"
+      "  ht-convert --generate rmat --scale 20 --feature-dim 128 --classes 16 -o rmat20.htg\n"
+      "  ht-convert --inspect cora.htg --json",
+      "ht-convert");
+  Context c;
+  ht::cli::setup_app(app, c.common);
+  app.add_option("-o,--output", c.convert.output, "Output graph file (.htg), written atomically");
+  add_input_options(app, c);
+  add_generator_options(app, c);
+  add_shared_options(app, c);
+  add_inspect_options(app, c);
+  return ht::cli::run(app, c.common, argc, argv, [&] { run(app, c); });
+}

@@ -1,0 +1,43 @@
+// ht-partition: METIS (or random/range) partitioning into m partitions, one
+// per GPU, renumbering, and range-based chunking into n chunks per partition
+// (SPEC §4). Argument parsing and wiring only; the work is in partition/.
+#include "core/cli.hpp"
+#include "partition/partition_names.hpp"
+#include "partition/partition_tool.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Partition a graph for multi-GPU, out-of-GPU-memory training: m partitions (one per GPU, METIS k-way by "
+      "default) each cut into n computation-balanced chunks of contiguous destination ranges. Writes the "
+      "partition file (the renumbering and the ranges; docs/FORMATS.md), prints per-chunk sizes, edge cut, "
+      "balance and the neighbor replication factor alpha. No renumbered graph is written: ht-reorganize and "
+      "ht-train apply the renumbering when they load the graph.",
+      "ht-partition"};
+  ht::cli::CommonOptions common;
+  ht::cli::setup_app(app, common);
+  ht::PartitionToolOptions opt;
+  ht::PartitionParams& p = opt.params;
+  app.add_option("-g,--graph", opt.graph_path, "Input graph file (.htg)")->required();
+  app.add_option("-o,--output", opt.output_path, "Output partition file (.htp), written atomically")->required();
+  app.add_option("-m,--parts", p.parts, "Number of partitions m (one per GPU); 1 skips partitioning");
+  app.add_option("-n,--chunks", p.chunks, "Chunks per partition n (contiguous destination ranges)");
+  ht::cli::add_enum(app, "--method", p.method, ht::partition_method_names(),
+                    "metis: METIS on the symmetrized graph (fewest cut edges, slowest, most memory); "
+                    "range: contiguous old-id ranges (fast, keeps the input order); random: seeded random "
+                    "balanced assignment (baseline)");
+  ht::cli::add_enum(app, "--algorithm", p.algorithm, ht::metis_algorithm_names(),
+                    "METIS algorithm: kway (METIS_PartGraphKway) or recursive (recursive bisection)");
+  ht::cli::add_enum(app, "--objective", p.objective, ht::metis_objective_names(),
+                    "METIS objective: cut (edge cut) or vol (total communication volume; kway only)");
+  ht::cli::add_enum(app, "--vertex-weights", p.vertex_weights, ht::vertex_weights_names(),
+                    "Balance partitions on: none (vertex counts), degree (in-edges + chunk-vertex-weight per "
+                    "vertex: training computation), train (degree and, as a 2nd METIS constraint, the number "
+                    "of training vertices)");
+  app.add_option("--imbalance", p.imbalance, "Allowed partition imbalance in 1/1000 (METIS ufactor; 30 = 3%)");
+  app.add_option("--seed", p.seed, "Seed of METIS (low 31 bits) and of --method random");
+  app.add_option("--chunk-vertex-weight", p.chunk_vertex_weight,
+                 "Computation weight of one vertex relative to one in-edge, for chunk (and degree) balancing");
+  app.add_option("--stats-json", opt.stats_json_path, "Also write the statistics as one JSON object to this file");
+  app.add_flag_callback("--no-verify", [&] { opt.verify = false; }, "Skip the graph's section checksums (huge files)");
+  return ht::cli::run(app, common, argc, argv, [&] { ht::run_partition_tool(opt); });
+}

@@ -1,0 +1,199 @@
+#include "datasets/convert.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/memory.hpp"
+#include "datasets/graph_stats.hpp"
+#include "datasets/mtx_reader.hpp"
+#include "datasets/musae_reader.hpp"
+#include "datasets/npz_reader.hpp"
+#include "datasets/planetoid_reader.hpp"
+#include "graph/graph_file.hpp"
+
+namespace ht::data {
+namespace {
+
+bool has_arrays(const VertexArrayPaths& p) {
+  return !p.features.empty() || !p.labels.empty() || !p.split.empty() || !p.train_mask.empty() ||
+         !p.val_mask.empty() || !p.test_mask.empty();
+}
+
+// Vertex count the ids must respect, and what fixed it (for messages).
+void set_id_limit(int64_t n, const std::string& source, uint64_t& limit, std::string& note) {
+  if (n < 0) return;
+  limit = static_cast<uint64_t>(n);
+  note = fmt::format("N = {} from {}", n, source);
+}
+
+RawGraph read_edge_list_input(const ConvertOptions& o) {
+  RawGraph g;
+  load_vertex_arrays(o.arrays, g.data);
+  EdgeListOptions e;
+  e.header = o.header;
+  e.keep_weights = !o.ignore_weights;
+  if (o.num_vertices >= 0) {
+    if (g.data.rows >= 0 && g.data.rows != o.num_vertices)
+      throw option_error("--num-vertices", fmt::format("{} differs from the {} rows of {}", o.num_vertices,
+                                                       g.data.rows, g.data.rows_source));
+    g.num_vertices = o.num_vertices;
+    set_id_limit(o.num_vertices, "--num-vertices", e.id_limit, e.limit_note);
+  } else {
+    g.num_vertices = g.data.rows;
+    set_id_limit(g.data.rows, g.data.rows_source, e.id_limit, e.limit_note);
+  }
+  g.edges = read_edge_list(o.input, e);
+  return g;
+}
+
+RawGraph read_mtx_input(const ConvertOptions& o) {
+  RawGraph g;
+  load_vertex_arrays(o.arrays, g.data);
+  MtxData m = read_matrix_market(o.input, !o.ignore_weights);
+  if (g.data.rows >= 0 && g.data.rows != m.num_vertices)
+    throw file_error(g.data.rows_source, fmt::format("has {} rows but {} is a {} x {} matrix", g.data.rows, o.input,
+                                                     m.num_vertices, m.num_vertices));
+  g.num_vertices = m.num_vertices;
+  g.edges = std::move(m.edges);
+  return g;
+}
+
+// Replaces a dataset's vertex arrays by the ones given on the command line.
+void override_arrays(const VertexArrayPaths& p, const std::string& input, RawGraph& g) {
+  if (!has_arrays(p)) return;
+  VertexData extra;
+  extra.rows = g.num_vertices;
+  extra.rows_source = input;
+  load_vertex_arrays(p, extra);
+  if (!p.features.empty()) {
+    g.data.feature_dim = extra.feature_dim;
+    g.data.features = std::move(extra.features);
+  }
+  if (!p.labels.empty()) {
+    g.data.num_classes = extra.num_classes;
+    g.data.labels = std::move(extra.labels);
+  }
+  if (!extra.split.empty()) g.data.split = std::move(extra.split);
+}
+
+RawGraph read_input(const ConvertOptions& o) {
+  switch (o.format) {
+    case InputFormat::edgelist: return read_edge_list_input(o);
+    case InputFormat::mtx: return read_mtx_input(o);
+    case InputFormat::planetoid: {
+      RawGraph g = read_planetoid(o.input, o.name);
+      override_arrays(o.arrays, o.input, g);
+      return g;
+    }
+    case InputFormat::facebook: {
+      MusaeOptions m;
+      m.dir = o.input;
+      if (!o.name.empty()) m.name = o.name;
+      m.id_column = o.target_id_column;
+      m.label_column = o.target_label_column;
+      m.feature_dim = o.feature_dim;
+      m.train_fraction = o.train_fraction.value_or(0.1);
+      m.val_fraction = o.val_fraction.value_or(0.1);
+      m.seed = o.seed;
+      RawGraph g = read_musae(m);
+      override_arrays(o.arrays, o.input, g);
+      return g;
+    }
+    case InputFormat::npz: {
+      RawGraph g = read_npz(o.input, o.split_index);
+      override_arrays(o.arrays, o.input, g);
+      return g;
+    }
+  }
+  throw Error("unknown input format");
+}
+
+// Per-format defaults: Planetoid like PyG (symmetric, no duplicates, no
+// self-loops); Facebook symmetrized without self-loops; undirected npz
+// symmetrized; plain edge lists and Matrix Market as given.
+TransformOptions transforms_for(const ConvertOptions& o) {
+  TransformOptions t;
+  const bool planetoid = o.format == InputFormat::planetoid;
+  const bool facebook = o.format == InputFormat::facebook;
+  const bool undirected_npz = o.format == InputFormat::npz && !npz_is_directed(o.input);
+  t.symmetrize = o.symmetrize ? o.symmetrize > 0 : (planetoid || facebook || undirected_npz);
+  t.drop_duplicates = o.drop_duplicates ? o.drop_duplicates > 0 : planetoid;
+  switch (o.self_loops) {
+    case SelfLoopChoice::automatic: t.self_loops = planetoid || facebook ? SelfLoops::drop : SelfLoops::keep; break;
+    case SelfLoopChoice::keep: t.self_loops = SelfLoops::keep; break;
+    case SelfLoopChoice::drop: t.self_loops = SelfLoops::drop; break;
+    case SelfLoopChoice::add: t.self_loops = SelfLoops::add; break;
+  }
+  t.normalize_features = o.normalize_features;
+  return t;
+}
+
+void check_options(const ConvertOptions& o) {
+  if (o.input.empty()) throw option_error("--input", "required with --format");
+  if (o.format != InputFormat::planetoid && o.format != InputFormat::facebook && !std::filesystem::exists(o.input))
+    throw file_error(o.input, "input file not found");
+  if ((o.format == InputFormat::planetoid || o.format == InputFormat::facebook) && !std::filesystem::is_directory(o.input))
+    throw file_error(o.input, "not a directory (this format reads a folder of raw files)");
+  if (o.keep_ids && (o.format != InputFormat::edgelist))
+    throw option_error("--keep-ids", "only applies to --format edgelist (other formats never relabel)");
+  if (o.num_vertices >= 0 && o.format != InputFormat::edgelist)
+    throw option_error("--num-vertices", "only applies to --format edgelist");
+  if (o.id_bytes != 4 && o.id_bytes != 8) throw option_error("--id-bytes", "must be 4 or 8");
+  std::error_code ec;
+  if (std::filesystem::equivalent(o.input, o.output, ec))
+    throw option_error("--output", "is the input file; choose another path");
+}
+
+}  // namespace
+
+void check_output_path(const std::string& output) {
+  if (output.empty()) throw option_error("--output", "required (the .htg file to write)");
+  const std::filesystem::path p(output);
+  if (std::filesystem::is_directory(p)) throw file_error(output, "is a directory; give a file name for the output");
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  if (!std::filesystem::is_directory(dir))
+    throw file_error(output, fmt::format("cannot write: directory '{}' does not exist", dir.string()));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw file_error(output, fmt::format("cannot write: directory '{}' is not writable", dir.string()));
+}
+
+void transform_and_write(Graph&& g, const TransformOptions& t, const std::string& output, int id_bytes,
+                         PhaseTimes& phases, const Timer& total) {
+  Timer timer;
+  g = apply_transforms(std::move(g), t);
+  phases.add("transform", timer.seconds());
+  timer.reset();
+  log::info("writing {}", output);
+  write_graph(output, g.view(), GraphWriteOptions{id_bytes});
+  phases.add("write", timer.seconds());
+  for (const auto& [name, seconds] : phases.phases()) log::debug("phase {:<10} {:8.3f} s", name, seconds);
+  int64_t counts[4] = {0, 0, 0, 0};
+  for (uint8_t c : g.split) ++counts[std::min<uint8_t>(c, 3)];
+  const std::string split =
+      g.split.empty() ? "no split" : fmt::format("split {}/{}/{}", counts[1], counts[2], counts[3]);
+  log::info("wrote {}: N = {}, E = {}, F = {}, C = {}, {}{}{} in {:.2f} s, peak memory {}", output, g.num_vertices,
+            g.num_edges(), g.feature_dim, g.num_classes, split, g.flags.symmetric ? ", symmetric" : "",
+            g.flags.has_self_loops ? ", self-loops" : "", total.seconds(),
+            format_bytes(static_cast<double>(peak_rss_bytes())));
+}
+
+void run_convert(const ConvertOptions& o) {
+  const Timer total;
+  check_options(o);
+  check_output_path(o.output);
+  PhaseTimes phases;
+  Timer timer;
+  RawGraph raw = read_input(o);
+  phases.add("read", timer.seconds());
+  timer.reset();
+  Graph g = assemble_graph(std::move(raw), o.keep_ids, o.input);
+  phases.add("build", timer.seconds());
+  transform_and_write(std::move(g), transforms_for(o), o.output, o.id_bytes, phases, total);
+}
+
+}  // namespace ht::data

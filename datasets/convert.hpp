@@ -1,0 +1,55 @@
+#pragma once
+// `ht-convert --format ...`: reads an input (datasets/*_reader.hpp), builds
+// the graph, applies the transformations and writes the .htg file
+// atomically. The CLI (apps/ht-convert.cpp) only fills ConvertOptions.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/timer.hpp"
+#include "datasets/assemble.hpp"
+#include "datasets/edge_list_reader.hpp"
+#include "datasets/vertex_arrays.hpp"
+
+namespace ht::data {
+
+enum class InputFormat { edgelist, mtx, planetoid, facebook, npz };
+// `automatic` = the format's default (planetoid: drop; others: keep).
+enum class SelfLoopChoice { automatic, keep, drop, add };
+
+struct ConvertOptions {
+  InputFormat format = InputFormat::edgelist;
+  std::string input, name, output;
+  // Edge lists.
+  HeaderMode header = HeaderMode::detect;
+  int64_t num_vertices = -1;  // -1 = from the vertex arrays or the ids
+  bool keep_ids = false;
+  bool ignore_weights = false;
+  // Vertex arrays (.npy); for planetoid/facebook/npz they replace the dataset's.
+  VertexArrayPaths arrays;
+  // npz.
+  int split_index = 0;
+  // facebook (MUSAE).
+  std::string target_id_column = "id", target_label_column = "page_type";
+  int32_t feature_dim = 0;
+  std::optional<double> train_fraction, val_fraction;
+  uint64_t seed = 1;
+  // Transformations: tri-states are > 0 on, < 0 off, 0 the format's default.
+  int symmetrize = 0;
+  int drop_duplicates = 0;
+  SelfLoopChoice self_loops = SelfLoopChoice::automatic;
+  bool normalize_features = false;
+  int id_bytes = 4;
+};
+
+void run_convert(const ConvertOptions& opt);
+
+// Shared tail of every mode: transformations, flags, atomic write, summary
+// line (with per-phase timings at -v and the peak memory).
+void transform_and_write(Graph&& g, const TransformOptions& t, const std::string& output, int id_bytes,
+                         PhaseTimes& phases, const Timer& total);
+
+// Fails early (before any parsing) when `output` cannot be created.
+void check_output_path(const std::string& output);
+
+}  // namespace ht::data

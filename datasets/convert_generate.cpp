@@ -1,0 +1,123 @@
+#include "datasets/convert_generate.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "datasets/generators.hpp"
+
+namespace ht::data {
+namespace {
+
+// Rejects options that the chosen generator does not have, so that a typo in
+// a batch script is not silently ignored.
+void reject(bool given, const char* option, GeneratorKind kind) {
+  static const char* names[] = {"random", "rmat", "community"};
+  if (given) throw option_error(option, fmt::format("does not apply to --generate {}", names[static_cast<int>(kind)]));
+}
+
+gen::VertexDataParams vertex_data(const GenerateOptions& o, gen::VertexDataParams d) {
+  d.feature_dim = o.feature_dim.value_or(d.feature_dim);
+  d.num_classes = o.classes.value_or(d.num_classes);
+  d.train_fraction = o.train_fraction.value_or(d.train_fraction);
+  d.val_fraction = o.val_fraction.value_or(d.val_fraction);
+  return d;
+}
+
+void check_fractions(double train, double val) {
+  if (!(train >= 0 && val >= 0 && train + val <= 1))
+    throw option_error("--train-fraction/--val-fraction",
+                       fmt::format("fractions {} and {} must be >= 0 with a sum <= 1", train, val));
+}
+
+Graph generate_random(const GenerateOptions& o) {
+  reject(o.scale.has_value(), "--scale", o.kind);
+  reject(o.rmat_a || o.rmat_b || o.rmat_c || o.rmat_d, "--rmat-a/b/c/d", o.kind);
+  reject(o.avg_degree || o.homophily || o.degree_exponent || o.signal || o.noise,
+         "--avg-degree/--homophily/--degree-exponent/--signal/--noise", o.kind);
+  gen::RandomParams p;
+  if (!o.vertices || *o.vertices <= 0) throw option_error("--vertices", "required (> 0) for --generate random");
+  if (!o.edges || *o.edges < 0) throw option_error("--edges", "required (>= 0) for --generate random");
+  p.num_vertices = *o.vertices;
+  p.num_edges = *o.edges;
+  p.seed = o.seed;
+  p.data = vertex_data(o, p.data);
+  check_fractions(p.data.train_fraction, p.data.val_fraction);
+  return gen::random_graph(p);
+}
+
+Graph generate_rmat(const GenerateOptions& o) {
+  reject(o.vertices.has_value(), "--vertices (R-MAT has N = 2^scale; use --scale)", o.kind);
+  reject(o.avg_degree || o.homophily || o.degree_exponent || o.signal || o.noise,
+         "--avg-degree/--homophily/--degree-exponent/--signal/--noise", o.kind);
+  gen::RmatParams p;
+  p.scale = o.scale.value_or(p.scale);
+  if (p.scale < 1 || p.scale > 30) throw option_error("--scale", "must be in 1..30");
+  p.num_edges = o.edges.value_or(p.num_edges);
+  if (p.num_edges < 0) throw option_error("--edges", "must be >= 0 (0 = 16 * 2^scale)");
+  p.a = o.rmat_a.value_or(p.a);
+  p.b = o.rmat_b.value_or(p.b);
+  p.c = o.rmat_c.value_or(p.c);
+  p.d = o.rmat_d.value_or(p.d);
+  if (p.a < 0 || p.b < 0 || p.c < 0 || p.d < 0 || std::abs(p.a + p.b + p.c + p.d - 1.0) > 1e-6)
+    throw option_error("--rmat-a/b/c/d", fmt::format("probabilities {} {} {} {} must be >= 0 and sum to 1", p.a, p.b,
+                                                     p.c, p.d));
+  p.seed = o.seed;
+  p.data = vertex_data(o, p.data);
+  check_fractions(p.data.train_fraction, p.data.val_fraction);
+  return gen::rmat_graph(p);
+}
+
+Graph generate_community(const GenerateOptions& o) {
+  reject(o.scale.has_value(), "--scale", o.kind);
+  reject(o.rmat_a || o.rmat_b || o.rmat_c || o.rmat_d, "--rmat-a/b/c/d", o.kind);
+  reject(o.edges.has_value(), "--edges (use --avg-degree)", o.kind);
+  gen::CommunityParams p;
+  p.num_vertices = o.vertices.value_or(p.num_vertices);
+  p.avg_degree = o.avg_degree.value_or(p.avg_degree);
+  p.num_classes = o.classes.value_or(p.num_classes);
+  p.homophily = o.homophily.value_or(p.homophily);
+  p.degree_exponent = o.degree_exponent.value_or(p.degree_exponent);
+  p.feature_dim = o.feature_dim.value_or(p.feature_dim);
+  p.signal = o.signal.value_or(p.signal);
+  p.noise = o.noise.value_or(p.noise);
+  p.train_fraction = o.train_fraction.value_or(p.train_fraction);
+  p.val_fraction = o.val_fraction.value_or(p.val_fraction);
+  p.seed = o.seed;
+  if (p.num_vertices <= 0) throw option_error("--vertices", "must be > 0");
+  if (p.num_classes <= 0) throw option_error("--classes", "must be > 0 for --generate community");
+  if (p.avg_degree < 0) throw option_error("--avg-degree", "must be >= 0");
+  if (p.homophily < 0 || p.homophily > 1) throw option_error("--homophily", "must be in [0, 1]");
+  if (p.degree_exponent <= 1) throw option_error("--degree-exponent", "must be > 1");
+  if (p.noise < 0) throw option_error("--noise", "must be >= 0");
+  check_fractions(p.train_fraction, p.val_fraction);
+  return gen::community_graph(p);
+}
+
+}  // namespace
+
+void run_generate(const GenerateOptions& o) {
+  const Timer total;
+  check_output_path(o.output);
+  if (o.id_bytes != 4 && o.id_bytes != 8) throw option_error("--id-bytes", "must be 4 or 8");
+  if (o.feature_dim && *o.feature_dim < 0) throw option_error("--feature-dim", "must be >= 0");
+  if (o.classes && *o.classes < 0) throw option_error("--classes", "must be >= 0");
+  PhaseTimes phases;
+  Timer timer;
+  Graph g = o.kind == GeneratorKind::random ? generate_random(o)
+            : o.kind == GeneratorKind::rmat ? generate_rmat(o)
+                                            : generate_community(o);
+  phases.add("generate", timer.seconds());
+  TransformOptions t;
+  t.symmetrize = o.symmetrize > 0;
+  t.drop_duplicates = o.drop_duplicates > 0;
+  t.self_loops = o.self_loops == SelfLoopChoice::drop  ? SelfLoops::drop
+                 : o.self_loops == SelfLoopChoice::add ? SelfLoops::add
+                                                       : SelfLoops::keep;
+  t.normalize_features = o.normalize_features;
+  transform_and_write(std::move(g), t, o.output, o.id_bytes, phases, total);
+}
+
+}  // namespace ht::data

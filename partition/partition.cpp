@@ -1,0 +1,116 @@
+#include "partition/partition.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/error.hpp"
+
+namespace ht {
+namespace {
+
+// Sources of one renumbered row, sorted ascending; weights (if any) follow
+// their source. Stable so that duplicate edges keep their weight order.
+void sort_row(std::span<vid_t> src, std::span<float> w, std::vector<std::pair<vid_t, float>>& tmp) {
+  if (src.size() < 2) return;
+  if (w.empty()) {
+    std::sort(src.begin(), src.end());
+    return;
+  }
+  tmp.clear();
+  for (size_t i = 0; i < src.size(); ++i) tmp.emplace_back(src[i], w[i]);
+  std::stable_sort(tmp.begin(), tmp.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < src.size(); ++i) {
+    src[i] = tmp[i].first;
+    w[i] = tmp[i].second;
+  }
+}
+
+void check_renumber_inputs(const GraphView& g, const Partition& p) {
+  HT_CHECK(g.num_vertices == p.num_vertices && static_cast<int64_t>(p.new_to_old.size()) == g.num_vertices &&
+               static_cast<int64_t>(p.old_to_new.size()) == g.num_vertices,
+           "partition is for {} vertices but the graph has {} (was it made from another graph?)", p.num_vertices,
+           g.num_vertices);
+  HT_CHECK(g.num_edges == p.num_edges, "partition is for {} edges but the graph has {} (was it made from another graph?)",
+           p.num_edges, g.num_edges);
+}
+
+// Rows of the CSC in new order, sources mapped to new ids.
+void renumber_topology(const GraphView& g, const Partition& p, Graph& out) {
+  const int64_t n = g.num_vertices;
+  out.offsets.assign(n + 1, 0);
+  for (int64_t v = 0; v < n; ++v) out.offsets[v + 1] = out.offsets[v] + g.in_degree(p.new_to_old[v]);
+  out.sources.resize(g.num_edges);
+  const bool weighted = !g.weights.empty();
+  if (weighted) out.weights.resize(g.num_edges);
+  // Sorted input stays sorted in the new ids, so consumers relying on the
+  // flag (dedup checks, locality of gathers) keep working.
+  const bool sort = g.flags.sorted_neighbors;
+#pragma omp parallel
+  {
+    std::vector<std::pair<vid_t, float>> tmp;
+#pragma omp for schedule(dynamic, 4096)
+    for (int64_t v = 0; v < n; ++v) {
+      const int64_t old = p.new_to_old[v];
+      const int64_t b = g.offsets[old], e = g.offsets[old + 1], o = out.offsets[v];
+      for (int64_t i = b; i < e; ++i) out.sources[o + i - b] = p.old_to_new[g.sources[i]];
+      if (weighted) std::copy(g.weights.begin() + b, g.weights.begin() + e, out.weights.begin() + o);
+      if (sort) {
+        const size_t len = static_cast<size_t>(e - b);
+        sort_row(std::span<vid_t>(out.sources).subspan(o, len),
+                 weighted ? std::span<float>(out.weights).subspan(o, len) : std::span<float>(), tmp);
+      }
+    }
+  }
+}
+
+void renumber_vertex_data(const GraphView& g, const Partition& p, Graph& out) {
+  const int64_t n = g.num_vertices;
+  const size_t f = static_cast<size_t>(g.feature_dim);
+  out.feature_dim = g.feature_dim;
+  out.num_classes = g.num_classes;
+  if (!g.features.empty()) {
+    out.features.resize(static_cast<size_t>(n) * f);
+#pragma omp parallel for schedule(static, 1024)
+    for (int64_t v = 0; v < n; ++v)
+      std::copy_n(g.features.begin() + static_cast<size_t>(p.new_to_old[v]) * f, f,
+                  out.features.begin() + static_cast<size_t>(v) * f);
+  }
+  if (!g.labels.empty()) {
+    out.labels.resize(n);
+    for (int64_t v = 0; v < n; ++v) out.labels[v] = g.labels[p.new_to_old[v]];
+  }
+  if (!g.split.empty()) {
+    out.split.resize(n);
+    for (int64_t v = 0; v < n; ++v) out.split[v] = g.split[p.new_to_old[v]];
+  }
+  // Always present after renumbering: the way back to the raw input's ids
+  // (predictions are exported in those ids).
+  out.orig_ids.resize(n);
+  for (int64_t v = 0; v < n; ++v) {
+    const vid_t old = p.new_to_old[v];
+    out.orig_ids[v] = g.orig_ids.empty() ? static_cast<int64_t>(old) : g.orig_ids[old];
+  }
+}
+
+}  // namespace
+
+int Partition::owner(vid_t new_id) const {
+  HT_CHECK(static_cast<int64_t>(new_id) < num_vertices, "vertex {} is outside the partition's {} vertices", new_id,
+           num_vertices);
+  // The last offset <= new_id; empty partitions (equal offsets) are skipped
+  // because upper_bound lands after all of them.
+  const auto it = std::upper_bound(part_offsets.begin(), part_offsets.end(), static_cast<int64_t>(new_id));
+  return static_cast<int>(it - part_offsets.begin()) - 1;
+}
+
+Graph renumber(const GraphView& g, const Partition& p) {
+  check_renumber_inputs(g, p);
+  Graph out;
+  out.num_vertices = g.num_vertices;
+  renumber_topology(g, p, out);
+  renumber_vertex_data(g, p, out);
+  out.flags = g.flags;  // relabeling preserves every structural property
+  return out;
+}
+
+}  // namespace ht

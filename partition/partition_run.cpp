@@ -1,0 +1,105 @@
+#include "partition/partition_run.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/memory.hpp"
+#include "partition/assignment.hpp"
+#include "partition/chunking.hpp"
+#include "partition/metis_partition.hpp"
+#include "partition/renumbering.hpp"
+#include "partition/vertex_cost.hpp"
+
+namespace ht {
+namespace {
+
+// Runs `body` and records its time as phase `name`.
+template <typename F>
+void timed(PartitionRunInfo& info, const char* name, F&& body) {
+  Timer t;
+  body();
+  info.phases.add(name, t.seconds());
+  log::info("{}: {:.2f} s", name, t.seconds());
+}
+
+std::vector<int32_t> metis_assignment(const GraphView& g, const PartitionParams& params, PartitionRunInfo& info) {
+  MetisGraph mg;
+  std::vector<idx_t> vwgt;
+  idx_t ncon = 1;
+  timed(info, "symmetrize", [&] {
+    mg = build_metis_graph(g);
+    vwgt = metis_vertex_weights(g, params, ncon);
+  });
+  info.metis_adjacency = mg.adjacency_length();
+  MetisResult r;
+  timed(info, "metis", [&] { r = run_metis(mg, vwgt, ncon, params); });
+  info.metis_ran = true;
+  info.metis_seconds = r.seconds;
+  info.metis_cpu_seconds = r.cpu_seconds;
+  info.metis_peak_bytes = r.peak_bytes;
+  info.metis_peak_exact = r.peak_is_exact;
+  info.metis_objective = r.objective_value;
+  info.process_peak_before_metis = r.process_peak_before;
+  return std::move(r.part_of);
+}
+
+std::vector<int32_t> assignment(const GraphView& g, const PartitionParams& params, PartitionRunInfo& info) {
+  const int m = params.parts;
+  if (m == 1) return std::vector<int32_t>(g.num_vertices, 0);  // no partitioning to do
+  if (params.method == PartitionMethod::metis) return metis_assignment(g, params, info);
+  std::vector<int32_t> part_of;
+  timed(info, "assign", [&] {
+    const std::vector<double> w = balance_weights(g, params);
+    part_of = params.method == PartitionMethod::range ? range_assignment(w, m, params.chunks)
+                                                      : random_assignment(w, m, params.chunks, params.seed);
+  });
+  return part_of;
+}
+
+}  // namespace
+
+int64_t process_peak_bytes(const PartitionRunInfo& info) {
+  return std::max(info.process_peak_before_metis, peak_rss_bytes());
+}
+
+void validate_partition_params(const PartitionParams& params, const GraphView& g) {
+  if (params.parts < 1) throw option_error("--parts", fmt::format("must be at least 1 (got {})", params.parts));
+  if (params.chunks < 1) throw option_error("--chunks", fmt::format("must be at least 1 (got {})", params.chunks));
+  const int64_t total = static_cast<int64_t>(params.parts) * params.chunks;
+  if (total > g.num_vertices)
+    throw option_error("--chunks", fmt::format("{} partitions x {} chunks = {} chunks, more than the graph's {} "
+                                               "vertices (every chunk needs at least one vertex)",
+                                               params.parts, params.chunks, total, g.num_vertices));
+  if (params.imbalance < 1)
+    throw option_error("--imbalance",
+                       fmt::format("must be at least 1 (METIS ufactor in 1/1000; got {})", params.imbalance));
+  if (!std::isfinite(params.chunk_vertex_weight) || params.chunk_vertex_weight < 0)
+    throw option_error("--chunk-vertex-weight",
+                       fmt::format("must be a finite number >= 0 (got {})", params.chunk_vertex_weight));
+  const bool metis = params.method == PartitionMethod::metis && params.parts > 1;
+  if (metis && params.algorithm == MetisAlgorithm::recursive && params.objective == MetisObjective::vol)
+    throw option_error("--objective", "'vol' is only available with k-way METIS (--algorithm kway)");
+  if (metis && params.vertex_weights == VertexWeights::train && g.split.empty())
+    throw option_error("--vertex-weights", "'train' needs the graph's split section, and this graph has none");
+}
+
+Partition make_partition(const GraphView& g, const FileIdentity& graph_identity, const PartitionParams& params,
+                         PartitionRunInfo& info) {
+  validate_partition_params(params, g);
+  Partition p;
+  p.params = params;
+  p.graph_identity = graph_identity;
+  p.num_edges = g.num_edges;
+  std::vector<int32_t> part_of = assignment(g, params, info);
+  info.vertices_moved = ensure_min_part_size(part_of, params.parts, params.chunks);
+  if (info.vertices_moved > 0)
+    log::warn("{} vertices moved so that every partition holds at least {} vertices (one per chunk)",
+              info.vertices_moved, params.chunks);
+  timed(info, "renumber", [&] { layout_partitions(part_of, p); });
+  timed(info, "chunk", [&] { chunk_partitions(g, p); });
+  return p;
+}
+
+}  // namespace ht

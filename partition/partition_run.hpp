@@ -1,0 +1,37 @@
+#pragma once
+// The partitioning pipeline (SPEC §4): assignment (METIS, random or range),
+// renumbering, chunking.
+#include <cstdint>
+
+#include "core/container.hpp"
+#include "core/timer.hpp"
+#include "graph/graph.hpp"
+#include "partition/partition.hpp"
+
+namespace ht {
+
+// What a run did besides its result: per-phase timings and METIS figures.
+struct PartitionRunInfo {
+  PhaseTimes phases;
+  bool metis_ran = false;
+  double metis_seconds = 0;
+  double metis_cpu_seconds = 0;
+  int64_t metis_peak_bytes = 0;       // memory METIS itself used (see MetisResult)
+  bool metis_peak_exact = true;
+  int64_t metis_objective = 0;        // METIS's own cut/volume on the symmetrized graph
+  int64_t metis_adjacency = 0;        // adjacency entries passed to METIS
+  int64_t process_peak_before_metis = 0;  // METIS resets the high-water mark; keep the earlier one
+  int64_t vertices_moved = 0;         // moved so that every partition holds >= n vertices
+};
+
+// Throws option_error naming the option for impossible or inconsistent
+// requests (m < 1, n < 1, m·n > N, ...).
+// The process's peak resident memory over the whole run.
+int64_t process_peak_bytes(const PartitionRunInfo& info);
+
+void validate_partition_params(const PartitionParams& params, const GraphView& g);
+
+Partition make_partition(const GraphView& g, const FileIdentity& graph_identity, const PartitionParams& params,
+                         PartitionRunInfo& info);
+
+}  // namespace ht

@@ -1,0 +1,194 @@
+#include "partition/partition_stats.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/progress.hpp"
+
+namespace ht {
+namespace {
+
+// Old id -> partition.
+std::vector<int32_t> owners_of_old_ids(const Partition& p) {
+  std::vector<int32_t> part_of(p.num_vertices);
+  for (int i = 0; i < p.m(); ++i)
+    for (int64_t v = p.part_offsets[i]; v < p.part_offsets[i + 1]; ++v) part_of[p.new_to_old[v]] = i;
+  return part_of;
+}
+
+// Distinct sources of the in-edges of new ids [b, e). `stamp` holds, per old
+// id, the tag of the last range that counted it; `tag` must be unused so far.
+int64_t count_in_neighbors(const GraphView& g, const Partition& p, int64_t b, int64_t e, std::vector<uint32_t>& stamp,
+                           uint32_t tag) {
+  int64_t distinct = 0;
+  for (int64_t v = b; v < e; ++v) {
+    for (vid_t u : g.in_neighbors(p.new_to_old[v])) {
+      if (stamp[u] == tag) continue;
+      stamp[u] = tag;
+      ++distinct;
+    }
+  }
+  return distinct;
+}
+
+int64_t in_edges_of_range(const GraphView& g, const Partition& p, int64_t b, int64_t e) {
+  int64_t edges = 0;
+  for (int64_t v = b; v < e; ++v) edges += g.in_degree(p.new_to_old[v]);
+  return edges;
+}
+
+// Threads for the marker-array loops: each thread holds 4·N bytes of
+// markers; keep them within 2 GiB together on huge graphs.
+int marker_threads(int64_t n) {
+  const int64_t budget = int64_t{2} << 30;
+  const int64_t fit = std::max<int64_t>(1, budget / std::max<int64_t>(1, 4 * n));
+  return static_cast<int>(std::min<int64_t>(omp_get_max_threads(), fit));
+}
+
+template <typename Get>
+double max_over_mean(size_t count, Get get) {
+  double sum = 0, mx = 0;
+  for (size_t i = 0; i < count; ++i) {
+    sum += get(i);
+    mx = std::max(mx, get(i));
+  }
+  return sum > 0 ? mx / (sum / static_cast<double>(count)) : 1.0;
+}
+
+void fill_chunks(const GraphView& g, const Partition& p, PartitionStats& s, Progress& progress) {
+  const int n = p.n();
+  const double c = p.params.chunk_vertex_weight;
+  s.chunks.resize(static_cast<size_t>(p.m()) * n);
+#pragma omp parallel num_threads(marker_threads(p.num_vertices))
+  {
+    std::vector<uint32_t> stamp(p.num_vertices, 0);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t k = 0; k < static_cast<int64_t>(s.chunks.size()); ++k) {
+      const int64_t b = p.chunk_offsets[k], e = p.chunk_offsets[k + 1];
+      ChunkStats& cs = s.chunks[k];
+      cs.part = static_cast<int>(k / n);
+      cs.chunk = static_cast<int>(k % n);
+      cs.vertices = e - b;
+      cs.in_edges = in_edges_of_range(g, p, b, e);
+      cs.in_neighbors = count_in_neighbors(g, p, b, e, stamp, static_cast<uint32_t>(k + 1));
+      cs.weight = static_cast<double>(cs.in_edges) + static_cast<double>(cs.vertices) * c;
+      progress.add(cs.in_edges);
+    }
+  }
+}
+
+void fill_parts(const GraphView& g, const Partition& p, PartitionStats& s, Progress& progress) {
+  const std::vector<int32_t> part_of = owners_of_old_ids(p);
+  const double c = p.params.chunk_vertex_weight;
+  s.parts.resize(p.m());
+#pragma omp parallel num_threads(marker_threads(p.num_vertices))
+  {
+    std::vector<uint32_t> stamp(p.num_vertices, 0);
+#pragma omp for schedule(dynamic, 1)
+    for (int i = 0; i < p.m(); ++i) {
+      const int64_t b = p.part_offsets[i], e = p.part_offsets[i + 1];
+      PartStats& ps = s.parts[i];
+      ps.vertices = e - b;
+      ps.in_edges = in_edges_of_range(g, p, b, e);
+      ps.in_neighbors = count_in_neighbors(g, p, b, e, stamp, static_cast<uint32_t>(i + 1));
+      for (int64_t v = b; v < e; ++v)
+        for (vid_t u : g.in_neighbors(p.new_to_old[v])) ps.cut_in_edges += part_of[u] != i ? 1 : 0;
+      ps.weight = static_cast<double>(ps.in_edges) + static_cast<double>(ps.vertices) * c;
+      progress.add(ps.in_edges);
+    }
+  }
+}
+
+void summarize(PartitionStats& s) {
+  const double nv = static_cast<double>(std::max<int64_t>(1, s.num_vertices));
+  int64_t replicas = 0, part_replicas = 0;
+  for (const ChunkStats& c : s.chunks) replicas += c.in_neighbors;
+  for (const PartStats& q : s.parts) {
+    part_replicas += q.in_neighbors;
+    s.edge_cut += q.cut_in_edges;
+  }
+  s.alpha = static_cast<double>(replicas) / nv;
+  s.alpha_parts = static_cast<double>(part_replicas) / nv;
+  s.edge_cut_fraction = s.num_edges > 0 ? static_cast<double>(s.edge_cut) / static_cast<double>(s.num_edges) : 0;
+  const size_t m = s.parts.size();
+  s.imbalance = max_over_mean(m, [&](size_t i) { return s.parts[i].weight; });
+  s.vertex_imbalance = max_over_mean(m, [&](size_t i) { return static_cast<double>(s.parts[i].vertices); });
+  s.edge_imbalance = max_over_mean(m, [&](size_t i) { return static_cast<double>(s.parts[i].in_edges); });
+  s.chunk_imbalance = max_over_mean(s.chunks.size(), [&](size_t k) { return s.chunks[k].weight; });
+}
+
+}  // namespace
+
+PartitionStats compute_partition_stats(const GraphView& g, const Partition& p) {
+  HT_CHECK(g.num_vertices == p.num_vertices && g.num_edges == p.num_edges,
+           "partition ({} vertices, {} edges) does not fit the graph ({} vertices, {} edges)", p.num_vertices,
+           p.num_edges, g.num_vertices, g.num_edges);
+  PartitionStats s;
+  s.num_vertices = g.num_vertices;
+  s.num_edges = g.num_edges;
+  Progress progress("statistics", 2 * g.num_edges, "edges");
+  fill_chunks(g, p, s, progress);
+  fill_parts(g, p, s, progress);
+  progress.finish();
+  summarize(s);
+  return s;
+}
+
+std::string format_partition_stats(const PartitionStats& s, int chunks_per_part, int max_chunk_rows) {
+  std::string out;
+  const bool per_chunk = static_cast<int64_t>(s.chunks.size()) <= max_chunk_rows;
+  out += fmt::format("{:>6} {:>6} {:>12} {:>14} {:>13} {:>16}{}\n", "part", "chunk", "vertices", "in-edges",
+                     "in-neighbors", "weight", per_chunk ? "" : "   chunk weight min..max");
+  for (size_t i = 0; i < s.parts.size(); ++i) {
+    const auto first = s.chunks.begin() + static_cast<int64_t>(i) * chunks_per_part;
+    if (per_chunk && chunks_per_part > 1) {
+      for (auto c = first; c != first + chunks_per_part; ++c)
+        out += fmt::format("{:>6} {:>6} {:>12} {:>14} {:>13} {:>16.1f}\n", c->part, c->chunk, c->vertices,
+                           c->in_edges, c->in_neighbors, c->weight);
+    }
+    const PartStats& q = s.parts[i];
+    std::string range;
+    if (!per_chunk) {
+      const auto [lo, hi] = std::minmax_element(first, first + chunks_per_part,
+                                                [](const ChunkStats& a, const ChunkStats& b) { return a.weight < b.weight; });
+      range = fmt::format("   {:.1f}..{:.1f}", lo->weight, hi->weight);
+    }
+    out += fmt::format("{:>6} {:>6} {:>12} {:>14} {:>13} {:>16.1f}{}\n", i, "all", q.vertices, q.in_edges,
+                       q.in_neighbors, q.weight, range);
+  }
+  out += fmt::format("edge cut: {} of {} edges ({:.2f}%)\n", s.edge_cut, s.num_edges, 100.0 * s.edge_cut_fraction);
+  out += fmt::format("replication factor alpha: {:.4f} over m*n = {} chunks; {:.4f} over m = {} partitions\n",
+                     s.alpha, s.chunks.size(), s.alpha_parts, s.parts.size());
+  out += fmt::format("balance (max/mean): computation {:.4f}, vertices {:.4f}, in-edges {:.4f}; chunks {:.4f}\n",
+                     s.imbalance, s.vertex_imbalance, s.edge_imbalance, s.chunk_imbalance);
+  return out;
+}
+
+void write_partition_stats_json(JsonWriter& w, const PartitionStats& s) {
+  w.field("num_vertices", s.num_vertices).field("num_edges", s.num_edges);
+  w.field("edge_cut", s.edge_cut).field("edge_cut_fraction", s.edge_cut_fraction);
+  w.field("alpha", s.alpha).field("alpha_parts", s.alpha_parts);
+  w.field("imbalance", s.imbalance).field("vertex_imbalance", s.vertex_imbalance);
+  w.field("edge_imbalance", s.edge_imbalance).field("chunk_imbalance", s.chunk_imbalance);
+  w.key("parts").begin_array();
+  for (size_t i = 0; i < s.parts.size(); ++i) {
+    const PartStats& q = s.parts[i];
+    w.begin_object().field("part", static_cast<int64_t>(i)).field("vertices", q.vertices).field("in_edges", q.in_edges);
+    w.field("in_neighbors", q.in_neighbors).field("cut_in_edges", q.cut_in_edges).field("weight", q.weight);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("chunks").begin_array();
+  for (const ChunkStats& c : s.chunks) {
+    w.begin_object().field("part", c.part).field("chunk", c.chunk).field("vertices", c.vertices);
+    w.field("in_edges", c.in_edges).field("in_neighbors", c.in_neighbors).field("weight", c.weight);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+}  // namespace ht

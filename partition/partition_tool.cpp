@@ -1,0 +1,113 @@
+#include "partition/partition_tool.hpp"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "core/cli.hpp"
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "core/json.hpp"
+#include "core/log.hpp"
+#include "core/memory.hpp"
+#include "graph/graph_file.hpp"
+#include "partition/partition_file.hpp"
+#include "partition/partition_names.hpp"
+#include "partition/partition_run.hpp"
+#include "partition/partition_stats.hpp"
+
+namespace ht {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Fails before any work when an output could not be written in the end.
+void check_output_path(const std::string& path, const std::string& option, const std::string& graph_path) {
+  const fs::path dir = fs::absolute(path).parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw option_error(option, fmt::format("cannot write '{}': directory '{}' does not exist", path, dir.string()));
+  if (fs::exists(path, ec) && fs::equivalent(path, graph_path, ec))
+    throw option_error(option, fmt::format("'{}' is the input graph; choose another output file", path));
+}
+
+std::string describe(const PartitionParams& q) {
+  if (q.parts == 1) return fmt::format("m = 1 (no partitioning), n = {}", q.chunks);
+  std::string how = name_of(q.method);
+  if (q.method == PartitionMethod::metis)
+    how += fmt::format(" {} objective {} ufactor {} vertex-weights {}", name_of(q.algorithm), name_of(q.objective),
+                       q.imbalance, name_of(q.vertex_weights));
+  return fmt::format("m = {}, n = {}, {}, seed {}", q.parts, q.chunks, how, q.seed);
+}
+
+std::string stats_json(const PartitionToolOptions& opt, const PartitionStats& s, const PartitionRunInfo& info,
+                       double seconds) {
+  const PartitionParams& q = opt.params;
+  JsonWriter w;
+  w.begin_object();
+  w.field("tool", "ht-partition").field("version", cli::version_string());
+  w.field("graph", opt.graph_path).field("output", opt.output_path);
+  w.key("params").begin_object();
+  w.field("parts", q.parts).field("chunks", q.chunks).field("method", name_of(q.method));
+  w.field("algorithm", name_of(q.algorithm)).field("objective", name_of(q.objective));
+  w.field("seed", q.seed).field("ufactor", q.imbalance).field("vertex_weights", name_of(q.vertex_weights));
+  w.field("chunk_vertex_weight", q.chunk_vertex_weight);
+  w.end_object();
+  write_partition_stats_json(w, s);
+  w.field("seconds", seconds);
+  w.key("phases").begin_object();
+  for (const auto& [name, sec] : info.phases.phases()) w.field(name, sec);
+  w.end_object();
+  w.key("metis_seconds");
+  info.metis_ran ? w.value(info.metis_seconds) : w.null();
+  w.key("metis_cpu_seconds");
+  info.metis_ran ? w.value(info.metis_cpu_seconds) : w.null();
+  w.key("metis_peak_bytes");
+  info.metis_ran ? w.value(info.metis_peak_bytes) : w.null();
+  w.key("metis_objective");
+  info.metis_ran ? w.value(info.metis_objective) : w.null();
+  w.field("metis_peak_exact", info.metis_peak_exact);
+  w.field("vertices_moved", info.vertices_moved);
+  w.field("peak_rss_bytes", process_peak_bytes(info));
+  w.end_object();
+  return w.str() + "\n";
+}
+
+}  // namespace
+
+void run_partition_tool(const PartitionToolOptions& opt) {
+  Timer total;
+  check_output_path(opt.output_path, "--output", opt.graph_path);
+  if (!opt.stats_json_path.empty()) check_output_path(opt.stats_json_path, "--stats-json", opt.graph_path);
+  PartitionRunInfo info;
+  Timer t;
+  const GraphFile graph(opt.graph_path, ReadOptions{opt.verify});
+  const GraphView& g = graph.view();
+  info.phases.add("read", t.seconds());
+  log::info("graph {}: {} vertices, {} edges; {}", opt.graph_path, g.num_vertices, g.num_edges, describe(opt.params));
+  validate_partition_params(opt.params, g);
+
+  const Partition p = make_partition(g, graph.identity(), opt.params, info);
+  t.reset();
+  const PartitionStats s = compute_partition_stats(g, p);
+  info.phases.add("stats", t.seconds());
+  t.reset();
+  write_partition(opt.output_path, p);
+  info.phases.add("write", t.seconds());
+
+  fmt::print("{}", format_partition_stats(s, p.n()));
+  std::fflush(stdout);
+  std::string phases;
+  for (const auto& [name, sec] : info.phases.phases()) phases += fmt::format("{}{} {:.2f} s", phases.empty() ? "" : ", ", name, sec);
+  log::info("phases: {}; total {:.2f} s", phases, total.seconds());
+  if (info.metis_ran)
+    log::info("METIS: {:.2f} s ({:.2f} s CPU), {} peak memory{}, objective {} on {} adjacency entries",
+              info.metis_seconds, info.metis_cpu_seconds,
+              format_bytes(static_cast<double>(info.metis_peak_bytes)),
+              info.metis_peak_exact ? "" : " (upper bound: high-water mark could not be reset)",
+              info.metis_objective, info.metis_adjacency);
+  log::info("peak memory (process): {}", format_bytes(static_cast<double>(process_peak_bytes(info))));
+  if (!opt.stats_json_path.empty()) write_text_file_atomic(opt.stats_json_path, stats_json(opt, s, info, total.seconds()));
+  log::info("wrote {}", opt.output_path);
+}
+
+}  // namespace ht

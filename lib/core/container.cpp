@@ -136,7 +136,7 @@ ContainerReader::ContainerReader(const std::string& path, const char (&magic)[9]
     for (char& c : found)
       if (c < 32 || c > 126) c = '.';
     throw offset_error(path, 0, fmt::format("wrong magic '{}', expected '{}' (wrong kind of file?)", found,
-                                            std::string(magic, 7)));
+                                            std::string(magic, strnlen(magic, 8))));
   }
   if (get<uint32_t>(h, kOffBom) != container::kByteOrderMark)
     throw offset_error(path, kOffBom, "byte-order mark mismatch (file written on a big-endian machine?)");

@@ -92,8 +92,9 @@ HT_HD bool attn_dropout_keep(uint64_t seed, int epoch, int layer, int head, int6
 }
 
 // GCN normalization degrees: for every vertex, 1/sqrt(1 + Σ in-edge weights
-// excluding self-loops + self-loop weight), i.e. the degree of A + I where an
-// existing self-loop is replaced by weight 1 (PyG's add_remaining_self_loops).
+// excluding self-loops), i.e. the degree of A + I where an existing self-loop
+// is replaced by one of weight 1 (PyG's add_remaining_self_loops does the same
+// on unweighted graphs; on weighted graphs it keeps the loop's weight).
 std::vector<float> gcn_inv_sqrt_degree(const GraphView& g);
 
 // Optimizers (state per tensor). Weight decay is L2 added to the gradient

@@ -1,0 +1,394 @@
+#include "plan/plan_file.hpp"
+
+#include <bit>
+#include <span>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "graph/types.hpp"
+
+namespace ht {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Writing: one section per ChunkPlan field (all steps concatenated, in step
+// order j * m + i) and one offset table per group of fields of equal length.
+// ---------------------------------------------------------------------------
+
+template <typename T>
+using Field = std::vector<T> ChunkPlan::*;
+
+template <typename T>
+std::vector<int64_t> index_of(const Plan& plan, Field<T> field) {
+  std::vector<int64_t> index(plan.steps.size() + 1, 0);
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    index[s + 1] = index[s] + static_cast<int64_t>((plan.steps[s].*field).size());
+  return index;
+}
+
+template <typename T>
+void add_concat(ContainerWriter& w, const std::string& name, const Plan& plan, Field<T> field) {
+  std::vector<T> all;
+  size_t total = 0;
+  for (const ChunkPlan& cp : plan.steps) total += (cp.*field).size();
+  all.reserve(total);
+  for (const ChunkPlan& cp : plan.steps) all.insert(all.end(), (cp.*field).begin(), (cp.*field).end());
+  w.add<T>(name, all);
+}
+
+void add_index(ContainerWriter& w, const std::string& name, const std::vector<int64_t>& index) {
+  w.add<int64_t>(name, index);
+}
+
+void write_step_headers(ContainerWriter& w, const Plan& plan) {
+  std::vector<int32_t> ids;
+  std::vector<int64_t> dst;
+  for (const ChunkPlan& cp : plan.steps) {
+    ids.push_back(cp.part);
+    ids.push_back(cp.chunk);
+    dst.push_back(cp.dst_begin);
+    dst.push_back(cp.dst_end);
+  }
+  w.add<int32_t>("step_ids", ids, 2);
+  w.add<int64_t>("step_dst", dst, 2);
+}
+
+void write_per_gpu(ContainerWriter& w, const Plan& plan) {
+  std::vector<uint32_t> caps;
+  std::vector<int64_t> sizes;
+  for (int i = 0; i < plan.m; ++i) {
+    caps.insert(caps.end(), {plan.trans_capacity[i], plan.remote_capacity[i], plan.nbr_capacity[i]});
+    sizes.insert(sizes.end(), {plan.max_dst[i], plan.max_edges[i]});
+  }
+  w.add<uint32_t>("capacity", caps, 3);
+  w.add<int64_t>("max_sizes", sizes, 2);
+  const std::vector<int64_t> vol = {plan.volumes.v_ori,        plan.volumes.v_p2p,        plan.volumes.v_ru,
+                                    plan.volumes_before.v_ori, plan.volumes_before.v_p2p, plan.volumes_before.v_ru};
+  w.add<int64_t>("volumes", vol, 3);
+}
+
+void check_shape(const Plan& plan) {
+  HT_CHECK(plan.m >= 1 && plan.n >= 1, "cannot write a plan with m = {}, n = {}", plan.m, plan.n);
+  const size_t m = static_cast<size_t>(plan.m);
+  HT_CHECK(plan.steps.size() == m * static_cast<size_t>(plan.n), "plan has {} steps, expected m * n = {}",
+           plan.steps.size(), m * static_cast<size_t>(plan.n));
+  HT_CHECK(plan.part_offsets.size() == m + 1 && plan.trans_capacity.size() == m && plan.remote_capacity.size() == m &&
+               plan.nbr_capacity.size() == m && plan.max_dst.size() == m && plan.max_edges.size() == m,
+           "plan's per-GPU arrays do not have m = {} entries", m);
+}
+
+// ---------------------------------------------------------------------------
+// Reading.
+// ---------------------------------------------------------------------------
+
+double as_double(uint64_t bits) { return std::bit_cast<double>(bits); }
+
+class PlanReader {
+ public:
+  PlanReader(const ContainerReader& r, Plan& plan) : r_(r), plan_(plan) {}
+
+  void read_header();
+  void read_steps();
+  void read_per_gpu();
+  void read_topology();
+  void read_transitions();
+  void read_remotes();
+  void read_flushes();
+
+ private:
+  [[noreturn]] void fail(const std::string& section, const std::string& what) const { r_.fail_in(section, what); }
+  size_t steps() const { return plan_.steps.size(); }
+  std::vector<int64_t> index(const std::string& name, const std::vector<int64_t>* expected_sizes = nullptr) const;
+  template <typename T>
+  std::span<const T> values(const std::string& name, const std::vector<int64_t>& index) const {
+    return r_.array<T>(name, static_cast<uint64_t>(index.back()));
+  }
+  template <typename T>
+  void split(std::span<const T> all, const std::vector<int64_t>& index, Field<T> field) {
+    for (size_t s = 0; s < steps(); ++s)
+      (plan_.steps[s].*field).assign(all.begin() + index[s], all.begin() + index[s + 1]);
+  }
+  template <typename T, typename Pred>
+  void check_all(const std::string& name, std::span<const T> all, const std::vector<int64_t>& index, Pred ok,
+                 const char* what) const {
+    for (size_t s = 0; s < steps(); ++s)
+      for (int64_t k = index[s]; k < index[s + 1]; ++k)
+        if (!ok(plan_.steps[s], all[k]))
+          fail(name, fmt::format("element {} (step {}) = {} {}", k, s, static_cast<int64_t>(all[k]), what));
+  }
+
+  const ContainerReader& r_;
+  Plan& plan_;
+};
+
+void PlanReader::read_header() {
+  const uint64_t m = r_.meta(kPlanMetaM), n = r_.meta(kPlanMetaN), nv = r_.meta(kPlanMetaVertices);
+  if (m < 1 || n < 1 || m > (1u << 16) || n > (1u << 24) || m * n > (uint64_t{1} << 28))
+    throw file_error(r_.path(), fmt::format("header: implausible m = {}, n = {} (corrupted?)", m, n));
+  if (nv > static_cast<uint64_t>(kMaxVertices32))
+    throw file_error(r_.path(), fmt::format("header: {} vertices exceeds 32-bit ids", nv));
+  plan_.m = static_cast<int>(m);
+  plan_.n = static_cast<int>(n);
+  plan_.num_vertices = static_cast<int64_t>(nv);
+  plan_.graph_identity = {r_.meta(kPlanMetaGraphBytes), r_.meta(kPlanMetaGraphChecksum)};
+  plan_.partition_identity = {r_.meta(kPlanMetaPartitionBytes), r_.meta(kPlanMetaPartitionChecksum)};
+  plan_.reorganized = (r_.flags() & kPlanFlagReorganized) != 0;
+  plan_.cost_before = as_double(r_.meta(kPlanMetaCostBefore));
+  plan_.cost_after = as_double(r_.meta(kPlanMetaCostAfter));
+  plan_.seconds = as_double(r_.meta(kPlanMetaSeconds));
+  plan_.steps.resize(m * n);
+
+  auto po = r_.array<int64_t>("part_offsets", m + 1);
+  plan_.part_offsets.assign(po.begin(), po.end());
+  if (po[0] != 0 || po[m] != plan_.num_vertices)
+    fail("part_offsets", fmt::format("must run from 0 to N = {}", plan_.num_vertices));
+  for (uint64_t i = 0; i < m; ++i)
+    if (po[i + 1] < po[i]) fail("part_offsets", fmt::format("decreases at entry {}", i + 1));
+}
+
+void PlanReader::read_steps() {
+  auto ids = r_.array<int32_t>("step_ids", 2 * steps());
+  auto dst = r_.array<int64_t>("step_dst", 2 * steps());
+  std::vector<int64_t> seen(static_cast<size_t>(plan_.m) * plan_.n, 0);
+  for (size_t s = 0; s < steps(); ++s) {
+    ChunkPlan& cp = plan_.steps[s];
+    cp.part = ids[2 * s];
+    cp.chunk = ids[2 * s + 1];
+    cp.dst_begin = dst[2 * s];
+    cp.dst_end = dst[2 * s + 1];
+    if (cp.part != static_cast<int32_t>(s % plan_.m) || cp.chunk < 0 || cp.chunk >= plan_.n)
+      fail("step_ids", fmt::format("step {} has part {} chunk {} (expected part {}, chunk < {})", s, cp.part, cp.chunk,
+                                   s % plan_.m, plan_.n));
+    if (seen[static_cast<size_t>(cp.part) * plan_.n + cp.chunk]++)
+      fail("step_ids", fmt::format("chunk {} of partition {} appears twice", cp.chunk, cp.part));
+    if (cp.dst_begin < plan_.part_offsets[cp.part] || cp.dst_end < cp.dst_begin ||
+        cp.dst_end > plan_.part_offsets[cp.part + 1])
+      fail("step_dst", fmt::format("step {}: destinations [{}, {}) outside partition {}", s, cp.dst_begin,
+                                   cp.dst_end, cp.part));
+  }
+}
+
+void PlanReader::read_per_gpu() {
+  const size_t m = static_cast<size_t>(plan_.m);
+  auto caps = r_.array<uint32_t>("capacity", 3 * m);
+  auto sizes = r_.array<int64_t>("max_sizes", 2 * m);
+  for (size_t i = 0; i < m; ++i) {
+    plan_.trans_capacity.push_back(caps[3 * i]);
+    plan_.remote_capacity.push_back(caps[3 * i + 1]);
+    plan_.nbr_capacity.push_back(caps[3 * i + 2]);
+    plan_.max_dst.push_back(sizes[2 * i]);
+    plan_.max_edges.push_back(sizes[2 * i + 1]);
+    if (static_cast<uint64_t>(caps[3 * i]) + caps[3 * i + 1] > UINT32_MAX)
+      fail("capacity", fmt::format("GPU {}: merged buffer exceeds 32-bit indices", i));
+  }
+  auto vol = r_.array<int64_t>("volumes", 6);
+  plan_.volumes = {vol[0], vol[1], vol[2]};
+  plan_.volumes_before = {vol[3], vol[4], vol[5]};
+}
+
+// An offset table: steps + 1 entries from 0, non-decreasing; optionally each
+// step's count must equal expected_sizes[s].
+std::vector<int64_t> PlanReader::index(const std::string& name, const std::vector<int64_t>* expected_sizes) const {
+  auto idx = r_.array<int64_t>(name, steps() + 1);
+  if (idx[0] != 0) fail(name, "must start at 0");
+  for (size_t s = 0; s < steps(); ++s) {
+    const int64_t len = idx[s + 1] - idx[s];
+    if (len < 0) fail(name, fmt::format("decreases at step {}", s));
+    if (expected_sizes && len != (*expected_sizes)[s])
+      fail(name, fmt::format("step {} has {} entries, expected {}", s, len, (*expected_sizes)[s]));
+  }
+  return {idx.begin(), idx.end()};
+}
+
+void PlanReader::read_topology() {
+  const int64_t nv = plan_.num_vertices;
+  const auto nbr_index = index("nbr_index");
+  auto nbr = values<vid_t>("nbr", nbr_index);
+  check_all("nbr", nbr, nbr_index, [&](const ChunkPlan&, vid_t v) { return v < nv; }, "is not a vertex");
+  split(nbr, nbr_index, &ChunkPlan::nbr);
+
+  std::vector<int64_t> offset_sizes;
+  for (const ChunkPlan& cp : plan_.steps) offset_sizes.push_back(cp.num_dst() + 1);
+  const auto off_index = index("offsets_index", &offset_sizes);
+  auto offsets = values<int64_t>("offsets", off_index);
+  split(offsets, off_index, &ChunkPlan::offsets);
+  std::vector<int64_t> edge_sizes;
+  for (size_t s = 0; s < steps(); ++s) {
+    const auto& o = plan_.steps[s].offsets;
+    if (o[0] != 0) fail("offsets", fmt::format("step {}: offsets must start at 0", s));
+    for (size_t d = 0; d + 1 < o.size(); ++d)
+      if (o[d + 1] < o[d]) fail("offsets", fmt::format("step {}: offsets decrease at destination {}", s, d));
+    edge_sizes.push_back(o.back());
+  }
+  const auto edge_index = index("edge_index", &edge_sizes);
+  auto src_local = values<uint32_t>("src_local", edge_index);
+  check_all("src_local", src_local, edge_index, [](const ChunkPlan& cp, uint32_t x) { return x < cp.nbr.size(); },
+            "is outside the step's neighbor list");
+  split(src_local, edge_index, &ChunkPlan::src_local);
+  auto src_merged = values<uint32_t>("src_merged", edge_index);
+  check_all(
+      "src_merged", src_merged, edge_index,
+      [&](const ChunkPlan& cp, uint32_t x) { return x < plan_.merged_capacity(cp.part); },
+      "is outside the merged buffer");
+  split(src_merged, edge_index, &ChunkPlan::src_merged);
+  auto src_vid = values<vid_t>("src_vid", edge_index);
+  check_all("src_vid", src_vid, edge_index, [&](const ChunkPlan&, vid_t v) { return v < nv; }, "is not a vertex");
+  split(src_vid, edge_index, &ChunkPlan::src_vid);
+}
+
+void PlanReader::read_transitions() {
+  const auto idx = index("trans_index");
+  auto vid = values<vid_t>("trans_vid", idx);
+  check_all(
+      "trans_vid", vid, idx,
+      [&](const ChunkPlan& cp, vid_t v) {
+        return v < plan_.num_vertices && static_cast<int64_t>(v) >= plan_.part_offsets[cp.part] &&
+               static_cast<int64_t>(v) < plan_.part_offsets[cp.part + 1];
+      },
+      "is not a vertex of the step's partition");
+  split(vid, idx, &ChunkPlan::trans_vid);
+  auto slot = values<uint32_t>("trans_slot", idx);
+  check_all(
+      "trans_slot", slot, idx, [&](const ChunkPlan& cp, uint32_t x) { return x < plan_.trans_capacity[cp.part]; },
+      "is outside the transition buffer");
+  split(slot, idx, &ChunkPlan::trans_slot);
+  auto reused = values<uint8_t>("trans_reused", idx);
+  check_all("trans_reused", reused, idx, [](const ChunkPlan&, uint8_t x) { return x <= 1; }, "is not 0 or 1");
+  split(reused, idx, &ChunkPlan::trans_reused);
+}
+
+void PlanReader::read_remotes() {
+  const auto idx = index("remote_index");
+  for (size_t s = 0; s < steps(); ++s)
+    if (idx[s + 1] - idx[s] > plan_.remote_capacity[plan_.steps[s].part])
+      fail("remote_index", fmt::format("step {} has more remote rows than the remote capacity", s));
+  auto vid = values<vid_t>("remote_vid", idx);
+  check_all("remote_vid", vid, idx, [&](const ChunkPlan&, vid_t v) { return v < plan_.num_vertices; },
+            "is not a vertex");
+  split(vid, idx, &ChunkPlan::remote_vid);
+  auto gpu = values<int32_t>("remote_gpu", idx);
+  check_all(
+      "remote_gpu", gpu, idx, [&](const ChunkPlan& cp, int32_t g) { return g >= 0 && g < plan_.m && g != cp.part; },
+      "is not another GPU");
+  split(gpu, idx, &ChunkPlan::remote_gpu);
+  auto slot = values<uint32_t>("remote_slot", idx);
+  for (size_t s = 0; s < steps(); ++s)
+    for (int64_t k = idx[s]; k < idx[s + 1]; ++k)
+      if (slot[k] >= plan_.trans_capacity[gpu[k]])
+        fail("remote_slot", fmt::format("element {} (step {}) = {} is outside GPU {}'s transition buffer", k, s,
+                                        slot[k], gpu[k]));
+  split(slot, idx, &ChunkPlan::remote_slot);
+}
+
+void PlanReader::read_flushes() {
+  const auto idx = index("flush_index");
+  auto slot = values<uint32_t>("flush_slot", idx);
+  check_all(
+      "flush_slot", slot, idx, [&](const ChunkPlan& cp, uint32_t x) { return x < plan_.trans_capacity[cp.part]; },
+      "is outside the transition buffer");
+  split(slot, idx, &ChunkPlan::flush_slot);
+  auto vid = values<vid_t>("flush_vid", idx);
+  check_all("flush_vid", vid, idx, [&](const ChunkPlan&, vid_t v) { return v < plan_.num_vertices; },
+            "is not a vertex");
+  split(vid, idx, &ChunkPlan::flush_vid);
+}
+
+void check_step_maxima(const ContainerReader& r, const Plan& plan) {
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const ChunkPlan& cp = plan.steps[s];
+    if (cp.nbr.size() > plan.nbr_capacity[cp.part] || cp.num_dst() > plan.max_dst[cp.part] ||
+        cp.num_edges() > plan.max_edges[cp.part] || cp.trans_vid.size() > plan.trans_capacity[cp.part])
+      r.fail_in("capacity", fmt::format("step {} exceeds GPU {}'s recorded capacities", s, cp.part));
+  }
+}
+
+std::string identity_text(const FileIdentity& id) {
+  return fmt::format("{} bytes, checksum {:016x}", id.bytes, id.checksum);
+}
+
+}  // namespace
+
+void write_plan(const std::string& path, const Plan& plan, const PlanParams& params) {
+  check_shape(plan);
+  ContainerWriter w(path, kPlanMagic, kPlanVersion);
+  int64_t edges = 0;
+  for (const ChunkPlan& cp : plan.steps) edges += cp.num_edges();
+  const uint64_t meta[] = {static_cast<uint64_t>(plan.m),
+                           static_cast<uint64_t>(plan.n),
+                           static_cast<uint64_t>(plan.num_vertices),
+                           plan.graph_identity.bytes,
+                           plan.graph_identity.checksum,
+                           plan.partition_identity.bytes,
+                           plan.partition_identity.checksum,
+                           std::bit_cast<uint64_t>(plan.cost_before),
+                           std::bit_cast<uint64_t>(plan.cost_after),
+                           std::bit_cast<uint64_t>(plan.seconds),
+                           std::bit_cast<uint64_t>(params.row_bytes),
+                           std::bit_cast<uint64_t>(params.profile.t_hd),
+                           std::bit_cast<uint64_t>(params.profile.t_dd),
+                           std::bit_cast<uint64_t>(params.profile.t_ru),
+                           static_cast<uint64_t>(edges)};
+  for (int k = 0; k < static_cast<int>(std::size(meta)); ++k) w.set_meta(k, meta[k]);
+  uint64_t flags = 0;
+  if (plan.reorganized) flags |= kPlanFlagReorganized;
+  if (params.reorganize_requested) flags |= kPlanFlagReorganizeRequested;
+  w.set_flags(flags);
+
+  w.add<int64_t>("part_offsets", plan.part_offsets);
+  write_step_headers(w, plan);
+  write_per_gpu(w, plan);
+  add_index(w, "nbr_index", index_of(plan, &ChunkPlan::nbr));
+  add_concat(w, "nbr", plan, &ChunkPlan::nbr);
+  add_index(w, "offsets_index", index_of(plan, &ChunkPlan::offsets));
+  add_concat(w, "offsets", plan, &ChunkPlan::offsets);
+  add_index(w, "edge_index", index_of(plan, &ChunkPlan::src_local));
+  add_concat(w, "src_local", plan, &ChunkPlan::src_local);
+  add_concat(w, "src_merged", plan, &ChunkPlan::src_merged);
+  add_concat(w, "src_vid", plan, &ChunkPlan::src_vid);
+  add_index(w, "trans_index", index_of(plan, &ChunkPlan::trans_vid));
+  add_concat(w, "trans_vid", plan, &ChunkPlan::trans_vid);
+  add_concat(w, "trans_slot", plan, &ChunkPlan::trans_slot);
+  add_concat(w, "trans_reused", plan, &ChunkPlan::trans_reused);
+  add_index(w, "remote_index", index_of(plan, &ChunkPlan::remote_vid));
+  add_concat(w, "remote_vid", plan, &ChunkPlan::remote_vid);
+  add_concat(w, "remote_gpu", plan, &ChunkPlan::remote_gpu);
+  add_concat(w, "remote_slot", plan, &ChunkPlan::remote_slot);
+  add_index(w, "flush_index", index_of(plan, &ChunkPlan::flush_slot));
+  add_concat(w, "flush_slot", plan, &ChunkPlan::flush_slot);
+  add_concat(w, "flush_vid", plan, &ChunkPlan::flush_vid);
+  w.commit();
+}
+
+Plan read_plan(const std::string& path, ReadOptions opt, PlanParams* params) {
+  ContainerReader r(path, kPlanMagic, kPlanVersion, opt);
+  Plan plan;
+  PlanReader reader(r, plan);
+  reader.read_header();
+  reader.read_steps();
+  reader.read_per_gpu();
+  reader.read_topology();
+  reader.read_transitions();
+  reader.read_remotes();
+  reader.read_flushes();
+  check_step_maxima(r, plan);
+  if (params) {
+    params->row_bytes = as_double(r.meta(kPlanMetaRowBytes));
+    params->profile = {as_double(r.meta(kPlanMetaTHd)), as_double(r.meta(kPlanMetaTDd)),
+                       as_double(r.meta(kPlanMetaTRu))};
+    params->reorganize_requested = (r.flags() & kPlanFlagReorganizeRequested) != 0;
+  }
+  return plan;
+}
+
+void check_plan_matches(const Plan& plan, FileIdentity graph, FileIdentity partition) {
+  if (!(plan.graph_identity == graph))
+    throw Error(fmt::format("plan was made for another graph (plan: {}; graph file: {}): rerun ht-reorganize",
+                            identity_text(plan.graph_identity), identity_text(graph)));
+  if (!(plan.partition_identity == partition))
+    throw Error(
+        fmt::format("plan was made for another partition (plan: {}; partition file: {}): rerun ht-reorganize",
+                    identity_text(plan.partition_identity), identity_text(partition)));
+}
+
+}  // namespace ht

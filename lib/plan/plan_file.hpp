@@ -1,0 +1,58 @@
+#pragma once
+// Plan file (.htplan): every field of a Plan and of each of its ChunkPlans,
+// plus the parameters it was made with and the identities of the graph and
+// partition files it was made for. Per-step arrays are concatenated into one
+// section each with a per-step offset table, so reading is a few large
+// sequential copies. Layout: docs/PLAN.md.
+#include <string>
+
+#include "core/container.hpp"
+#include "plan/plan.hpp"
+#include "plan/plan_stats.hpp"
+
+namespace ht {
+
+inline constexpr char kPlanMagic[9] = "HTPLAN\0\0";
+inline constexpr uint32_t kPlanVersion = 1;
+
+// Meta slots of the plan header (doubles are stored as their IEEE-754 bits).
+enum PlanMeta : int {
+  kPlanMetaM = 0,
+  kPlanMetaN = 1,
+  kPlanMetaVertices = 2,
+  kPlanMetaGraphBytes = 3,
+  kPlanMetaGraphChecksum = 4,
+  kPlanMetaPartitionBytes = 5,
+  kPlanMetaPartitionChecksum = 6,
+  kPlanMetaCostBefore = 7,
+  kPlanMetaCostAfter = 8,
+  kPlanMetaSeconds = 9,
+  kPlanMetaRowBytes = 10,
+  kPlanMetaTHd = 11,
+  kPlanMetaTDd = 12,
+  kPlanMetaTRu = 13,
+  kPlanMetaEdges = 14,  // Σ over steps of num_edges()
+};
+
+// Flag bits of the plan header.
+enum PlanFlagBits : uint64_t {
+  kPlanFlagReorganized = 1u << 0,
+  kPlanFlagReorganizeRequested = 1u << 1,
+};
+
+// Writes atomically (temporary file + rename).
+void write_plan(const std::string& path, const Plan& plan, const PlanParams& params = {});
+
+// Reads and validates a plan file: the container checks, then every index
+// table and every id/slot/index range, so that an engine can index its
+// buffers with the plan's values without further bounds checks. The
+// semantic check (does it compute the right thing) is check_plan().
+// `params`, when given, receives the recorded parameters.
+Plan read_plan(const std::string& path, ReadOptions opt = {}, PlanParams* params = nullptr);
+
+// Throws ht::Error "plan was made for another graph/partition: rerun
+// ht-reorganize" when the plan's recorded identities differ from the given
+// files' identities.
+void check_plan_matches(const Plan& plan, FileIdentity graph, FileIdentity partition);
+
+}  // namespace ht

@@ -1,0 +1,376 @@
+#include "partition/plan_builder.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <tuple>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/progress.hpp"
+#include "core/timer.hpp"
+#include "partition/plan_cost.hpp"
+
+namespace ht {
+namespace {
+
+// Below this many edges / rows of work a parallel region costs more than it
+// saves (and much more on a loaded machine).
+constexpr int64_t kParallelMin = int64_t{1} << 15;
+
+// ---------------------------------------------------------------------------
+// Chunk topology
+// ---------------------------------------------------------------------------
+
+// A set of vertices as one bit per vertex, reused across the chunks a thread
+// builds (cleared through the list of members, so a chunk costs O(its
+// edges), not O(N)); with the members' sorted list it answers rank(v) =
+// position of v in that list from the bit's word in O(1).
+class VertexBits {
+ public:
+  explicit VertexBits(int64_t num_vertices)
+      : words_((num_vertices + 63) / 64, 0), first_(words_.size(), 0) {}
+  bool insert(vid_t v) {  // true when v was not in the set
+    uint64_t& w = words_[v >> 6];
+    const uint64_t bit = uint64_t{1} << (v & 63);
+    const bool fresh = (w & bit) == 0;
+    w |= bit;
+    return fresh;
+  }
+  // `members` = the set, ascending.
+  void prepare_rank(const std::vector<vid_t>& members) {
+    for (size_t k = members.size(); k-- > 0;) first_[members[k] >> 6] = static_cast<uint32_t>(k);
+  }
+  uint32_t rank(vid_t v) const {
+    const uint64_t below = words_[v >> 6] & ((uint64_t{1} << (v & 63)) - 1);
+    return first_[v >> 6] + static_cast<uint32_t>(std::popcount(below));
+  }
+  void clear(const std::vector<vid_t>& members) {
+    for (vid_t v : members) words_[v >> 6] = 0;
+  }
+
+ private:
+  std::vector<uint64_t> words_;
+  std::vector<uint32_t> first_;  // per word: rank of its lowest member
+};
+
+ChunkPlan chunk_topology(const GraphView& g, int part, int chunk, int64_t begin, int64_t end, VertexBits& seen) {
+  ChunkPlan cp;
+  cp.part = part;
+  cp.chunk = chunk;
+  cp.dst_begin = begin;
+  cp.dst_end = end;
+  cp.offsets.reserve(end - begin + 1);
+  cp.offsets.push_back(0);
+  int64_t edges = 0;
+  for (int64_t v = begin; v < end; ++v) edges += g.in_degree(v) + 1;
+  cp.src_vid.reserve(edges);
+  for (int64_t v = begin; v < end; ++v) {
+    const auto row = static_cast<int64_t>(cp.src_vid.size());
+    bool sorted = true;
+    for (vid_t s : g.in_neighbors(v)) {
+      if (s == static_cast<vid_t>(v)) continue;
+      sorted = sorted && (static_cast<int64_t>(cp.src_vid.size()) == row || cp.src_vid.back() <= s);
+      cp.src_vid.push_back(s);
+      if (seen.insert(s)) cp.nbr.push_back(s);
+    }
+    cp.src_vid.push_back(static_cast<vid_t>(v));  // the one self-loop
+    if (seen.insert(static_cast<vid_t>(v))) cp.nbr.push_back(static_cast<vid_t>(v));
+    const auto first = cp.src_vid.begin() + row, last = cp.src_vid.end() - 1;
+    if (sorted) std::rotate(std::upper_bound(first, last, static_cast<vid_t>(v)), last, cp.src_vid.end());
+    else std::sort(first, cp.src_vid.end());
+    cp.offsets.push_back(static_cast<int64_t>(cp.src_vid.size()));
+  }
+  // N: every source (destinations included through their self-loops).
+  std::sort(cp.nbr.begin(), cp.nbr.end());
+  seen.prepare_rank(cp.nbr);
+  cp.src_local.resize(cp.src_vid.size());
+  for (size_t e = 0; e < cp.src_vid.size(); ++e) cp.src_local[e] = seen.rank(cp.src_vid[e]);
+  seen.clear(cp.nbr);
+  return cp;
+}
+
+// ---------------------------------------------------------------------------
+// Transition sets and slots (§6, in-place transition data management)
+// ---------------------------------------------------------------------------
+
+// 𝕅_ij = the part of 𝕅∪_j owned by partition i (ids are contiguous per partition).
+void set_transition_vertices(Plan& plan, const std::vector<std::vector<vid_t>>& unions) {
+  for (int j = 0; j < plan.n; ++j) {
+    const auto& u = unions[j];
+    for (int i = 0; i < plan.m; ++i) {
+      auto lo = std::lower_bound(u.begin(), u.end(), plan.part_offsets[i],
+                                 [](vid_t v, int64_t x) { return static_cast<int64_t>(v) < x; });
+      auto hi = std::lower_bound(u.begin(), u.end(), plan.part_offsets[i + 1],
+                                 [](vid_t v, int64_t x) { return static_cast<int64_t>(v) < x; });
+      plan.step(j, i).trans_vid.assign(lo, hi);
+    }
+  }
+}
+
+// Slots of GPU i over its batches: batch 0 takes 0..|𝕅_i0|-1; later, a
+// vertex of 𝕅_i,j-1 keeps its slot (reused), new vertices (ascending id)
+// take the free slots in ascending order — those freed by vertices that left
+// come before never-used ones, so the buffer never grows beyond max_j |𝕅_ij|.
+// Returns that capacity.
+uint32_t assign_slots(Plan& plan, int gpu) {
+  uint32_t capacity = 0;
+  std::vector<char> taken;
+  for (int j = 0; j < plan.n; ++j) {
+    ChunkPlan& cur = plan.step(j, gpu);
+    const size_t count = cur.trans_vid.size();
+    cur.trans_slot.assign(count, 0);
+    cur.trans_reused.assign(count, 0);
+    taken.assign(capacity, 0);
+    if (j > 0) {
+      const ChunkPlan& prev = plan.step(j - 1, gpu);
+      size_t a = 0;
+      for (size_t b = 0; b < count; ++b) {  // merge walk over two ascending lists
+        while (a < prev.trans_vid.size() && prev.trans_vid[a] < cur.trans_vid[b]) ++a;
+        if (a < prev.trans_vid.size() && prev.trans_vid[a] == cur.trans_vid[b]) {
+          cur.trans_slot[b] = prev.trans_slot[a];
+          cur.trans_reused[b] = 1;
+          taken[prev.trans_slot[a]] = 1;
+        }
+      }
+    }
+    // Free slots below the old capacity first, then never-used ones.
+    uint32_t next = 0;
+    for (size_t b = 0; b < count; ++b) {
+      if (cur.trans_reused[b]) continue;
+      while (next < taken.size() && taken[next]) ++next;
+      cur.trans_slot[b] = next++;
+    }
+    capacity = std::max(capacity, next);
+  }
+  return capacity;
+}
+
+// ---------------------------------------------------------------------------
+// Merged buffer: remote rows and src_merged (§6, data buffer deduplication)
+// ---------------------------------------------------------------------------
+
+// 𝕅∪_j as the concatenation of 𝕅_0j, …, 𝕅_m-1,j (ascending, since partitions
+// are ascending id ranges), each member's slot on its owner, and a rank
+// structure: position of v in 𝕅∪_j in O(1).
+struct BatchRows {
+  std::vector<vid_t> vid;
+  std::vector<uint32_t> slot;
+  std::vector<size_t> start;  // m + 1: GPU k's members are [start[k], start[k+1])
+  int owner_of_position(size_t p) const {
+    return static_cast<int>(std::upper_bound(start.begin(), start.end(), p) - start.begin()) - 1;
+  }
+};
+
+BatchRows batch_rows(const Plan& plan, int j, VertexBits& bits) {
+  BatchRows rows;
+  for (int k = 0; k < plan.m; ++k) {
+    const ChunkPlan& cp = plan.step(j, k);
+    rows.start.push_back(rows.vid.size());
+    rows.vid.insert(rows.vid.end(), cp.trans_vid.begin(), cp.trans_vid.end());
+    rows.slot.insert(rows.slot.end(), cp.trans_slot.begin(), cp.trans_slot.end());
+  }
+  rows.start.push_back(rows.vid.size());
+  for (vid_t v : rows.vid) bits.insert(v);
+  bits.prepare_rank(rows.vid);
+  return rows;
+}
+
+void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const VertexBits& bits) {
+  ChunkPlan& cp = plan.step(j, i);
+  const uint32_t base = plan.trans_capacity[i];
+  std::vector<uint32_t> merged(cp.nbr.size());
+  struct Remote {
+    int32_t gpu;
+    uint32_t slot;
+    size_t local;  // position in nbr
+  };
+  std::vector<Remote> remote;
+  for (size_t x = 0; x < cp.nbr.size(); ++x) {
+    const size_t p = bits.rank(cp.nbr[x]);
+    HT_ASSERT(p < rows.vid.size() && rows.vid[p] == cp.nbr[x]);  // N_ij ⊆ 𝕅∪_j
+    if (p >= rows.start[i] && p < rows.start[i + 1]) merged[x] = rows.slot[p];
+    else remote.push_back({rows.owner_of_position(p), rows.slot[p], x});
+  }
+  std::sort(remote.begin(), remote.end(),
+            [](const Remote& a, const Remote& b) { return std::tie(a.gpu, a.slot) < std::tie(b.gpu, b.slot); });
+  cp.remote_vid.resize(remote.size());
+  cp.remote_gpu.resize(remote.size());
+  cp.remote_slot.resize(remote.size());
+  for (size_t r = 0; r < remote.size(); ++r) {
+    cp.remote_vid[r] = cp.nbr[remote[r].local];
+    cp.remote_gpu[r] = remote[r].gpu;
+    cp.remote_slot[r] = remote[r].slot;
+    merged[remote[r].local] = base + static_cast<uint32_t>(r);
+  }
+  cp.src_merged.resize(cp.src_local.size());
+  for (size_t e = 0; e < cp.src_local.size(); ++e) cp.src_merged[e] = merged[cp.src_local[e]];
+}
+
+// After batch j: slots whose vertex is not in 𝕅_i,j+1 (all after the last
+// batch), ascending slot.
+void set_flushes(Plan& plan, int j, int i) {
+  ChunkPlan& cp = plan.step(j, i);
+  static const std::vector<vid_t> kNone;
+  const std::vector<vid_t>& next = j + 1 < plan.n ? plan.step(j + 1, i).trans_vid : kNone;
+  std::vector<std::pair<uint32_t, vid_t>> out;
+  size_t a = 0;
+  for (size_t b = 0; b < cp.trans_vid.size(); ++b) {  // merge walk over two ascending lists
+    while (a < next.size() && next[a] < cp.trans_vid[b]) ++a;
+    if (a == next.size() || next[a] != cp.trans_vid[b]) out.emplace_back(cp.trans_slot[b], cp.trans_vid[b]);
+  }
+  std::sort(out.begin(), out.end());
+  cp.flush_slot.resize(out.size());
+  cp.flush_vid.resize(out.size());
+  for (size_t k = 0; k < out.size(); ++k) std::tie(cp.flush_slot[k], cp.flush_vid[k]) = out[k];
+}
+
+void set_capacities(Plan& plan) {
+  const size_t m = static_cast<size_t>(plan.m);
+  plan.remote_capacity.assign(m, 0);
+  plan.nbr_capacity.assign(m, 0);
+  plan.max_dst.assign(m, 0);
+  plan.max_edges.assign(m, 0);
+  for (const ChunkPlan& cp : plan.steps) {
+    const int i = cp.part;
+    HT_CHECK(cp.nbr.size() <= UINT32_MAX && cp.remote_vid.size() <= UINT32_MAX,
+             "chunk {} of partition {} has too many neighbors for 32-bit buffer indices", cp.chunk, i);
+    plan.remote_capacity[i] = std::max(plan.remote_capacity[i], static_cast<uint32_t>(cp.remote_vid.size()));
+    plan.nbr_capacity[i] = std::max(plan.nbr_capacity[i], static_cast<uint32_t>(cp.nbr.size()));
+    plan.max_dst[i] = std::max(plan.max_dst[i], cp.num_dst());
+    plan.max_edges[i] = std::max(plan.max_edges[i], cp.num_edges());
+  }
+}
+
+ChunkNeighbors neighbor_views(const std::vector<ChunkPlan>& chunks) {
+  ChunkNeighbors v;
+  v.reserve(chunks.size());
+  for (const ChunkPlan& cp : chunks) v.emplace_back(cp.nbr);
+  return v;
+}
+
+}  // namespace
+
+void check_partition_shape(const GraphView& g, const Partition& p) {
+  const int m = p.m(), n = p.n();
+  HT_CHECK(m >= 1 && n >= 1, "partition has m = {}, n = {}", m, n);
+  HT_CHECK(p.num_vertices == g.num_vertices, "partition is for {} vertices but the graph has {}", p.num_vertices,
+           g.num_vertices);
+  HT_CHECK(g.num_vertices <= kMaxVertices32, "graph has {} vertices; plans need 32-bit ids", g.num_vertices);
+  HT_CHECK(p.part_offsets.size() == static_cast<size_t>(m) + 1 &&
+               p.chunk_offsets.size() == static_cast<size_t>(m) * n + 1,
+           "partition offsets do not have m + 1 / m * n + 1 entries");
+  HT_CHECK(p.part_offsets.front() == 0 && p.part_offsets.back() == g.num_vertices,
+           "partition offsets do not cover the {} vertices", g.num_vertices);
+  for (int i = 0; i < m; ++i) {
+    HT_CHECK(p.chunk_offsets[static_cast<size_t>(i) * n] == p.part_offsets[i] &&
+                 p.chunk_offsets[static_cast<size_t>(i + 1) * n] == p.part_offsets[i + 1],
+             "chunks of partition {} do not tile its id range", i);
+    for (int c = 0; c < n; ++c)
+      HT_CHECK(p.chunk_begin(i, c) <= p.chunk_end(i, c), "chunk {} of partition {} has a negative size", c, i);
+  }
+}
+
+std::vector<ChunkPlan> build_chunks(const GraphView& g, const Partition& p) {
+  check_partition_shape(g, p);
+  const int m = p.m(), n = p.n();
+  std::vector<ChunkPlan> chunks(static_cast<size_t>(m) * n);
+  Progress progress("chunk topology", g.num_edges + g.num_vertices, "edges");
+#pragma omp parallel if (g.num_edges >= kParallelMin)
+  {
+    VertexBits seen(g.num_vertices);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t k = 0; k < m * static_cast<int64_t>(n); ++k) {
+      const int i = static_cast<int>(k / n), c = static_cast<int>(k % n);
+      chunks[k] = chunk_topology(g, i, c, p.chunk_begin(i, c), p.chunk_end(i, c), seen);
+      progress.add(chunks[k].num_edges());
+    }
+  }
+  progress.finish();
+  return chunks;
+}
+
+Plan assemble_plan(int m, int n, std::vector<int64_t> part_offsets, int64_t num_vertices,
+                   std::vector<ChunkPlan> chunks, const BatchOrder& order, const CostProfile& profile) {
+  HT_CHECK(order.m == m && order.n == n && order.valid(), "batch order does not fit m = {}, n = {}", m, n);
+  HT_CHECK(chunks.size() == static_cast<size_t>(m) * n && part_offsets.size() == static_cast<size_t>(m) + 1,
+           "assemble_plan: {} chunks / {} partition offsets for m = {}, n = {}", chunks.size(), part_offsets.size(),
+           m, n);
+  Plan plan;
+  plan.m = m;
+  plan.n = n;
+  plan.num_vertices = num_vertices;
+  plan.part_offsets = std::move(part_offsets);
+  {
+    const ChunkNeighbors nbr = neighbor_views(chunks);
+    plan.volumes_before = order_volumes(nbr, BatchOrder::identity(m, n));
+    const auto unions = batch_unions(nbr, order);
+    plan.volumes = volumes_of(nbr, unions);
+    plan.steps.resize(chunks.size());
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) plan.step(j, i) = std::move(chunks[static_cast<size_t>(i) * n + order.at(j, i)]);
+    set_transition_vertices(plan, unions);
+  }
+  plan.cost_before = comm_cost(plan.volumes_before, profile, 1.0);
+  plan.cost_after = comm_cost(plan.volumes, profile, 1.0);
+
+  const bool parallel = plan.volumes.v_ori >= kParallelMin;
+  plan.trans_capacity.assign(m, 0);
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  for (int i = 0; i < m; ++i) plan.trans_capacity[i] = assign_slots(plan, i);
+#pragma omp parallel if (parallel)
+  {
+    VertexBits bits(num_vertices);
+#pragma omp for schedule(dynamic, 1)
+    for (int j = 0; j < n; ++j) {
+      const BatchRows rows = batch_rows(plan, j, bits);
+      for (int i = 0; i < m; ++i) {
+        set_merged_indices(plan, j, i, rows, bits);
+        set_flushes(plan, j, i);
+      }
+      bits.clear(rows.vid);
+    }
+  }
+  set_capacities(plan);
+  for (int i = 0; i < m; ++i)
+    HT_CHECK(static_cast<uint64_t>(plan.trans_capacity[i]) + plan.remote_capacity[i] <= UINT32_MAX,
+             "GPU {}: merged buffer exceeds 32-bit indices", i);
+  return plan;
+}
+
+Plan build_plan(const GraphView& g, const Partition& p, const PlanBuildOptions& opt, PlanBuildTimes* times) {
+  Timer timer;
+  PlanBuildTimes t_local;
+  PlanBuildTimes& t_phase = times ? *times : t_local;
+  const int m = p.m(), n = p.n();
+  std::vector<ChunkPlan> chunks = build_chunks(g, p);
+  t_phase.topology = timer.seconds();
+  log::info("chunk topologies: {} chunks in {:.3f} s", chunks.size(), t_phase.topology);
+
+  BatchOrder order = BatchOrder::identity(m, n);
+  bool reorganized = false;
+  if (opt.reorganize) {
+    Timer t;
+    const ChunkNeighbors nbr = neighbor_views(chunks);
+    BatchOrder candidate = reorganize(nbr, m, n, g.num_vertices);
+    const double before = comm_cost(order_volumes(nbr, order), opt.profile, 1.0);
+    const double after = comm_cost(order_volumes(nbr, candidate), opt.profile, 1.0);
+    t_phase.reorganize = t.seconds();
+    log::info("reorganization: {:.3f} s", t_phase.reorganize);
+    if (after <= before) {
+      order = std::move(candidate);
+      reorganized = true;
+    } else {
+      log::warn("reorganized order would raise the cost of Eq. 4 ({:.4g} -> {:.4g} s per row byte); keeping the "
+                "partitioner's order",
+                before, after);
+    }
+  }
+  Timer t;
+  Plan plan = assemble_plan(m, n, p.part_offsets, g.num_vertices, std::move(chunks), order, opt.profile);
+  t_phase.assemble = t.seconds();
+  plan.reorganized = reorganized;
+  plan.seconds = timer.seconds();
+  return plan;
+}
+
+}  // namespace ht

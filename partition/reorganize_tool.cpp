@@ -1,0 +1,132 @@
+#include "partition/reorganize_tool.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "core/log.hpp"
+#include "core/timer.hpp"
+#include "graph/graph_file.hpp"
+#include "partition/partition_file.hpp"
+#include "partition/plan_builder.hpp"
+#include "partition/plan_check.hpp"
+#include "partition/plan_cost.hpp"
+#include "plan/plan_file.hpp"
+
+namespace ht {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Fails before any work when an output could not be written in the end.
+void check_output_path(const std::string& path, const std::string& option, const ReorganizeToolOptions& opt) {
+  const fs::path dir = fs::absolute(path).parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw option_error(option, fmt::format("cannot write '{}': directory '{}' does not exist", path, dir.string()));
+  for (const std::string* input : {&opt.graph_path, &opt.partition_path})
+    if (fs::exists(path, ec) && fs::equivalent(path, *input, ec))
+      throw option_error(option, fmt::format("'{}' is an input file; choose another output file", path));
+}
+
+CostProfile effective_profile(const ReorganizeToolOptions& opt) {
+  CostProfile prof = opt.profile_path.empty() ? CostProfile{} : read_cost_profile(opt.profile_path);
+  auto take = [](double value, bool given, double& target, const char* option) {
+    if (!given) return;
+    if (!std::isfinite(value) || value <= 0) throw option_error(option, "must be a positive throughput in bytes/s");
+    target = value;
+  };
+  take(opt.profile.t_hd, opt.t_hd_given, prof.t_hd, "--t-hd");
+  take(opt.profile.t_dd, opt.t_dd_given, prof.t_dd, "--t-dd");
+  take(opt.profile.t_ru, opt.t_ru_given, prof.t_ru, "--t-ru");
+  return prof;
+}
+
+double effective_row_bytes(const ReorganizeToolOptions& opt, const GraphView& g) {
+  if (opt.row_bytes < 0 || !std::isfinite(opt.row_bytes))
+    throw option_error("--row-bytes", "must be positive (0 = 4 bytes per feature column)");
+  if (opt.row_bytes > 0) return opt.row_bytes;
+  return 4.0 * std::max<int32_t>(g.feature_dim, 1);
+}
+
+// The inputs, checked to belong together, and the graph in new ids.
+struct Inputs {
+  GraphFile graph;
+  Partition partition;
+  FileIdentity partition_identity;
+  Graph g_new;
+};
+
+Inputs load_inputs(const ReorganizeToolOptions& opt) {
+  Timer t;
+  Inputs in{GraphFile(opt.graph_path, ReadOptions{opt.verify}),
+            read_partition(opt.partition_path, ReadOptions{opt.verify}), read_identity(opt.partition_path), {}};
+  check_partition_matches(in.partition, in.graph);
+  const GraphView& g = in.graph.view();
+  log::info("graph {}: {} vertices, {} edges; partition {}: m = {}, n = {}", opt.graph_path, g.num_vertices,
+            g.num_edges, opt.partition_path, in.partition.m(), in.partition.n());
+  in.g_new = renumber(g, in.partition);
+  log::info("read and renumbered in {:.2f} s", t.seconds());
+  return in;
+}
+
+void report_problems(const std::vector<std::string>& problems, const std::string& what) {
+  for (const auto& s : problems) log::error("{}", s);
+  throw Error(fmt::format("{}: plan check found problems (listed above)", what));
+}
+
+}  // namespace
+
+void run_reorganize_tool(const ReorganizeToolOptions& opt) {
+  check_output_path(opt.output_path, "--output", opt);
+  if (!opt.stats_json_path.empty()) check_output_path(opt.stats_json_path, "--stats-json", opt);
+  PlanParams params;
+  params.profile = effective_profile(opt);
+  params.reorganize_requested = opt.reorganize;
+  const Inputs in = load_inputs(opt);
+  params.row_bytes = effective_row_bytes(opt, in.graph.view());
+
+  PlanBuildTimes times;
+  Plan plan = build_plan(in.g_new.view(), in.partition, {opt.reorganize, params.profile}, &times);
+  plan.graph_identity = in.graph.identity();
+  plan.partition_identity = in.partition_identity;
+  log::info("plan built in {:.2f} s", plan.seconds);
+  double check_seconds = 0;
+  if (opt.verify) {
+    Timer t;
+    const auto problems = check_plan(plan, in.g_new.view(), in.partition);
+    if (!problems.empty()) report_problems(problems, "internal error: the new plan");
+    check_seconds = t.seconds();
+    log::info("plan checked in {:.2f} s (--no-verify skips)", check_seconds);
+  }
+  Timer t;
+  write_plan(opt.output_path, plan, params);
+  log::info("wrote {} in {:.2f} s", opt.output_path, t.seconds());
+  fmt::print("{}", format_plan_stats(plan, params));
+  std::fflush(stdout);
+  if (!opt.stats_json_path.empty())
+    write_text_file_atomic(opt.stats_json_path,
+                           plan_stats_json(plan, params,
+                                           {{"topology_seconds", times.topology},
+                                            {"reorganize_seconds", times.reorganize},
+                                            {"assemble_seconds", times.assemble},
+                                            {"check_seconds", check_seconds}}));
+}
+
+void run_plan_check_tool(const ReorganizeToolOptions& opt) {
+  PlanParams params;
+  const Plan plan = read_plan(opt.check_path, ReadOptions{opt.verify}, &params);
+  // Refuse a plan for other files before reading them in full.
+  check_plan_matches(plan, read_identity(opt.graph_path), read_identity(opt.partition_path));
+  const Inputs in = load_inputs(opt);
+  Timer t;
+  const auto problems = check_plan(plan, in.g_new.view(), in.partition);
+  if (!problems.empty()) report_problems(problems, opt.check_path);
+  fmt::print("{}", format_plan_stats(plan, params));
+  fmt::print("plan {} is correct for this graph and partition (checked in {:.2f} s)\n", opt.check_path, t.seconds());
+  std::fflush(stdout);
+}
+
+}  // namespace ht

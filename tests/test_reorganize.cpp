@@ -1,0 +1,137 @@
+// Algorithm 4: phase 1 groups chunks sharing neighbors into one batch,
+// phase 2 chains batches sharing transition vertices; deterministic; and
+// how the greedy result compares with the partitioner's order under Eq. 4.
+#include <omp.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include <gtest/gtest.h>
+
+#include "core/rng.hpp"
+#include "partition/plan_builder.hpp"
+#include "partition/plan_cost.hpp"
+#include "partition/reorganize.hpp"
+#include "plan_test_graphs.hpp"
+
+namespace ht {
+namespace {
+
+ChunkNeighbors views(const std::vector<std::vector<vid_t>>& sets) {
+  ChunkNeighbors v;
+  for (const auto& s : sets) v.emplace_back(s);
+  return v;
+}
+
+std::vector<int> shuffled(int n, uint64_t seed) {
+  std::vector<int> p(n);
+  std::iota(p.begin(), p.end(), 0);
+  rng::Stream r(seed, 1);
+  for (int k = n - 1; k > 0; --k) std::swap(p[k], p[r.below(k + 1)]);
+  return p;
+}
+
+TEST(Reorganize, IdentityOrderIsValid) {
+  const BatchOrder o = BatchOrder::identity(3, 4);
+  EXPECT_TRUE(o.valid());
+  EXPECT_EQ(o.at(2, 1), 2);
+  BatchOrder bad = o;
+  bad.chunk[0] = 1;  // partition 0 runs chunk 1 twice
+  EXPECT_FALSE(bad.valid());
+}
+
+// Partition i's chunk perm_i[c] needs the "topic" set T_c plus private
+// vertices; phase 1 must put the three chunks of each topic in one batch.
+TEST(Reorganize, PhaseOneGroupsChunksWithSharedNeighbors) {
+  const int m = 3, n = 5;
+  std::vector<std::vector<int>> perm = {{0, 1, 2, 3, 4}, shuffled(n, 1), shuffled(n, 2)};
+  std::vector<std::vector<vid_t>> sets(m * n);
+  for (int i = 0; i < m; ++i)
+    for (int c = 0; c < n; ++c) {
+      auto& s = sets[i * n + perm[i][c]];
+      for (vid_t v = 0; v < 8; ++v) s.push_back(static_cast<vid_t>(c * 8 + v));             // topic c
+      for (vid_t v = 0; v < 3; ++v) s.push_back(static_cast<vid_t>(100 + i * 20 + c * 3 + v));  // private
+      std::sort(s.begin(), s.end());
+    }
+  const BatchOrder order = reorganize(views(sets), m, n, 200);
+  ASSERT_TRUE(order.valid());
+  for (int j = 0; j < n; ++j) {
+    const int topic = static_cast<int>(std::find(perm[0].begin(), perm[0].end(), order.at(j, 0)) - perm[0].begin());
+    for (int i = 1; i < m; ++i) EXPECT_EQ(order.at(j, i), perm[i][topic]) << "batch " << j << " partition " << i;
+  }
+  const PlanVolumes v = order_volumes(views(sets), order);
+  EXPECT_EQ(v.v_p2p, n * (8 + 3 * m));  // topics loaded once per batch
+}
+
+// One GPU; chunk c is the window [10 p(c), 10 p(c) + 15) for a shuffled
+// position p: only neighbors in the chain overlap (by 5). Phase 2 must
+// follow the chain, so V_ru = V_p2p - 5 (n - 1).
+TEST(Reorganize, PhaseTwoFollowsTheChain) {
+  const int n = 9;
+  const auto pos = shuffled(n, 3);
+  std::vector<std::vector<vid_t>> sets(n);
+  for (int c = 0; c < n; ++c)
+    for (vid_t v = 0; v < 15; ++v) sets[c].push_back(static_cast<vid_t>(10 * pos[c] + v));
+  const BatchOrder order = reorganize(views(sets), 1, n, 200);
+  const PlanVolumes v = order_volumes(views(sets), order), before = order_volumes(views(sets), BatchOrder::identity(1, n));
+  EXPECT_EQ(v.v_p2p, 15 * n);
+  EXPECT_EQ(v.v_ru, 15 * n - 5 * (n - 1));
+  EXPECT_GT(before.v_ru, v.v_ru);  // the shuffled identity order breaks the chain
+  for (int j = 1; j < n; ++j) EXPECT_EQ(std::abs(pos[order.at(j, 0)] - pos[order.at(j - 1, 0)]), 1);
+}
+
+TEST(Reorganize, DeterministicWhateverTheThreadCount) {
+  const Graph g = test::make_graph(test::GraphKind::rmat, 600, 4000, 21);
+  const Partition p = test::range_partition(g, 4, 8);
+  const auto chunks = build_chunks(g.view(), p);
+  ChunkNeighbors nbr;
+  for (const auto& c : chunks) nbr.emplace_back(c.nbr);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const BatchOrder a = reorganize(nbr, 4, 8, g.num_vertices);
+  omp_set_num_threads(std::max(2, threads));
+  const BatchOrder b = reorganize(nbr, 4, 8, g.num_vertices);
+  const BatchOrder c = reorganize(nbr, 4, 8, g.num_vertices);
+  omp_set_num_threads(threads);
+  EXPECT_EQ(a.chunk, b.chunk);
+  EXPECT_EQ(b.chunk, c.chunk);
+}
+
+// The raw greedy order against the partitioner's order on generated inputs
+// (shuffled partitions, whose chunk c of every partition covers similar
+// original ids). Algorithm 4 is a heuristic and can raise C: Eq. 4 charges a
+// row shared over P2P (1/T_dd) more than a row reused in place (1/T_ru), so
+// grouping chunks for inter-GPU sharing can cost more than the in-place
+// reuse of the partitioner's order (Figure 6's example is such a case, and
+// so are some of these inputs: 6 of 54 at the time of writing, by up to
+// 8%). It lowers C on most inputs, and build_plan never raises it: it keeps
+// the partitioner's order when the greedy one costs more.
+TEST(Reorganize, GreedyUsuallyLowersCostAndThePlanNeverRaisesIt) {
+  const CostProfile prof;
+  int lowered = 0, raised = 0, total = 0;
+  for (auto kind : {test::GraphKind::random, test::GraphKind::rmat, test::GraphKind::community})
+    for (int m : {1, 2, 4})
+      for (int n : {3, 8})
+        for (uint64_t seed = 1; seed <= 3; ++seed) {
+          const Graph g = test::make_graph(kind, 400, 2400, seed * 31 + m + n);
+          const auto [g_new, p] = test::shuffled_partition(g, m, n, seed);
+          const auto chunks = build_chunks(g_new.view(), p);
+          ChunkNeighbors nbr;
+          for (const auto& c : chunks) nbr.emplace_back(c.nbr);
+          const BatchOrder order = reorganize(nbr, m, n, g.num_vertices);
+          const double before = comm_cost(order_volumes(nbr, BatchOrder::identity(m, n)), prof, 1);
+          const double after = comm_cost(order_volumes(nbr, order), prof, 1);
+          lowered += after < before;
+          raised += after > before;
+          ++total;
+          const Plan plan = build_plan(g_new.view(), p, {true, prof});
+          EXPECT_LE(plan.cost_after, plan.cost_before);
+          EXPECT_EQ(plan.reorganized, after <= before);
+          EXPECT_DOUBLE_EQ(plan.cost_after, std::min(before, after));
+        }
+  EXPECT_GT(lowered, 2 * total / 3);
+  EXPECT_LT(raised, total / 4);
+}
+
+}  // namespace
+}  // namespace ht

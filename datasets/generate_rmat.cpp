@@ -31,7 +31,7 @@ namespace {
 
 // Quadrant thresholds on a 32-bit uniform draw.
 struct Quadrants {
-  uint64_t ab_lo, ab_hi, abc;  // r < a: (0,0); < a+b: (0,1); < a+b+c: (1,0); else (1,1)
+  uint64_t a, ab, abc;  // r < a: (0,0); < a+b: (0,1); < a+b+c: (1,0); else (1,1)
 };
 
 Quadrants quadrants(const RmatParams& p) {
@@ -66,17 +66,12 @@ Graph rmat_graph(const RmatParams& p) {
       for (int level = 0; level < scale; ++level) {
         if ((level & 1) == 0) bits = s.next();
         const uint64_t r = (level & 1) ? (bits >> 32) : (bits & 0xFFFFFFFFu);
-        const uint64_t bit = uint64_t{1} << level;
-        if (r >= q.ab_lo) {
-          if (r < q.ab_hi) {
-            col |= bit;
-          } else if (r < q.abc) {
-            row |= bit;
-          } else {
-            row |= bit;
-            col |= bit;
-          }
-        }
+        // Branch-free (the branches would mispredict about once a level):
+        // with c1 = r >= a, c2 = r >= a+b, c3 = r >= a+b+c, the quadrant
+        // a, b, c, d has row bit c2 and column bit c1 ^ c2 ^ c3.
+        const uint64_t c1 = r >= q.a, c2 = r >= q.ab, c3 = r >= q.abc;
+        row |= c2 << level;
+        col |= (c1 ^ c2 ^ c3) << level;
       }
       emit(static_cast<vid_t>(scramble(row)), static_cast<vid_t>(scramble(col)));
     }

@@ -1,6 +1,6 @@
 #pragma once
-// Synthetic graph generators. Deterministic for a given seed and thread
-// count (block-seeded counter-based RNG). Multithreaded with OpenMP.
+// Synthetic graph generators. Deterministic for a given seed, independent of
+// the thread count (block-seeded counter-based RNG). Multithreaded (OpenMP).
 #include <cstdint>
 
 #include "graph/graph.hpp"
@@ -46,7 +46,7 @@ struct CommunityParams {
   double homophily = 0.8;        // fraction of edge endpoints inside the community
   double degree_exponent = 2.5;  // power-law exponent of expected degrees
   int32_t feature_dim = 64;
-  double signal = 1.0;
+  double signal = 1.0;           // length of each class's mean feature vector
   double noise = 1.0;
   double train_fraction = 0.1, val_fraction = 0.2;  // rest = test
   uint64_t seed = 1;

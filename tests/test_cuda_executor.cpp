@@ -149,8 +149,11 @@ TEST(CudaKernels, GatherCopyFlushMatchCpu) {
 TEST(CudaKernels, DenseAndSparseOpsMatchCpu) {
   REQUIRE_GPUS(1);
 #ifdef HT_HAVE_CUDA
+  // Widths: scalar fallback (45), and each float4 kernel (64, 260, 1024).
+  for (int64_t cols : {45, 64, 260, 1024}) {
+  SCOPED_TRACE(cols);
   Pair p;
-  const int64_t nd = 97, rows = 131, cols = 45, out = 19;
+  const int64_t nd = 97, rows = 131, out = 19;
   const HostTopology ht = random_topology(nd, rows, 3);
   std::vector<std::vector<float>> results[2];
   int side = 0;
@@ -182,6 +185,7 @@ TEST(CudaKernels, DenseAndSparseOpsMatchCpu) {
   }
   const char* names[] = {"dA", "z", "h(dropout)", "dz", "dW", "db", "dx", "gemm TN"};
   for (size_t k = 0; k < results[0].size(); ++k) EXPECT_LT(rel_err(results[1][k], results[0][k]), 1e-5) << names[k];
+  }
 #endif
 }
 

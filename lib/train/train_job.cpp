@@ -91,7 +91,7 @@ void write_predictions(const std::string& path, const HostMat& logits, const Par
   write_text_file_atomic(path, out);
 }
 
-JsonWriter counters_json(JsonWriter& w, const LinkCounters& c) {
+JsonWriter& counters_json(JsonWriter& w, const LinkCounters& c) {
   w.field("h2d_bytes", c.h2d_bytes).field("d2h_bytes", c.d2h_bytes).field("p2p_bytes", c.p2p_bytes);
   w.field("reuse_bytes", c.reuse_bytes).field("h2d_rows", c.h2d_rows).field("p2p_rows", c.p2p_rows);
   w.field("reuse_rows", c.reuse_rows).field("d2h_rows", c.d2h_rows);

@@ -11,33 +11,25 @@ namespace {
 
 constexpr int kWarpsPerBlock = 8;
 
+// One warp per row, one float per lane. Lanes are shifted so that every
+// warp-wide load covers exactly one 128-byte line of host memory (the
+// "circular shift" of the zero-copy papers): rows whose width is not a
+// multiple of 128 B would otherwise straddle two lines per request.
 __global__ void gather_rows_kernel(const float* __restrict__ src, const uint32_t* __restrict__ src_rows,
                                    const uint32_t* __restrict__ dst_rows, int64_t n, int64_t cols,
                                    float* __restrict__ dst, DropoutSpec drop) {
   const int lane = threadIdx.x & 31;
   const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int64_t nwarps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
-  const bool vec = (cols & 3) == 0;
   for (int64_t k = warp; k < n; k += nwarps) {
     const uint32_t sr = src_rows[k];
     const float* s = src + static_cast<int64_t>(sr) * cols;
     float* d = dst + static_cast<int64_t>(dst_rows[k]) * cols;
     const int64_t key = drop.active ? drop.keys[sr] : 0;
-    if (vec) {
-      const float4* s4 = reinterpret_cast<const float4*>(s);
-      float4* d4 = reinterpret_cast<float4*>(d);
-      for (int64_t j = lane; j < cols / 4; j += 32) {
-        float4 v = s4[j];
-        if (drop.active) {
-          v.x *= keep_scale(drop, key, 4 * j);
-          v.y *= keep_scale(drop, key, 4 * j + 1);
-          v.z *= keep_scale(drop, key, 4 * j + 2);
-          v.w *= keep_scale(drop, key, 4 * j + 3);
-        }
-        d4[j] = v;
-      }
-    } else {
-      for (int64_t j = lane; j < cols; j += 32) d[j] = s[j] * keep_scale(drop, key, j);
+    const int shift = static_cast<int>((reinterpret_cast<uintptr_t>(s) >> 2) & 31);
+    for (int64_t j = lane - shift; j < cols; j += 32) {
+      if (j < 0) continue;
+      d[j] = drop.active ? s[j] * keep_scale(drop, key, j) : s[j];
     }
   }
 }

@@ -14,6 +14,72 @@ __device__ __forceinline__ int64_t global_warp() {
 }
 __device__ __forceinline__ int64_t num_warps() { return (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5; }
 
+// Sparse aggregation, one warp per output row. The row's edges are read 32
+// at a time (one per lane) and broadcast with shuffles; each lane keeps V
+// float4 accumulators, so the warp reads each neighbor row once in 512-byte
+// coalesced pieces, whatever the width (up to V * 128 columns).
+// TRANSPOSE: rows are source rows of the chunk (t_offsets / t_edge), the
+// "neighbor" of edge e is its destination and the result is added.
+template <int V, bool TRANSPOSE>
+__global__ void spmm_vec_kernel(int64_t num_rows, const int64_t* __restrict__ offsets,
+                                const uint32_t* __restrict__ edge_of, const uint32_t* __restrict__ nbr_of,
+                                const float* __restrict__ weight, const float4* __restrict__ x, int64_t cols4,
+                                float4* __restrict__ out) {
+  const int lane = threadIdx.x & 31;
+  for (int64_t r = global_warp(); r < num_rows; r += num_warps()) {
+    float4 acc[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[v] = make_float4(0.f, 0.f, 0.f, 0.f);
+    const int64_t b = offsets[r], e_end = offsets[r + 1];
+    for (int64_t e0 = b; e0 < e_end; e0 += 32) {
+      const int64_t mine = e0 + lane;
+      uint32_t my_nbr = 0;
+      float my_w = 0.f;
+      if (mine < e_end) {
+        const uint32_t e = TRANSPOSE ? edge_of[mine] : static_cast<uint32_t>(mine);
+        my_nbr = nbr_of[e];
+        my_w = weight ? weight[e] : 1.f;
+      }
+      const int count = static_cast<int>(e_end - e0 < 32 ? e_end - e0 : 32);
+      for (int k = 0; k < count; ++k) {
+        const uint32_t nb = __shfl_sync(0xffffffffu, my_nbr, k);
+        const float w = __shfl_sync(0xffffffffu, my_w, k);
+        const float4* xs = x + static_cast<int64_t>(nb) * cols4;
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const int64_t j = v * 32 + lane;
+          if (j < cols4) {
+            const float4 t = __ldg(xs + j);
+            acc[v].x += w * t.x;
+            acc[v].y += w * t.y;
+            acc[v].z += w * t.z;
+            acc[v].w += w * t.w;
+          }
+        }
+      }
+    }
+    float4* o = out + r * cols4;
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const int64_t j = v * 32 + lane;
+      if (j < cols4) {
+        if (TRANSPOSE) {
+          if (b == e_end) continue;
+          float4 cur = o[j];
+          cur.x += acc[v].x;
+          cur.y += acc[v].y;
+          cur.z += acc[v].z;
+          cur.w += acc[v].w;
+          o[j] = cur;
+        } else {
+          o[j] = acc[v];
+        }
+      }
+    }
+  }
+}
+
+// Fallback for widths that are not a multiple of 4 or wider than 1024.
 __global__ void spmm_kernel(int64_t num_dst, const int64_t* __restrict__ offsets, const uint32_t* __restrict__ src,
                             const float* __restrict__ weight, const float* __restrict__ x, int64_t cols,
                             float* __restrict__ out) {
@@ -105,21 +171,44 @@ unsigned elem_blocks(int64_t n) {
   return b > (1u << 20) ? (1u << 20) : b;
 }
 
+
+// Picks the float4 kernel with the fewest accumulators that cover the width.
+template <bool TRANSPOSE>
+bool launch_vec(int64_t rows, const int64_t* offsets, const uint32_t* edge_of, const uint32_t* nbr_of,
+                const float* weight, const float* x, int64_t cols, float* out, cudaStream_t s) {
+  if (cols % 4 != 0 || reinterpret_cast<uintptr_t>(x) % 16 != 0 || reinterpret_cast<uintptr_t>(out) % 16 != 0)
+    return false;
+  const int64_t c4 = cols / 4;
+  auto go = [&](auto kernel) {
+    kernel<<<warp_blocks(rows), 32 * kWarps, 0, s>>>(rows, offsets, edge_of, nbr_of, weight,
+                                                     reinterpret_cast<const float4*>(x), c4,
+                                                     reinterpret_cast<float4*>(out));
+  };
+  if (c4 <= 32) go(spmm_vec_kernel<1, TRANSPOSE>);
+  else if (c4 <= 64) go(spmm_vec_kernel<2, TRANSPOSE>);
+  else if (c4 <= 128) go(spmm_vec_kernel<4, TRANSPOSE>);
+  else if (c4 <= 256) go(spmm_vec_kernel<8, TRANSPOSE>);
+  else return false;
+  HT_CUDA_CHECK_LAST();
+  return true;
+}
+
 }  // namespace
 
 void spmm(const DevTopology& t, const float* x, int64_t cols, float* out, cudaStream_t s) {
   if (t.num_dst == 0) return;
-  spmm_kernel<<<warp_blocks(t.num_dst), 32 * kWarps, 0, s>>>(t.num_dst, t.offsets.data, t.src.data,
-                                                             t.weight.size ? t.weight.data : nullptr, x, cols, out);
+  const float* w = t.weight.size ? t.weight.data : nullptr;
+  if (launch_vec<false>(t.num_dst, t.offsets.data, nullptr, t.src.data, w, x, cols, out, s)) return;
+  spmm_kernel<<<warp_blocks(t.num_dst), 32 * kWarps, 0, s>>>(t.num_dst, t.offsets.data, t.src.data, w, x, cols, out);
   HT_CUDA_CHECK_LAST();
 }
 
 void spmm_transpose_add(const DevTopology& t, const float* dout, int64_t cols, float* dx, cudaStream_t s) {
   if (t.num_src_rows == 0) return;
+  const float* w = t.weight.size ? t.weight.data : nullptr;
+  if (launch_vec<true>(t.num_src_rows, t.t_offsets.data, t.t_edge.data, t.edge_dst.data, w, dout, cols, dx, s)) return;
   spmm_t_kernel<<<warp_blocks(t.num_src_rows), 32 * kWarps, 0, s>>>(t.num_src_rows, t.t_offsets.data, t.t_edge.data,
-                                                                    t.edge_dst.data,
-                                                                    t.weight.size ? t.weight.data : nullptr, dout,
-                                                                    cols, dx);
+                                                                    t.edge_dst.data, w, dout, cols, dx);
   HT_CUDA_CHECK_LAST();
 }
 

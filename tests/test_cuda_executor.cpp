@@ -16,6 +16,7 @@
 #include "graph/build.hpp"
 #include "partition/partition.hpp"
 #include "partition/plan_builder.hpp"
+#include "plan_test_graphs.hpp"
 #ifdef HT_HAVE_CUDA
 #include "cuda/cuda_executor.hpp"
 #endif
@@ -308,19 +309,6 @@ namespace {
   return g;
 }
 
-[[maybe_unused]] Partition range_partition(const Graph& g, int m, int n) {
-  Partition p;
-  p.params.parts = m;
-  p.params.chunks = n;
-  p.num_vertices = g.num_vertices;
-  p.num_edges = g.num_edges();
-  p.new_to_old.resize(g.num_vertices);
-  std::iota(p.new_to_old.begin(), p.new_to_old.end(), 0u);
-  p.old_to_new = p.new_to_old;
-  for (int64_t c = 0; c <= int64_t{m} * n; ++c) p.chunk_offsets.push_back(c * g.num_vertices / (int64_t{m} * n));
-  for (int i = 0; i <= m; ++i) p.part_offsets.push_back(p.chunk_offsets[static_cast<size_t>(i) * n]);
-  return p;
-}
 
 }  // namespace
 
@@ -343,7 +331,7 @@ TEST(CudaEngine, EpochEqualsCpuExecutor) {
         cfg.heads = 3;
         cfg.dropout = 0.5f;
         cfg.attn_dropout = kind == ModelKind::gat ? 0.3f : 0.0f;
-        Partition p = range_partition(g, m, 3);
+        Partition p = test::range_partition(g, m, 3);
         Plan plan = build_plan(g.view(), p);
         std::vector<int64_t> orig(g.num_vertices);
         std::iota(orig.begin(), orig.end(), 0);

@@ -102,6 +102,11 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-verify", job.verify_checksums, "Skip section checksums (structural checks still run)");
 
   return ht::cli::run(app, ctx.common, argc, argv, [&] {
+#ifndef HT_HAVE_CUDA
+    if (ctx.backend == "cuda")
+      throw ht::option_error("--backend", "this build has no CUDA executor (nvcc and the CUDA libraries were not "
+                                          "found when it was configured); use --backend cpu");
+#endif
     job.trainer.model.kind = ctx.model;
     job.trainer.optimizer.kind = ctx.optimizer;
     job.backend = ctx.backend;

@@ -93,6 +93,9 @@ int main(int argc, char** argv) {
   ht::cli::add_enum(app, "--comm", job.trainer.comm,
                     {{"baseline", ht::CommMode::baseline}, {"p2p", ht::CommMode::p2p}, {"full", ht::CommMode::full}},
                     "Communication: baseline (every chunk loads its neighbors), p2p (+inter-GPU dedup), full (+reuse)");
+  ht::cli::add_enum(app, "--store", job.store,
+                    {{"auto", ht::StoreChoice::automatic}, {"host", ht::StoreChoice::host}, {"device", ht::StoreChoice::device}},
+                    "Vertex store: host (pinned), device (in-memory mode: m = 1, n = 1), auto = device when it fits");
   app.add_option("--gpu-mem", ctx.gpu_mem_gib, "Cap on GPU memory per device in GiB (cuda; 0 = all free memory)");
   app.add_flag("--normalize-features", job.normalize_features, "Row-normalize features to sum 1 (Kipf & Welling)");
   app.add_option("--metrics-out", job.metrics_out, "JSON lines: one object per epoch and a final summary");

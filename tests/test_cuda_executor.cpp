@@ -351,3 +351,45 @@ TEST(CudaEngine, EpochEqualsCpuExecutor) {
 }
 
 }  // namespace ht
+
+namespace ht {
+
+TEST(CudaEngine, InMemoryEpochEqualsCpuExecutor) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  Graph g = epoch_graph();
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat}) {
+    SCOPED_TRACE(kind == ModelKind::gcn ? "GCN" : "GAT");
+    ModelConfig cfg;
+    cfg.kind = kind;
+    cfg.dims = {37, 24, 5};
+    cfg.heads = 2;
+    cfg.dropout = 0.5f;
+    Partition p = test::range_partition(g, 1, 1);
+    Plan plan = build_plan(g.view(), p);
+    std::vector<int64_t> orig(g.num_vertices);
+    std::iota(orig.begin(), orig.end(), 0);
+    CpuExecutor cpu(1);
+    auto gpu = make_cuda_executor(1);
+    TrainerOptions on_device{cfg, {}, CommMode::full};
+    on_device.store_on_device = true;
+    Trainer tc(cpu, g.view(), orig, plan, {cfg, {}, CommMode::full});
+    Trainer tg(*gpu, g.view(), orig, plan, on_device);
+    ASSERT_TRUE(tg.store_on_device());
+    for (int e = 0; e < 3; ++e) {
+      tc.train_epoch(e);
+      tg.train_epoch(e);
+    }
+    const double lc = tc.compute_gradients(3), lg = tg.compute_gradients(3);
+    EXPECT_NEAR(lg, lc, 1e-4 * std::abs(lc));
+    for (size_t k = 0; k < tc.params().tensors.size(); ++k)
+      EXPECT_LT(rel_err(tg.params().tensors[k].grad, tc.params().tensors[k].grad), 1e-4) << tc.params().tensors[k].name;
+    EXPECT_LT(rel_err(tg.logits(), tc.logits()), 1e-4);
+    // No host-link traffic in in-memory mode.
+    EXPECT_EQ(gpu->counters().h2d_bytes, 0);
+    EXPECT_EQ(gpu->counters().d2h_bytes, 0);
+  }
+#endif
+}
+
+}  // namespace ht

@@ -160,8 +160,13 @@ void CudaDevice::flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows
   HT_ASSERT(src.cols == host.cols && src_rows.size == host_rows.size);
   const int64_t n = src_rows.size, c = src.cols;
   if (n == 0) return;
-  HT_ASSERT(n * c <= staging_floats_);
   activate();
+  if (host.on_device()) {  // in-memory mode: accumulate on the GPU
+    HT_ASSERT(host.device == index_);
+    cuda::add_rows_and_zero(src.data, src_rows.data, host_rows.data, n, c, host.data, stream_);
+    return;
+  }
+  HT_ASSERT(n * c <= staging_floats_);
   cuda::compact_and_zero(src.data, src_rows.data, n, c, staging_, stream_);
   float* hs = static_cast<float*>(host_staging_->data());
   HT_CUDA_TRY(cudaMemcpyAsync(hs, staging_, static_cast<size_t>(n * c) * 4, cudaMemcpyDeviceToHost, stream_));

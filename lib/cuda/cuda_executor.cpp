@@ -50,6 +50,30 @@ class CudaExecutor final : public Executor {
     return {static_cast<float*>(host_.back()->data()), rows, cols};
   }
 
+  bool has_device_memory() const override { return true; }
+
+  HostMat alloc_store_on_device(int device, int64_t rows, int64_t cols) override {
+    DevArray<float> a = devices_.at(device)->alloc_floats(rows * cols);
+    return {a.data, rows, cols, device};
+  }
+
+  void store_fill(const HostMat& dst, std::span<const float> src) override {
+    if (!dst.on_device()) return Executor::store_fill(dst, src);
+    HT_CHECK(static_cast<int64_t>(src.size()) == dst.rows * dst.cols, "vertex store fill: size mismatch");
+    devices_.at(dst.device)->write({dst.data, dst.rows * dst.cols}, src);
+  }
+
+  void store_zero(const HostMat& dst) override {
+    if (!dst.on_device()) return Executor::store_zero(dst);
+    devices_.at(dst.device)->zero(DevArray<float>{dst.data, dst.rows * dst.cols});
+    devices_.at(dst.device)->synchronize();
+  }
+
+  void store_read(const HostMat& src, std::span<float> dst) override {
+    if (!src.on_device()) return Executor::store_read(src, dst);
+    devices_.at(src.device)->read({src.data, src.rows * src.cols}, dst);
+  }
+
   void allreduce_sum(std::span<DevArray<float>> parts) override {
     HT_ASSERT(static_cast<int>(parts.size()) == num_devices());
     if (num_devices() == 1) return;

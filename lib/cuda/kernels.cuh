@@ -17,6 +17,10 @@ void gather_rows(const float* src, const uint32_t* src_rows, const uint32_t* dst
 void pull_rows(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst, cudaStream_t s);
 // dst[rows[k]] += src[k] with system-scope atomics (dst may be a peer's memory).
 void push_add_rows(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst, cudaStream_t s);
+// dst[dst_rows[k]] += src[src_rows[k]]; src[src_rows[k]] = 0 (in-memory mode:
+// the gradient store is in device memory; dst rows are distinct).
+void add_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n, int64_t cols,
+                       float* dst, cudaStream_t s);
 // staging[k] = src[rows[k]]; src[rows[k]] = 0.
 void compact_and_zero(float* src, const uint32_t* rows, int64_t n, int64_t cols, float* staging, cudaStream_t s);
 

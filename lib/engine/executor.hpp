@@ -30,11 +30,15 @@ struct DevArray {
 };
 using DevIdx = DevArray<uint32_t>;
 
-// Row-major matrix in host memory (pinned and mapped for the CUDA executor).
+// Row-major matrix of the vertex store: in host memory (pinned and mapped for
+// the CUDA executor), or, in in-memory mode, in one device's memory
+// (`device` >= 0); device ops address both the same way.
 struct HostMat {
   float* data = nullptr;
   int64_t rows = 0, cols = 0;
+  int device = -1;  // -1: host memory
   float* row(int64_t r) const { return data + r * cols; }
+  bool on_device() const { return device >= 0; }
 };
 
 // Sparse topology of a chunk on a device: CSC over destinations (the chunk's
@@ -171,6 +175,20 @@ class Executor {
   virtual Device& device(int i) = 0;
   // Host vertex buffers (pinned + mapped for the CUDA executor).
   virtual HostMat alloc_host(int64_t rows, int64_t cols) = 0;
+  // Whether devices have memory of their own (in-memory mode is possible).
+  virtual bool has_device_memory() const { return false; }
+  // In-memory mode: a vertex-store matrix in device `device`'s memory, or
+  // nothing ({} with data == nullptr) when the executor has no device memory.
+  virtual HostMat alloc_store_on_device(int device, int64_t rows, int64_t cols) {
+    (void)device;
+    (void)rows;
+    (void)cols;
+    return {};
+  }
+  // Whole-matrix operations on vertex-store matrices wherever they live.
+  virtual void store_fill(const HostMat& dst, std::span<const float> src);
+  virtual void store_zero(const HostMat& dst);
+  virtual void store_read(const HostMat& src, std::span<float> dst);
   // Sum of `grads[i]` over devices, result on every device (all-reduce).
   virtual void allreduce_sum(std::span<DevArray<float>> per_device) = 0;
   virtual void synchronize_all() {

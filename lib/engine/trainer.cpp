@@ -86,19 +86,65 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
 
   const int L = m.num_layers();
   const int64_t n = g_.num_vertices;
+  if (opt_.store_on_device) {
+    HT_CHECK(plan_.m == 1 && plan_.n == 1, "in-memory mode needs one GPU and one chunk (m = 1, n = 1), not m = {}, n = {}",
+             plan_.m, plan_.n);
+    if (exec_.has_device_memory()) {
+      store_.residence = Residence::device;
+      // The store comes on top of what the plan needs.
+      DeviceMemoryNeed need = device_memory_need(plan_, 0, m, opt_.comm);
+      need.fixed_bytes += vertex_store_bytes(m, n);
+      check_device_memory(need, exec_.memory_limit(0), 0, plan_.n);
+    }
+  }
   store_.h.resize(L + 1);
   store_.grad.resize(L + 1);
-  store_.h[0] = exec_.alloc_host(n, g_.feature_dim);
-  std::copy(g_.features.begin(), g_.features.end(), store_.h[0].data);
+  store_.h[0] = alloc_store(n, g_.feature_dim);
+  exec_.store_fill(store_.h[0], g_.features);
   for (int l = 0; l < L; ++l) {
-    store_.h[l + 1] = exec_.alloc_host(n, m.out_width(l));
-    store_.grad[l + 1] = exec_.alloc_host(n, m.out_width(l));
-    if (m.kind == ModelKind::gcn) store_.agg.push_back(exec_.alloc_host(n, m.in_width(l)));
+    store_.h[l + 1] = alloc_store(n, m.out_width(l));
+    store_.grad[l + 1] = alloc_store(n, m.out_width(l));
+    if (m.kind == ModelKind::gcn) store_.agg.push_back(alloc_store(n, m.in_width(l)));
   }
   setup_devices();
 }
 
 Trainer::~Trainer() = default;
+
+int64_t vertex_store_bytes(const ModelConfig& m, int64_t num_vertices) {
+  int64_t cols = m.dims.front();
+  for (int l = 0; l < m.num_layers(); ++l)
+    cols += 2 * m.out_width(l) + (m.kind == ModelKind::gcn ? m.in_width(l) : 0);
+  return 4 * num_vertices * cols;
+}
+
+HostMat Trainer::alloc_store(int64_t rows, int64_t cols) {
+  if (store_.residence == Residence::device) return exec_.alloc_store_on_device(0, rows, cols);
+  return exec_.alloc_host(rows, cols);
+}
+
+// Rows moved between the vertex store and a device: over the host link, or
+// GPU-local in in-memory mode (counted with the in-place reuse).
+void Trainer::count_host_rows(int64_t rows, int64_t width, bool to_device) {
+  auto& c = exec_.counters();
+  if (store_.residence == Residence::device) {
+    c.reuse_rows += rows;
+    c.reuse_bytes += bytes_of(rows, width);
+  } else if (to_device) {
+    c.h2d_rows += rows;
+    c.h2d_bytes += bytes_of(rows, width);
+  } else {
+    c.d2h_rows += rows;
+    c.d2h_bytes += bytes_of(rows, width);
+  }
+}
+
+std::vector<float> Trainer::logits() const {
+  const HostMat& z = store_.h.back();
+  std::vector<float> out(static_cast<size_t>(z.rows * z.cols));
+  exec_.store_read(z, out);
+  return out;
+}
 
 void Trainer::setup_devices() {
   const ModelConfig& m = opt_.model;
@@ -209,11 +255,9 @@ void Trainer::load_inputs(int layer, int batch, const DropoutSpec& drop_in) {
     drop.keys = st->keys.data;
     st->dev->gather_from_host(store_.h[layer], s.load_vids, s.load_rows, view(st->x, st->plan.buffer_rows, width),
                               drop);
-    auto& c = exec_.counters();
-    c.h2d_rows += s.load_vids.size;
-    c.h2d_bytes += bytes_of(s.load_vids.size, width);
-    c.reuse_rows += s.reused_rows;
-    c.reuse_bytes += bytes_of(s.reused_rows, width);
+    count_host_rows(s.load_vids.size, width, true);
+    exec_.counters().reuse_rows += s.reused_rows;
+    exec_.counters().reuse_bytes += bytes_of(s.reused_rows, width);
   }
   exec_.synchronize_all();
   timing_.t_h2d += t.seconds();
@@ -279,8 +323,7 @@ void Trainer::forward_batch(int l, int j, bool training, int epoch, LossStats* s
     }
   }
   exec_.synchronize_all();
-  exec_.counters().d2h_rows += d2h_rows;
-  exec_.counters().d2h_bytes += bytes_of(d2h_rows, out_w);
+  count_host_rows(d2h_rows, out_w, false);
   timing_.t_compute += t.seconds();
 }
 
@@ -347,8 +390,8 @@ void Trainer::backward_batch(int l, int j, int epoch) {
       d.gemm(true, false, in_w, tw, X.rows, 1.0f, X.data, in_w, dGt.data, tw, 1.0f, ly.dW.data, tw);
       if (l > 0) d.gemm(false, true, X.rows, in_w, tw, 1.0f, dGt.data, tw, ly.W.data, tw, 1.0f, G.data, in_w);
     }
-    exec_.counters().h2d_rows += nd * (m.kind == ModelKind::gcn ? 2 : 1);
-    exec_.counters().h2d_bytes += bytes_of(nd, out_w) + (m.kind == ModelKind::gcn ? bytes_of(nd, in_w) : 0);
+    count_host_rows(nd, out_w, true);
+    if (m.kind == ModelKind::gcn) count_host_rows(nd, in_w, true);
   }
   exec_.synchronize_all();
   timing_.t_compute += t.seconds();
@@ -383,8 +426,7 @@ void Trainer::return_gradients(int l, int j) {
   for (auto& st : dev_) {
     DeviceStep& s = st->plan.steps[j];
     st->dev->flush_add_to_host(view(st->g, st->plan.buffer_rows, in_w), s.flush_rows, s.flush_vids, store_.grad[l]);
-    exec_.counters().d2h_rows += s.flush_rows.size;
-    exec_.counters().d2h_bytes += bytes_of(s.flush_rows.size, in_w);
+    count_host_rows(s.flush_rows.size, in_w, false);
   }
   exec_.synchronize_all();
   timing_.t_cpu += t.seconds();
@@ -394,8 +436,7 @@ void Trainer::backward(int epoch) {
   const ModelConfig& m = opt_.model;
   for (int l = m.num_layers() - 1; l >= 0; --l) {
     if (l > 0) {
-      const HostMat& gl = store_.grad[l];
-      std::fill(gl.data, gl.data + gl.rows * gl.cols, 0.0f);
+      exec_.store_zero(store_.grad[l]);
       for (auto& st : dev_) st->dev->zero(st->g);
     }
     for (int j = 0; j < plan_.n; ++j) backward_batch(l, j, epoch);

@@ -20,7 +20,13 @@ struct TrainerOptions {
   ModelConfig model;
   OptimizerConfig optimizer;
   CommMode comm = CommMode::full;
+  // In-memory mode: the vertex store in device memory (needs m = 1, n = 1;
+  // ignored by executors without device memory, where host is the device).
+  bool store_on_device = false;
 };
+
+// Bytes of the vertex store (h^0..h^L, ∇x^1..∇x^L, GCN aggregates).
+int64_t vertex_store_bytes(const ModelConfig& m, int64_t num_vertices);
 
 struct EpochResult {
   double loss = 0;        // training loss of the (dropout) training forward
@@ -54,8 +60,9 @@ class Trainer {
   const ModelParams& params() const { return params_; }
   void set_params(const ModelParams& p);  // e.g. loaded from a checkpoint
   Optimizer& optimizer() { return optimizer_; }
-  // Logits of the last forward, rows in new ids.
-  const HostMat& logits() const { return store_.h.back(); }
+  // Logits of the last forward, rows in new ids (row-major, N x C).
+  std::vector<float> logits() const;
+  bool store_on_device() const { return store_.residence == Residence::device; }
   const LinkCounters& counters() const { return exec_.counters(); }
   const EpochResult& last_breakdown() const { return timing_; }
 
@@ -73,6 +80,8 @@ class Trainer {
   void reduce_and_collect_grads();
   DropoutSpec input_dropout(int layer, int epoch, bool training) const;
   DropoutSpec attn_dropout(int layer, int epoch, bool training) const;
+  HostMat alloc_store(int64_t rows, int64_t cols);
+  void count_host_rows(int64_t rows, int64_t width, bool to_device);
 
   Executor& exec_;
   const GraphView& g_;

@@ -11,6 +11,7 @@
 #include "core/log.hpp"
 #include "core/memory.hpp"
 #include "core/timer.hpp"
+#include "engine/memory_plan.hpp"
 #include "graph/graph_file.hpp"
 #include "partition/partition_file.hpp"
 #include "partition/partition_run.hpp"
@@ -79,16 +80,30 @@ Pipeline load_or_build(const TrainJob& job, const GraphFile& gf) {
   return p;
 }
 
-void write_predictions(const std::string& path, const HostMat& logits, const Partition& part, const GraphView& g) {
+void write_predictions(const std::string& path, const std::vector<float>& logits, int64_t classes,
+                       const Partition& part, const GraphView& g) {
   std::vector<int32_t> pred(g.num_vertices);
-  for (int64_t v = 0; v < logits.rows; ++v) {
-    const float* z = logits.row(v);
-    pred[part.new_to_old[v]] = static_cast<int32_t>(std::max_element(z, z + logits.cols) - z);
+  for (int64_t v = 0; v < g.num_vertices; ++v) {
+    const float* z = logits.data() + v * classes;
+    pred[part.new_to_old[v]] = static_cast<int32_t>(std::max_element(z, z + classes) - z);
   }
   std::string out = "id,prediction\n";
   for (int64_t old = 0; old < g.num_vertices; ++old)
     out += fmt::format("{},{}\n", g.orig_ids.empty() ? old : g.orig_ids[old], pred[old]);
   write_text_file_atomic(path, out);
+}
+
+// --store auto keeps the vertex store on the GPU when there is one GPU and one
+// chunk and store + plan fit in its memory; host otherwise.
+bool resolve_store(const TrainJob& job, const Plan& plan, const Executor& exec, int64_t num_vertices) {
+  if (job.store == StoreChoice::host || !exec.has_device_memory()) return false;
+  if (job.store == StoreChoice::device) return true;
+  if (plan.m != 1 || plan.n != 1) return false;
+  DeviceMemoryNeed need = device_memory_need(plan, 0, job.trainer.model, job.trainer.comm);
+  need.fixed_bytes += vertex_store_bytes(job.trainer.model, num_vertices);
+  const bool fits = exec.memory_limit(0) <= 0 || need.total() <= exec.memory_limit(0);
+  if (!fits) log::info("vertex store kept in host memory: it does not fit next to the plan on the GPU");
+  return fits;
 }
 
 JsonWriter& counters_json(JsonWriter& w, const LinkCounters& c) {
@@ -123,7 +138,9 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   const Plan& plan = pipe.plan;
   std::vector<int64_t> orig(pipe.partition.new_to_old.begin(), pipe.partition.new_to_old.end());
   std::unique_ptr<Executor> exec = make_executor(plan.m);
-  Trainer trainer(*exec, gn.view(), orig, plan, job.trainer);
+  TrainerOptions topt = job.trainer;
+  topt.store_on_device = resolve_store(job, plan, *exec, gn.num_vertices);
+  Trainer trainer(*exec, gn.view(), orig, plan, topt);
   if (!job.load_model.empty()) {
     ModelParams p = trainer.params();
     load_model(job.load_model, job.trainer.model, p);
@@ -131,10 +148,10 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   }
   MetricsWriter metrics(job.metrics_out);
   sum.setup_seconds = setup.seconds();
-  log::info("training {} {} on {} (N = {}, E = {}): backend {}, m = {}, n = {}, comm {}, setup {:.2f} s",
+  log::info("training {} {} on {} (N = {}, E = {}): backend {}, m = {}, n = {}, comm {}, store {}, setup {:.2f} s",
             job.trainer.model.kind == ModelKind::gcn ? "GCN" : "GAT",
             fmt::join(job.trainer.model.dims, "-"), job.graph_path, g.num_vertices, g.num_edges, exec->name(), plan.m,
-            plan.n, comm_name(job.trainer.comm), sum.setup_seconds);
+            plan.n, comm_name(job.trainer.comm), trainer.store_on_device() ? "device" : "host", sum.setup_seconds);
 
   std::vector<double> epoch_ms, h2d, d2d, comp, cpu;
   Evaluation ev;
@@ -194,6 +211,7 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   counters_json(w, sum.per_epoch);
   w.field("peak_device_bytes", sum.peak_device_bytes).field("host_buffer_bytes", sum.host_buffer_bytes);
   w.field("peak_rss_bytes", sum.peak_rss_bytes).field("setup_seconds", sum.setup_seconds);
+  w.field("store", trainer.store_on_device() ? "device" : "host");
   w.field("backend", exec->name()).field("gpus", plan.m).field("chunks", plan.n).field("comm", comm_name(job.trainer.comm));
   w.end_object();
   metrics.write(w);
@@ -201,7 +219,7 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   if (!job.save_model.empty()) save_model(job.save_model, job.trainer.model, trainer.params());
   if (!job.predict_out.empty()) {
     trainer.evaluate();
-    write_predictions(job.predict_out, trainer.logits(), pipe.partition, g);
+    write_predictions(job.predict_out, trainer.logits(), job.trainer.model.dims.back(), pipe.partition, g);
   }
   metrics.commit();
   return sum;

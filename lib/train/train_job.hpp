@@ -11,6 +11,9 @@
 
 namespace ht {
 
+// Where the vertex store lives: auto = on the GPU for m = 1, n = 1 when it fits.
+enum class StoreChoice { automatic, host, device };
+
 struct TrainJob {
   std::string graph_path, partition_path, plan_path;
   bool verify_checksums = true;
@@ -21,6 +24,7 @@ struct TrainJob {
   int eval_every = 1;
   int warmup = 3;  // epochs left out of the median epoch time
   bool normalize_features = false;
+  StoreChoice store = StoreChoice::automatic;
   std::string metrics_out, save_model, load_model, predict_out;
   std::string backend = "cpu";
 };

@@ -10,7 +10,6 @@
 #include "core/log.hpp"
 #include "core/memory.hpp"
 #include "engine/cpu_executor.hpp"
-#include "graph/graph_file.hpp"
 #include "train/train_job.hpp"
 #ifdef HT_HAVE_CUDA
 #include "cuda/cuda_executor.hpp"
@@ -30,11 +29,9 @@ struct Context {
   ht::cli::CommonOptions common;
 };
 
-std::vector<int> parse_layers(const std::string& text, const ht::GraphView& g, ht::ModelKind kind, int hidden) {
-  if (text == "auto") {
-    const int h = hidden > 0 ? hidden : (kind == ht::ModelKind::gcn ? 16 : 8);
-    return {g.feature_dim, h, std::max(g.num_classes, 1)};
-  }
+// "1433-16-7" -> {1433, 16, 7}; "auto" -> {} (resolved by the job from the graph).
+std::vector<int> parse_layers(const std::string& text) {
+  if (text == "auto") return {};
   std::vector<int> dims;
   std::stringstream ss(text);
   std::string tok;
@@ -113,11 +110,8 @@ int main(int argc, char** argv) {
     job.trainer.model.kind = ctx.model;
     job.trainer.optimizer.kind = ctx.optimizer;
     job.backend = ctx.backend;
-    {
-      ht::GraphFile probe(job.graph_path, {false});
-      job.trainer.model.dims = parse_layers(ctx.layers, probe.view(), ctx.model, ctx.hidden);
-    }
-    job.trainer.model.validate();
+    job.trainer.model.dims = parse_layers(ctx.layers);
+    job.hidden = ctx.hidden;
     job.parts = ctx.gpus > 0 ? ctx.gpus : 1;
     if (!job.plan_path.empty() && job.partition_path.empty())
       throw ht::option_error("--plan", "needs --partition (the partition the plan was made from)");

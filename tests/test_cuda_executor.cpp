@@ -137,7 +137,8 @@ TEST(CudaKernels, GatherCopyFlushMatchCpu) {
       // the whole device buffer over the first rows: both paths land in host.
       std::vector<uint32_t> fr(dr.begin(), dr.begin() + dr.size() / 2), fv(sr.begin(), sr.begin() + sr.size() / 2);
       d->reserve(rows * cols, 0);
-      d->flush_add_to_host(m, d->upload(std::span<const uint32_t>(fr)), d->upload(std::span<const uint32_t>(fv)), host);
+      d->flush_add_to_host(m, d->upload(std::span<const uint32_t>(fr)), d->upload(std::span<const uint32_t>(fv)), fv,
+                           host);
       d->copy_to_host(m, 0, rows, host, 0);
       d->synchronize();
     }

@@ -82,21 +82,6 @@ DevArray<float> CudaDevice::alloc_floats(int64_t n) {
   return {p, n};
 }
 
-DevIdx CudaDevice::upload(std::span<const uint32_t> v) {
-  DevIdx d = upload_raw<uint32_t>(v);
-  index_mirror_[d.data].assign(v.begin(), v.end());
-  return d;
-}
-
-const uint32_t* CudaDevice::host_copy(const uint32_t* device_ptr) const {
-  auto it = index_mirror_.upper_bound(device_ptr);
-  HT_ASSERT(it != index_mirror_.begin());
-  --it;
-  const int64_t off = device_ptr - it->first;
-  HT_ASSERT(off >= 0 && off <= static_cast<int64_t>(it->second.size()));
-  return it->second.data() + off;
-}
-
 void CudaDevice::write(DevArray<float> dst, std::span<const float> src) {
   HT_ASSERT(static_cast<int64_t>(src.size()) <= dst.size);
   copy_in(dst.data, src.data(), src.size_bytes());
@@ -156,8 +141,10 @@ void CudaDevice::push_add_to_peer(DevMat src, int64_t src_row0, Device&, DevMat 
   cuda::push_add_rows(src.row(src_row0), peer_rows.data, peer_rows.size, src.cols, peer_dst.data, stream_);
 }
 
-void CudaDevice::flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, const HostMat& host) {
-  HT_ASSERT(src.cols == host.cols && src_rows.size == host_rows.size);
+void CudaDevice::flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows,
+                                   std::span<const uint32_t> host_rows_cpu, const HostMat& host) {
+  HT_ASSERT(src.cols == host.cols && src_rows.size == host_rows.size &&
+            static_cast<int64_t>(host_rows_cpu.size()) == host_rows.size);
   const int64_t n = src_rows.size, c = src.cols;
   if (n == 0) return;
   activate();
@@ -171,7 +158,7 @@ void CudaDevice::flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows
   float* hs = static_cast<float*>(host_staging_->data());
   HT_CUDA_TRY(cudaMemcpyAsync(hs, staging_, static_cast<size_t>(n * c) * 4, cudaMemcpyDeviceToHost, stream_));
   HT_CUDA_TRY(cudaStreamSynchronize(stream_));
-  const uint32_t* rows = host_copy(host_rows.data);
+  const uint32_t* rows = host_rows_cpu.data();
 #pragma omp parallel for schedule(static)
   for (int64_t k = 0; k < n; ++k) {
     float* d = host.row(rows[k]);

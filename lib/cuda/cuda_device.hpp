@@ -4,7 +4,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -54,7 +53,7 @@ class CudaDevice final : public Device {
 
   DevMat alloc_mat(int64_t rows, int64_t cols) override;
   DevArray<float> alloc_floats(int64_t n) override;
-  DevIdx upload(std::span<const uint32_t> v) override;
+  DevIdx upload(std::span<const uint32_t> v) override { return upload_raw<uint32_t>(v); }
   DevArray<int64_t> upload(std::span<const int64_t> v) override { return upload_raw<int64_t>(v); }
   DevArray<float> upload(std::span<const float> v) override { return upload_raw<float>(v); }
   DevArray<uint8_t> upload(std::span<const uint8_t> v) override { return upload_raw<uint8_t>(v); }
@@ -69,7 +68,8 @@ class CudaDevice final : public Device {
   void copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) override;
   void pull_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) override;
   void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) override;
-  void flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, const HostMat& host) override;
+  void flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, std::span<const uint32_t> host_rows_cpu,
+                         const HostMat& host) override;
   void zero(DevMat m, int64_t row0, int64_t n) override;
   void zero(DevArray<float> a) override;
 
@@ -106,7 +106,6 @@ class CudaDevice final : public Device {
     return {p, static_cast<int64_t>(v.size())};
   }
   void copy_in(void* dst, const void* src, size_t bytes);
-  const uint32_t* host_copy(const uint32_t* device_ptr) const;
 
   int index_, cuda_id_;
   int64_t cap_;
@@ -114,8 +113,6 @@ class CudaDevice final : public Device {
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   std::vector<std::unique_ptr<DeviceBuffer>> buffers_;
-  // Host mirrors of uploaded index arrays (flushes accumulate on the CPU).
-  std::map<const uint32_t*, std::vector<uint32_t>> index_mirror_;
   float* staging_ = nullptr;        // device: compacted gradient rows
   int64_t staging_floats_ = 0;
   std::unique_ptr<PinnedBuffer> host_staging_;

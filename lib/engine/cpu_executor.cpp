@@ -102,7 +102,8 @@ void CpuDevice::push_add_to_peer(DevMat src, int64_t src_row0, Device&, DevMat p
   }
 }
 
-void CpuDevice::flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, const HostMat& host) {
+void CpuDevice::flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, std::span<const uint32_t>,
+                                  const HostMat& host) {
   HT_ASSERT(src.cols == host.cols && src_rows.size == host_rows.size);
 #pragma omp parallel for schedule(static)
   for (int64_t k = 0; k < src_rows.size; ++k) {

@@ -32,7 +32,8 @@ class CpuDevice final : public Device {
   void copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) override;
   void pull_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) override;
   void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) override;
-  void flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, const HostMat& host) override;
+  void flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, std::span<const uint32_t> host_rows_cpu,
+                         const HostMat& host) override;
   void zero(DevMat m, int64_t row0, int64_t n) override;
   void zero(DevArray<float> a) override;
 

@@ -106,6 +106,7 @@ DevicePlan upload_device_plan(Device& dev, const Plan& plan, int gpu, CommMode m
       std::iota(rows.begin(), rows.end(), 0u);
       ds.flush_rows = dev.upload(std::span<const uint32_t>(rows));
       ds.flush_vids = dev.upload(std::span<const uint32_t>(vids));
+      ds.flush_vids_host = s.nbr;
     } else {
       for (size_t t = 0; t < s.trans_vid.size(); ++t) {
         if (mode == CommMode::full && s.trans_reused[t]) {
@@ -120,9 +121,11 @@ DevicePlan upload_device_plan(Device& dev, const Plan& plan, int gpu, CommMode m
       if (mode == CommMode::full) {
         ds.flush_rows = dev.upload(std::span<const uint32_t>(s.flush_slot));
         ds.flush_vids = dev.upload(std::span<const uint32_t>(s.flush_vid));
+        ds.flush_vids_host = s.flush_vid;
       } else {
         ds.flush_rows = dev.upload(std::span<const uint32_t>(s.trans_slot));
         ds.flush_vids = dev.upload(std::span<const uint32_t>(s.trans_vid));
+        ds.flush_vids_host = s.trans_vid;
       }
     }
     ds.load_vids = dev.upload(std::span<const uint32_t>(vids));

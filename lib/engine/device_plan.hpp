@@ -41,6 +41,7 @@ struct DeviceStep {
   DevIdx remote_slots;            // peer slot of each remote row (full list)
   std::vector<PeerRange> peers;   // per-peer ranges of the remote list
   DevIdx flush_rows, flush_vids;  // buffer rows whose gradient goes to host after this batch
+  std::span<const vid_t> flush_vids_host;  // the same vertex ids, in the plan (host memory)
   int64_t reused_rows = 0;        // rows kept in place (full mode)
 };
 

@@ -112,7 +112,10 @@ class Device {
   virtual void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) = 0;
   // host[host_rows[k]] += src[src_rows[k]], then src[src_rows[k]] = 0
   // (compaction on the device, copy to host, accumulation by the CPU).
-  virtual void flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, const HostMat& host) = 0;
+  // The destination rows come twice: on the device (for stores in device
+  // memory) and on the host (for the CPU accumulation).
+  virtual void flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows,
+                                 std::span<const uint32_t> host_rows_cpu, const HostMat& host) = 0;
   virtual void zero(DevMat m, int64_t row0, int64_t n) = 0;
   virtual void zero(DevArray<float> a) = 0;
 

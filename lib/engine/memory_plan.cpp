@@ -10,14 +10,19 @@
 
 namespace ht {
 
-DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const ModelConfig& m, CommMode mode) {
-  int64_t max_in = 0, max_out = 0, max_tw = 0, max_heads = 1;
+LayerExtents layer_extents(const ModelConfig& m) {
+  LayerExtents x;
   for (int l = 0; l < m.num_layers(); ++l) {
-    max_in = std::max<int64_t>(max_in, m.in_width(l));
-    max_out = std::max<int64_t>(max_out, std::max(m.out_width(l), m.transform_width(l)));
-    max_tw = std::max<int64_t>(max_tw, m.transform_width(l));
-    max_heads = std::max<int64_t>(max_heads, m.layer_heads(l));
+    x.max_in = std::max<int64_t>(x.max_in, m.in_width(l));
+    x.max_out = std::max<int64_t>(x.max_out, std::max(m.out_width(l), m.transform_width(l)));
+    x.max_tw = std::max<int64_t>(x.max_tw, m.transform_width(l));
+    x.max_heads = std::max<int64_t>(x.max_heads, m.layer_heads(l));
   }
+  return x;
+}
+
+DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const ModelConfig& m, CommMode mode) {
+  const auto [max_in, max_out, max_tw, max_heads] = layer_extents(m);
   const bool gat = m.kind == ModelKind::gat;
   const int64_t rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu);
   const int64_t nd = plan.max_dst[gpu], ne = plan.max_edges[gpu];

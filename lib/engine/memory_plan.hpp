@@ -10,6 +10,16 @@
 
 namespace ht {
 
+// Widest row of each kind over the layers: device buffers are sized once
+// for the widest layer and viewed with each layer's width.
+struct LayerExtents {
+  int64_t max_in = 0;     // widest layer input
+  int64_t max_out = 0;    // widest layer output or transform
+  int64_t max_tw = 0;     // widest GAT transform (all heads)
+  int64_t max_heads = 1;
+};
+LayerExtents layer_extents(const ModelConfig& m);
+
 struct DeviceMemoryNeed {
   int64_t per_chunk_bytes = 0;  // buffers and topology that shrink with more chunks
   int64_t fixed_bytes = 0;      // per-vertex arrays, parameters (independent of n)

@@ -149,13 +149,7 @@ std::vector<float> Trainer::logits() const {
 void Trainer::setup_devices() {
   const ModelConfig& m = opt_.model;
   const int L = m.num_layers();
-  int64_t max_in = 0, max_out = 0, max_tw = 0, max_heads = 1;
-  for (int l = 0; l < L; ++l) {
-    max_in = std::max<int64_t>(max_in, m.in_width(l));
-    max_out = std::max<int64_t>(max_out, std::max(m.out_width(l), m.transform_width(l)));
-    max_tw = std::max<int64_t>(max_tw, m.transform_width(l));
-    max_heads = std::max<int64_t>(max_heads, m.layer_heads(l));
-  }
+  const auto [max_in, max_out, max_tw, max_heads] = layer_extents(m);
   const bool gat = m.kind == ModelKind::gat;
   EdgeKeys keys{inv_sqrt_deg_, orig_id_};
   for (int i = 0; i < plan_.m; ++i)
@@ -225,19 +219,19 @@ void Trainer::set_params(const ModelParams& p) {
   upload_params();
 }
 
-DropoutSpec Trainer::input_dropout(int layer, int epoch, bool training) const {
+DropoutSpec Trainer::input_dropout(int layer, int epoch, bool training, const int64_t* keys) const {
   DropoutSpec d;
   d.active = training && opt_.model.dropout > 0;
   d.rate = opt_.model.dropout;
   d.seed = opt_.model.seed;
   d.epoch = epoch;
   d.layer = layer;
-  d.keys = dev_.empty() ? nullptr : dev_[0]->keys.data;  // replaced per device by callers
+  d.keys = keys;
   return d;
 }
 
-DropoutSpec Trainer::attn_dropout(int layer, int epoch, bool training) const {
-  DropoutSpec d = input_dropout(layer, epoch, training);
+DropoutSpec Trainer::attn_dropout(int layer, int epoch, bool training, const int64_t* keys) const {
+  DropoutSpec d = input_dropout(layer, epoch, training, keys);
   d.active = training && opt_.model.attn_dropout > 0;
   d.rate = opt_.model.attn_dropout;
   return d;
@@ -246,13 +240,12 @@ DropoutSpec Trainer::attn_dropout(int layer, int epoch, bool training) const {
 // Algorithm 2: per device, rows of h^l from host into the data buffer
 // (transition slots, or the baseline neighbor buffer); then P2P pulls of the
 // remote rows from their owners' transition buffers.
-void Trainer::load_inputs(int layer, int batch, const DropoutSpec& drop_in) {
+void Trainer::load_inputs(int layer, int batch, int epoch, bool training) {
   const int64_t width = opt_.model.in_width(layer);
   Timer t;
   for (auto& st : dev_) {
     DeviceStep& s = st->plan.steps[batch];
-    DropoutSpec drop = drop_in;
-    drop.keys = st->keys.data;
+    const DropoutSpec drop = input_dropout(layer, epoch, training, st->keys.data);
     st->dev->gather_from_host(store_.h[layer], s.load_vids, s.load_rows, view(st->x, st->plan.buffer_rows, width),
                               drop);
     count_host_rows(s.load_vids.size, width, true);
@@ -300,8 +293,7 @@ void Trainer::forward_batch(int l, int j, bool training, int epoch, LossStats* s
       d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
     } else {
       const int heads = m.layer_heads(l);
-      DropoutSpec attn = attn_dropout(l, epoch, training);
-      attn.keys = st->keys.data;
+      const DropoutSpec attn = attn_dropout(l, epoch, training, st->keys.data);
       DevMat Gt = view(st->gt, st->plan.buffer_rows, tw);
       d.gemm(false, false, X.rows, tw, in_w, 1.0f, X.data, in_w, ly.W.data, tw, 0.0f, Gt.data, tw);
       d.gat_scores(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, st->pre, st->score);
@@ -331,7 +323,7 @@ double Trainer::forward(int epoch, bool training, LossStats* stats) {
   const ModelConfig& m = opt_.model;
   for (int l = 0; l < m.num_layers(); ++l) {
     for (int j = 0; j < plan_.n; ++j) {
-      load_inputs(l, j, input_dropout(l, epoch, training));
+      load_inputs(l, j, epoch, training);
       forward_batch(l, j, training, epoch, m.is_last(l) ? stats : nullptr);
     }
   }
@@ -343,7 +335,7 @@ void Trainer::backward_batch(int l, int j, int epoch) {
   const int L = m.num_layers();
   const int64_t in_w = m.in_width(l), out_w = m.out_width(l), tw = m.transform_width(l);
   const Act act = to_act(m.activation(l));
-  if (m.kind == ModelKind::gat) load_inputs(l, j, input_dropout(l, epoch, true));  // recomputation
+  if (m.kind == ModelKind::gat) load_inputs(l, j, epoch, true);  // recomputation
   Timer t;
   for (auto& st : dev_) {
     Device& d = *st->dev;
@@ -354,9 +346,7 @@ void Trainer::backward_batch(int l, int j, int epoch) {
     DevMat dZ = view(st->dz, nd, out_w);
     d.copy_from_host(store_.grad[l + 1], v0, nd, dH, 0);
     if (l + 1 < L) {  // ∇h^{l+1} = mask ⊙ ∇x^{l+1}: the next layer's input dropout
-      DropoutSpec drop = input_dropout(l + 1, epoch, true);
-      drop.keys = st->keys.data;
-      d.dropout_rows(dH, v0, drop);
+      d.dropout_rows(dH, v0, input_dropout(l + 1, epoch, true, st->keys.data));
     }
     DevMat G = view(st->g, st->plan.buffer_rows, in_w);
     if (m.kind == ModelKind::gcn) {
@@ -374,8 +364,7 @@ void Trainer::backward_batch(int l, int j, int epoch) {
     } else {
       const int heads = m.layer_heads(l);
       const bool last = m.is_last(l);
-      DropoutSpec attn = attn_dropout(l, epoch, true);
-      attn.keys = st->keys.data;
+      const DropoutSpec attn = attn_dropout(l, epoch, true, st->keys.data);
       DevMat X = view(st->x, st->plan.buffer_rows, in_w);
       DevMat Gt = view(st->gt, st->plan.buffer_rows, tw), dGt = view(st->dgt, st->plan.buffer_rows, tw);
       d.gemm(false, false, X.rows, tw, in_w, 1.0f, X.data, in_w, ly.W.data, tw, 0.0f, Gt.data, tw);
@@ -425,7 +414,8 @@ void Trainer::return_gradients(int l, int j) {
   }
   for (auto& st : dev_) {
     DeviceStep& s = st->plan.steps[j];
-    st->dev->flush_add_to_host(view(st->g, st->plan.buffer_rows, in_w), s.flush_rows, s.flush_vids, store_.grad[l]);
+    st->dev->flush_add_to_host(view(st->g, st->plan.buffer_rows, in_w), s.flush_rows, s.flush_vids,
+                               s.flush_vids_host, store_.grad[l]);
     count_host_rows(s.flush_rows.size, in_w, false);
   }
   exec_.synchronize_all();
@@ -465,7 +455,6 @@ void Trainer::reduce_and_collect_grads() {
 double Trainer::compute_gradients(int epoch) {
   timing_ = {};
   Timer total;
-  upload_params();
   for (auto& st : dev_)
     for (auto& ly : st->layers)
       for (auto* a : {&ly.dW, &ly.db, &ly.d_att_src, &ly.d_att_dst})
@@ -489,7 +478,6 @@ EpochResult Trainer::train_epoch(int epoch) {
 }
 
 Evaluation Trainer::evaluate() {
-  upload_params();
   LossStats s;
   const EpochResult saved = timing_;
   Evaluation r;

@@ -56,7 +56,8 @@ class Trainer {
   // Loss and weight gradients of one epoch without the optimizer step (tests).
   double compute_gradients(int epoch);
 
-  ModelParams& params() { return params_; }
+  // Read-only: parameters change through train_epoch and set_params, which
+  // also copy them to every device.
   const ModelParams& params() const { return params_; }
   void set_params(const ModelParams& p);  // e.g. loaded from a checkpoint
   Optimizer& optimizer() { return optimizer_; }
@@ -73,13 +74,15 @@ class Trainer {
   void upload_params();
   double forward(int epoch, bool training, LossStats* stats);
   void backward(int epoch);
-  void load_inputs(int layer, int batch, const DropoutSpec& drop);
+  void load_inputs(int layer, int batch, int epoch, bool training);
   void forward_batch(int layer, int batch, bool training, int epoch, LossStats* stats);
   void backward_batch(int layer, int batch, int epoch);
   void return_gradients(int layer, int batch);
   void reduce_and_collect_grads();
-  DropoutSpec input_dropout(int layer, int epoch, bool training) const;
-  DropoutSpec attn_dropout(int layer, int epoch, bool training) const;
+  // Dropout of a layer's input / attention; `keys` = the device's copy of the
+  // original vertex ids.
+  DropoutSpec input_dropout(int layer, int epoch, bool training, const int64_t* keys) const;
+  DropoutSpec attn_dropout(int layer, int epoch, bool training, const int64_t* keys) const;
   HostMat alloc_store(int64_t rows, int64_t cols);
   void count_host_rows(int64_t rows, int64_t width, bool to_device);
 

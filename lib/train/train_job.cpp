@@ -95,12 +95,13 @@ void write_predictions(const std::string& path, const std::vector<float>& logits
 
 // --store auto keeps the vertex store on the GPU when there is one GPU and one
 // chunk and store + plan fit in its memory; host otherwise.
-bool resolve_store(const TrainJob& job, const Plan& plan, const Executor& exec, int64_t num_vertices) {
+bool resolve_store(const TrainJob& job, const ModelConfig& model, const Plan& plan, const Executor& exec,
+                   int64_t num_vertices) {
   if (job.store == StoreChoice::host || !exec.has_device_memory()) return false;
   if (job.store == StoreChoice::device) return true;
   if (plan.m != 1 || plan.n != 1) return false;
-  DeviceMemoryNeed need = device_memory_need(plan, 0, job.trainer.model, job.trainer.comm);
-  need.fixed_bytes += vertex_store_bytes(job.trainer.model, num_vertices);
+  DeviceMemoryNeed need = device_memory_need(plan, 0, model, job.trainer.comm);
+  need.fixed_bytes += vertex_store_bytes(model, num_vertices);
   const bool fits = exec.memory_limit(0) <= 0 || need.total() <= exec.memory_limit(0);
   if (!fits) log::info("vertex store kept in host memory: it does not fit next to the plan on the GPU");
   return fits;
@@ -128,6 +129,12 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   HT_CHECK(job.eval_every >= 1, "--eval-every must be >= 1");
   GraphFile gf(job.graph_path, {job.verify_checksums});
   const GraphView& g = gf.view();
+  TrainerOptions topt = job.trainer;
+  if (topt.model.dims.empty()) {
+    const int h = job.hidden > 0 ? job.hidden : (topt.model.kind == ModelKind::gcn ? 16 : 8);
+    topt.model.dims = {g.feature_dim, h, std::max(g.num_classes, 1)};
+  }
+  topt.model.validate();
   Pipeline pipe = load_or_build(job, gf);
   Graph gn = renumber(g, pipe.partition);
   if (job.normalize_features && !g.flags.features_normalized) normalize_rows(gn);
@@ -138,19 +145,18 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   const Plan& plan = pipe.plan;
   std::vector<int64_t> orig(pipe.partition.new_to_old.begin(), pipe.partition.new_to_old.end());
   std::unique_ptr<Executor> exec = make_executor(plan.m);
-  TrainerOptions topt = job.trainer;
-  topt.store_on_device = resolve_store(job, plan, *exec, gn.num_vertices);
+  topt.store_on_device = resolve_store(job, topt.model, plan, *exec, gn.num_vertices);
   Trainer trainer(*exec, gn.view(), orig, plan, topt);
   if (!job.load_model.empty()) {
     ModelParams p = trainer.params();
-    load_model(job.load_model, job.trainer.model, p);
+    load_model(job.load_model, topt.model, p);
     trainer.set_params(p);
   }
   MetricsWriter metrics(job.metrics_out);
   sum.setup_seconds = setup.seconds();
   log::info("training {} {} on {} (N = {}, E = {}): backend {}, m = {}, n = {}, comm {}, store {}, setup {:.2f} s",
-            job.trainer.model.kind == ModelKind::gcn ? "GCN" : "GAT",
-            fmt::join(job.trainer.model.dims, "-"), job.graph_path, g.num_vertices, g.num_edges, exec->name(), plan.m,
+            topt.model.kind == ModelKind::gcn ? "GCN" : "GAT",
+            fmt::join(topt.model.dims, "-"), job.graph_path, g.num_vertices, g.num_edges, exec->name(), plan.m,
             plan.n, comm_name(job.trainer.comm), trainer.store_on_device() ? "device" : "host", sum.setup_seconds);
 
   std::vector<double> epoch_ms, h2d, d2d, comp, cpu;
@@ -216,10 +222,10 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   w.end_object();
   metrics.write(w);
 
-  if (!job.save_model.empty()) save_model(job.save_model, job.trainer.model, trainer.params());
+  if (!job.save_model.empty()) save_model(job.save_model, topt.model, trainer.params());
   if (!job.predict_out.empty()) {
     trainer.evaluate();
-    write_predictions(job.predict_out, trainer.logits(), job.trainer.model.dims.back(), pipe.partition, g);
+    write_predictions(job.predict_out, trainer.logits(), topt.model.dims.back(), pipe.partition, g);
   }
   metrics.commit();
   return sum;

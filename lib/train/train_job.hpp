@@ -19,7 +19,8 @@ struct TrainJob {
   bool verify_checksums = true;
   // In-memory pipeline when no plan is given: m = parts, n = chunks.
   int parts = 1, chunks = 1;
-  TrainerOptions trainer;
+  TrainerOptions trainer;  // model.dims empty = F-hidden-C from the graph
+  int hidden = 0;           // for empty dims; 0 = 16 (GCN) or 8 (GAT)
   int epochs = 200;
   int eval_every = 1;
   int warmup = 3;  // epochs left out of the median epoch time

@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
     fmt::print("best validation accuracy {:.4f} at epoch {}; test accuracy there {:.4f}\n", s.best_val_acc,
                s.best_epoch, s.test_acc_at_best_val);
     fmt::print("median epoch {:.2f} ms (h2d {:.2f}, d2d {:.2f}, compute {:.2f}, cpu {:.2f}) over epochs after {} warm-up\n",
-               s.epoch_ms_median, s.h2d_ms_median, s.d2d_ms_median, s.compute_ms_median, s.cpu_ms_median, job.warmup);
+               s.epoch_ms_median, s.h2d_ms_median, s.d2d_ms_median, s.compute_ms_median, s.cpu_ms_median, s.warmup_used);
     fmt::print("per epoch: host->device {}, device->host {}, peer {}, reused in place {}\n",
                ht::format_bytes(static_cast<double>(s.per_epoch.h2d_bytes)),
                ht::format_bytes(static_cast<double>(s.per_epoch.d2h_bytes)),

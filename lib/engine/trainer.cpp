@@ -277,7 +277,6 @@ void Trainer::forward_batch(int l, int j, bool training, int epoch, LossStats* s
   const bool last = m.is_last(l);
   const Act act = to_act(m.activation(l));
   Timer t;
-  int64_t d2h_rows = 0;
   for (auto& st : dev_) {
     Device& d = *st->dev;
     DeviceStep& s = st->plan.steps[j];
@@ -290,6 +289,7 @@ void Trainer::forward_batch(int l, int j, bool training, int epoch, LossStats* s
       DevMat A = view(st->a, nd, in_w);
       d.spmm(topo, X, A);
       d.copy_to_host(A, 0, nd, store_.agg[l], v0);  // cache a^l for backward
+      count_host_rows(nd, in_w, false);
       d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
     } else {
       const int heads = m.layer_heads(l);
@@ -302,7 +302,7 @@ void Trainer::forward_batch(int l, int j, bool training, int epoch, LossStats* s
     }
     d.bias_act(Z, ly.b, act, H);
     d.copy_to_host(H, 0, nd, store_.h[l + 1], v0);
-    d2h_rows += nd * (m.kind == ModelKind::gcn ? 2 : 1);
+    count_host_rows(nd, out_w, false);
     if (last && stats) {
       DevMat dL = training ? view(st->dh, nd, out_w) : DevMat{};
       LossStats ls = d.softmax_xent(H, st->labels, st->split, v0, 1.0f / static_cast<float>(num_train_), dL);
@@ -311,11 +311,13 @@ void Trainer::forward_batch(int l, int j, bool training, int epoch, LossStats* s
         stats->correct[k] += ls.correct[k];
         stats->count[k] += ls.count[k];
       }
-      if (training) d.copy_to_host(dL, 0, nd, store_.grad[l + 1], v0);
+      if (training) {
+        d.copy_to_host(dL, 0, nd, store_.grad[l + 1], v0);
+        count_host_rows(nd, out_w, false);
+      }
     }
   }
   exec_.synchronize_all();
-  count_host_rows(d2h_rows, out_w, false);
   timing_.t_compute += t.seconds();
 }
 

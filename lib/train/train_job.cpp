@@ -160,12 +160,13 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
             plan.n, comm_name(job.trainer.comm), trainer.store_on_device() ? "device" : "host", sum.setup_seconds);
 
   std::vector<double> epoch_ms, h2d, d2d, comp, cpu;
+  sum.warmup_used = std::min(job.warmup, job.epochs - 1);
   Evaluation ev;
   for (int e = 0; e < job.epochs; ++e) {
     const LinkCounters before = exec->counters();
     const EpochResult r = trainer.train_epoch(e);
     const LinkCounters moved = diff(exec->counters(), before);
-    if (e >= std::min(job.warmup, job.epochs - 1)) {
+    if (e >= sum.warmup_used) {
       epoch_ms.push_back(r.seconds * 1e3);
       h2d.push_back(r.t_h2d * 1e3);
       d2d.push_back(r.t_d2d * 1e3);

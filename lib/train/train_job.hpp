@@ -35,6 +35,7 @@ struct TrainSummary {
   int best_epoch = -1;
   double best_val_acc = 0, test_acc_at_best_val = 0;
   double final_loss = 0, final_train_acc = 0, final_val_acc = 0, final_test_acc = 0;
+  int warmup_used = 0;  // epochs left out of the medians (fewer than asked when epochs are few)
   double epoch_ms_median = 0;
   double h2d_ms_median = 0, d2d_ms_median = 0, compute_ms_median = 0, cpu_ms_median = 0;
   LinkCounters per_epoch;  // bytes and rows moved in one training epoch

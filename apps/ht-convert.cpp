@@ -21,8 +21,8 @@ using ht::data::HeaderMode;
 using ht::data::InputFormat;
 using ht::data::SelfLoopChoice;
 
-// Everything the options bind to. Transformation and split options are
-// shared by --format and --generate and copied into each mode's options.
+// Everything the options bind to. The options --format and --generate share
+// bind to `convert` and are copied into `generate` for --generate.
 struct Context {
   ht::cli::CommonOptions common;
   ht::data::ConvertOptions convert;
@@ -31,7 +31,6 @@ struct Context {
   std::string format, generator;
   int header = 0;  // > 0 --header, < 0 --no-header, 0 detect
   std::optional<int32_t> classes, feature_dim;
-  std::optional<double> train_fraction, val_fraction;
 };
 
 const std::map<std::string, InputFormat> kFormats{{"edgelist", InputFormat::edgelist},
@@ -106,10 +105,10 @@ void add_shared_options(CLI::App& app, Context& c) {
   g->add_option("--feature-dim", c.feature_dim,
                 "Feature width: generators (random/rmat default 0, community 64); facebook: at least max feature "
                 "id + 1");
-  g->add_option("--train-fraction", c.train_fraction,
+  g->add_option("--train-fraction", c.convert.train_fraction,
                 "Training fraction of the random split: facebook default 0.1 (stratified); generators: random/rmat "
                 "0.25, community 0.1");
-  g->add_option("--val-fraction", c.val_fraction,
+  g->add_option("--val-fraction", c.convert.val_fraction,
                 "Validation fraction: facebook default 0.1; random/rmat 0.25, community 0.2 (the rest is test)");
   g->add_option("--seed", c.convert.seed, "Random seed (facebook split, generators)");
 
@@ -140,19 +139,10 @@ void add_inspect_options(CLI::App& app, Context& c) {
 // Copies the shared options into the options of the selected mode.
 void wire_generate(Context& c) {
   auto& g = c.generate;
-  const auto& o = c.convert;
+  static_cast<ht::data::SharedConvertOptions&>(g) = c.convert;
   g.kind = kGenerators.at(c.generator);
-  g.output = o.output;
   g.classes = c.classes;
   g.feature_dim = c.feature_dim;
-  g.train_fraction = c.train_fraction;
-  g.val_fraction = c.val_fraction;
-  g.seed = o.seed;
-  g.symmetrize = o.symmetrize;
-  g.drop_duplicates = o.drop_duplicates;
-  g.self_loops = o.self_loops;
-  g.normalize_features = o.normalize_features;
-  g.id_bytes = o.id_bytes;
 }
 
 void wire_convert(Context& c) {
@@ -161,8 +151,6 @@ void wire_convert(Context& c) {
   o.header = c.header > 0 ? HeaderMode::yes : c.header < 0 ? HeaderMode::no : HeaderMode::detect;
   o.arrays.num_classes = c.classes.value_or(0);
   o.feature_dim = c.feature_dim.value_or(0);
-  o.train_fraction = c.train_fraction;
-  o.val_fraction = c.val_fraction;
 }
 
 // Where each mode-specific option applies ("generate", "inspect", or a

@@ -117,20 +117,11 @@ RawGraph read_input(const ConvertOptions& o) {
 // self-loops); Facebook symmetrized without self-loops; undirected npz
 // symmetrized; plain edge lists and Matrix Market as given.
 TransformOptions transforms_for(const ConvertOptions& o) {
-  TransformOptions t;
   const bool planetoid = o.format == InputFormat::planetoid;
   const bool facebook = o.format == InputFormat::facebook;
   const bool undirected_npz = o.format == InputFormat::npz && !npz_is_directed(o.input);
-  t.symmetrize = o.symmetrize ? o.symmetrize > 0 : (planetoid || facebook || undirected_npz);
-  t.drop_duplicates = o.drop_duplicates ? o.drop_duplicates > 0 : planetoid;
-  switch (o.self_loops) {
-    case SelfLoopChoice::automatic: t.self_loops = planetoid || facebook ? SelfLoops::drop : SelfLoops::keep; break;
-    case SelfLoopChoice::keep: t.self_loops = SelfLoops::keep; break;
-    case SelfLoopChoice::drop: t.self_loops = SelfLoops::drop; break;
-    case SelfLoopChoice::add: t.self_loops = SelfLoops::add; break;
-  }
-  t.normalize_features = o.normalize_features;
-  return t;
+  return resolve_transforms(o, planetoid || facebook || undirected_npz, planetoid,
+                            planetoid || facebook ? SelfLoops::drop : SelfLoops::keep);
 }
 
 void check_options(const ConvertOptions& o) {
@@ -139,7 +130,7 @@ void check_options(const ConvertOptions& o) {
     throw file_error(o.input, "input file not found");
   if ((o.format == InputFormat::planetoid || o.format == InputFormat::facebook) && !std::filesystem::is_directory(o.input))
     throw file_error(o.input, "not a directory (this format reads a folder of raw files)");
-  if (o.keep_ids && (o.format != InputFormat::edgelist))
+  if (o.keep_ids && o.format != InputFormat::edgelist)
     throw option_error("--keep-ids", "only applies to --format edgelist (other formats never relabel)");
   if (o.num_vertices >= 0 && o.format != InputFormat::edgelist)
     throw option_error("--num-vertices", "only applies to --format edgelist");
@@ -150,6 +141,21 @@ void check_options(const ConvertOptions& o) {
 }
 
 }  // namespace
+
+TransformOptions resolve_transforms(const SharedConvertOptions& o, bool symmetrize, bool drop_duplicates,
+                                    SelfLoops self_loops) {
+  TransformOptions t;
+  t.symmetrize = o.symmetrize ? o.symmetrize > 0 : symmetrize;
+  t.drop_duplicates = o.drop_duplicates ? o.drop_duplicates > 0 : drop_duplicates;
+  switch (o.self_loops) {
+    case SelfLoopChoice::automatic: t.self_loops = self_loops; break;
+    case SelfLoopChoice::keep: t.self_loops = SelfLoops::keep; break;
+    case SelfLoopChoice::drop: t.self_loops = SelfLoops::drop; break;
+    case SelfLoopChoice::add: t.self_loops = SelfLoops::add; break;
+  }
+  t.normalize_features = o.normalize_features;
+  return t;
+}
 
 void check_output_path(const std::string& output) {
   if (output.empty()) throw option_error("--output", "required (the .htg file to write)");

@@ -17,9 +17,23 @@ enum class InputFormat { edgelist, mtx, planetoid, facebook, npz };
 // `automatic` = the format's default (planetoid: drop; others: keep).
 enum class SelfLoopChoice { automatic, keep, drop, add };
 
-struct ConvertOptions {
+// What --format and --generate share: the output, the split fractions and
+// seed, and the transformations (tri-states: > 0 on, < 0 off, 0 the mode's
+// default).
+struct SharedConvertOptions {
+  std::string output;
+  std::optional<double> train_fraction, val_fraction;
+  uint64_t seed = 1;
+  int symmetrize = 0;
+  int drop_duplicates = 0;
+  SelfLoopChoice self_loops = SelfLoopChoice::automatic;
+  bool normalize_features = false;
+  int id_bytes = 4;
+};
+
+struct ConvertOptions : SharedConvertOptions {
   InputFormat format = InputFormat::edgelist;
-  std::string input, name, output;
+  std::string input, name;
   // Edge lists.
   HeaderMode header = HeaderMode::detect;
   int64_t num_vertices = -1;  // -1 = from the vertex arrays or the ids
@@ -32,17 +46,13 @@ struct ConvertOptions {
   // facebook (MUSAE).
   std::string target_id_column = "id", target_label_column = "page_type";
   int32_t feature_dim = 0;
-  std::optional<double> train_fraction, val_fraction;
-  uint64_t seed = 1;
-  // Transformations: tri-states are > 0 on, < 0 off, 0 the format's default.
-  int symmetrize = 0;
-  int drop_duplicates = 0;
-  SelfLoopChoice self_loops = SelfLoopChoice::automatic;
-  bool normalize_features = false;
-  int id_bytes = 4;
 };
 
 void run_convert(const ConvertOptions& opt);
+
+// The transformations asked for, with the mode's defaults for what was not.
+TransformOptions resolve_transforms(const SharedConvertOptions& o, bool symmetrize, bool drop_duplicates,
+                                    SelfLoops self_loops);
 
 // Shared tail of every mode: transformations, flags, atomic write, summary
 // line (with per-phase timings at -v and the peak memory).

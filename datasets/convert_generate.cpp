@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "datasets/generators.hpp"
+#include "datasets/stratified_split.hpp"
 
 namespace ht::data {
 namespace {
@@ -26,12 +27,6 @@ gen::VertexDataParams vertex_data(const GenerateOptions& o, gen::VertexDataParam
   return d;
 }
 
-void check_fractions(double train, double val) {
-  if (!(train >= 0 && val >= 0 && train + val <= 1))
-    throw option_error("--train-fraction/--val-fraction",
-                       fmt::format("fractions {} and {} must be >= 0 with a sum <= 1", train, val));
-}
-
 Graph generate_random(const GenerateOptions& o) {
   reject(o.scale.has_value(), "--scale", o.kind);
   reject(o.rmat_a || o.rmat_b || o.rmat_c || o.rmat_d, "--rmat-a/b/c/d", o.kind);
@@ -44,7 +39,7 @@ Graph generate_random(const GenerateOptions& o) {
   p.num_edges = *o.edges;
   p.seed = o.seed;
   p.data = vertex_data(o, p.data);
-  check_fractions(p.data.train_fraction, p.data.val_fraction);
+  check_split_fractions(p.data.train_fraction, p.data.val_fraction);
   return gen::random_graph(p);
 }
 
@@ -66,7 +61,7 @@ Graph generate_rmat(const GenerateOptions& o) {
                                                      p.c, p.d));
   p.seed = o.seed;
   p.data = vertex_data(o, p.data);
-  check_fractions(p.data.train_fraction, p.data.val_fraction);
+  check_split_fractions(p.data.train_fraction, p.data.val_fraction);
   return gen::rmat_graph(p);
 }
 
@@ -92,7 +87,7 @@ Graph generate_community(const GenerateOptions& o) {
   if (p.homophily < 0 || p.homophily > 1) throw option_error("--homophily", "must be in [0, 1]");
   if (p.degree_exponent <= 1) throw option_error("--degree-exponent", "must be > 1");
   if (p.noise < 0) throw option_error("--noise", "must be >= 0");
-  check_fractions(p.train_fraction, p.val_fraction);
+  check_split_fractions(p.train_fraction, p.val_fraction);
   return gen::community_graph(p);
 }
 
@@ -110,14 +105,8 @@ void run_generate(const GenerateOptions& o) {
             : o.kind == GeneratorKind::rmat ? generate_rmat(o)
                                             : generate_community(o);
   phases.add("generate", timer.seconds());
-  TransformOptions t;
-  t.symmetrize = o.symmetrize > 0;
-  t.drop_duplicates = o.drop_duplicates > 0;
-  t.self_loops = o.self_loops == SelfLoopChoice::drop  ? SelfLoops::drop
-                 : o.self_loops == SelfLoopChoice::add ? SelfLoops::add
-                                                       : SelfLoops::keep;
-  t.normalize_features = o.normalize_features;
-  transform_and_write(std::move(g), t, o.output, o.id_bytes, phases, total);
+  transform_and_write(std::move(g), resolve_transforms(o, false, false, SelfLoops::keep), o.output, o.id_bytes,
+                      phases, total);
 }
 
 }  // namespace ht::data

@@ -12,22 +12,14 @@ namespace ht::data {
 
 enum class GeneratorKind { random, rmat, community };
 
-struct GenerateOptions {
+// Transformations default to none.
+struct GenerateOptions : SharedConvertOptions {
   GeneratorKind kind = GeneratorKind::random;
-  std::string output;
   std::optional<int64_t> vertices, edges;
   std::optional<int> scale;
   std::optional<double> rmat_a, rmat_b, rmat_c, rmat_d;
   std::optional<int32_t> classes, feature_dim;
   std::optional<double> avg_degree, homophily, degree_exponent, signal, noise;
-  std::optional<double> train_fraction, val_fraction;
-  uint64_t seed = 1;
-  // Transformations (tri-states as in ConvertOptions; default: none).
-  int symmetrize = 0;
-  int drop_duplicates = 0;
-  SelfLoopChoice self_loops = SelfLoopChoice::automatic;
-  bool normalize_features = false;
-  int id_bytes = 4;
 };
 
 void run_generate(const GenerateOptions& opt);

@@ -11,11 +11,15 @@
 
 namespace ht::data {
 
-std::vector<uint8_t> stratified_split(std::span<const int32_t> labels, int32_t num_classes, double train_fraction,
-                                      double val_fraction, uint64_t seed) {
+void check_split_fractions(double train_fraction, double val_fraction) {
   if (!(train_fraction >= 0 && val_fraction >= 0 && train_fraction + val_fraction <= 1))
     throw option_error("--train-fraction/--val-fraction",
                        fmt::format("fractions {} and {} must be >= 0 with a sum <= 1", train_fraction, val_fraction));
+}
+
+std::vector<uint8_t> stratified_split(std::span<const int32_t> labels, int32_t num_classes, double train_fraction,
+                                      double val_fraction, uint64_t seed) {
+  check_split_fractions(train_fraction, val_fraction);
   std::vector<std::vector<int64_t>> members(num_classes);
   for (size_t v = 0; v < labels.size(); ++v)
     if (labels[v] >= 0 && labels[v] < num_classes) members[labels[v]].push_back(static_cast<int64_t>(v));

@@ -9,6 +9,9 @@
 
 namespace ht::data {
 
+// Throws an option error unless both fractions are >= 0 with a sum <= 1.
+void check_split_fractions(double train_fraction, double val_fraction);
+
 std::vector<uint8_t> stratified_split(std::span<const int32_t> labels, int32_t num_classes, double train_fraction,
                                       double val_fraction, uint64_t seed);
 

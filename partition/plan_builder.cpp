@@ -248,6 +248,68 @@ ChunkNeighbors neighbor_views(const std::vector<ChunkPlan>& chunks) {
   return v;
 }
 
+// The batch unions of an order and its volumes: computed once and shared by
+// the cost comparison in build_plan and the assembly.
+struct OrderUnions {
+  std::vector<std::vector<vid_t>> unions;
+  PlanVolumes volumes;
+};
+
+OrderUnions with_volumes(const ChunkNeighbors& nbr, std::vector<std::vector<vid_t>> unions) {
+  OrderUnions o;
+  o.unions = std::move(unions);
+  o.volumes = volumes_of(nbr, o.unions);
+  return o;
+}
+
+OrderUnions order_unions(const ChunkNeighbors& nbr, const BatchOrder& order) {
+  return with_volumes(nbr, batch_unions(nbr, order));
+}
+
+// assemble_plan with the unions of `order` and the partitioner's order's
+// volumes already known.
+Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_vertices, std::vector<ChunkPlan> chunks,
+              const BatchOrder& order, OrderUnions run, const PlanVolumes& volumes_before,
+              const CostProfile& profile) {
+  Plan plan;
+  plan.m = m;
+  plan.n = n;
+  plan.num_vertices = num_vertices;
+  plan.part_offsets = std::move(part_offsets);
+  plan.volumes_before = volumes_before;
+  plan.volumes = run.volumes;
+  plan.steps.resize(chunks.size());
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) plan.step(j, i) = std::move(chunks[static_cast<size_t>(i) * n + order.at(j, i)]);
+  set_transition_vertices(plan, run.unions);
+  run.unions = {};  // 𝕅∪_j is in the transition sets now
+  plan.cost_before = comm_cost(plan.volumes_before, profile, 1.0);
+  plan.cost_after = comm_cost(plan.volumes, profile, 1.0);
+
+  const bool parallel = plan.volumes.v_ori >= kParallelMin;
+  plan.trans_capacity.assign(m, 0);
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  for (int i = 0; i < m; ++i) plan.trans_capacity[i] = assign_slots(plan, i);
+#pragma omp parallel if (parallel)
+  {
+    VertexBits bits(num_vertices);
+#pragma omp for schedule(dynamic, 1)
+    for (int j = 0; j < n; ++j) {
+      const BatchRows rows = batch_rows(plan, j, bits);
+      for (int i = 0; i < m; ++i) {
+        set_merged_indices(plan, j, i, rows, bits);
+        set_flushes(plan, j, i);
+      }
+      bits.clear(rows.vid);
+    }
+  }
+  set_capacities(plan);
+  for (int i = 0; i < m; ++i)
+    HT_CHECK(static_cast<uint64_t>(plan.trans_capacity[i]) + plan.remote_capacity[i] <= UINT32_MAX,
+             "GPU {}: merged buffer exceeds 32-bit indices", i);
+  return plan;
+}
+
 }  // namespace
 
 void check_partition_shape(const GraphView& g, const Partition& p) {
@@ -295,46 +357,11 @@ Plan assemble_plan(int m, int n, std::vector<int64_t> part_offsets, int64_t num_
   HT_CHECK(chunks.size() == static_cast<size_t>(m) * n && part_offsets.size() == static_cast<size_t>(m) + 1,
            "assemble_plan: {} chunks / {} partition offsets for m = {}, n = {}", chunks.size(), part_offsets.size(),
            m, n);
-  Plan plan;
-  plan.m = m;
-  plan.n = n;
-  plan.num_vertices = num_vertices;
-  plan.part_offsets = std::move(part_offsets);
-  {
-    const ChunkNeighbors nbr = neighbor_views(chunks);
-    plan.volumes_before = order_volumes(nbr, BatchOrder::identity(m, n));
-    const auto unions = batch_unions(nbr, order);
-    plan.volumes = volumes_of(nbr, unions);
-    plan.steps.resize(chunks.size());
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < m; ++i) plan.step(j, i) = std::move(chunks[static_cast<size_t>(i) * n + order.at(j, i)]);
-    set_transition_vertices(plan, unions);
-  }
-  plan.cost_before = comm_cost(plan.volumes_before, profile, 1.0);
-  plan.cost_after = comm_cost(plan.volumes, profile, 1.0);
-
-  const bool parallel = plan.volumes.v_ori >= kParallelMin;
-  plan.trans_capacity.assign(m, 0);
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-  for (int i = 0; i < m; ++i) plan.trans_capacity[i] = assign_slots(plan, i);
-#pragma omp parallel if (parallel)
-  {
-    VertexBits bits(num_vertices);
-#pragma omp for schedule(dynamic, 1)
-    for (int j = 0; j < n; ++j) {
-      const BatchRows rows = batch_rows(plan, j, bits);
-      for (int i = 0; i < m; ++i) {
-        set_merged_indices(plan, j, i, rows, bits);
-        set_flushes(plan, j, i);
-      }
-      bits.clear(rows.vid);
-    }
-  }
-  set_capacities(plan);
-  for (int i = 0; i < m; ++i)
-    HT_CHECK(static_cast<uint64_t>(plan.trans_capacity[i]) + plan.remote_capacity[i] <= UINT32_MAX,
-             "GPU {}: merged buffer exceeds 32-bit indices", i);
-  return plan;
+  const ChunkNeighbors nbr = neighbor_views(chunks);
+  const PlanVolumes before = order_volumes(nbr, BatchOrder::identity(m, n));
+  OrderUnions run = order_unions(nbr, order);
+  return assemble(m, n, std::move(part_offsets), num_vertices, std::move(chunks), order, std::move(run), before,
+                  profile);
 }
 
 Plan build_plan(const GraphView& g, const Partition& p, const PlanBuildOptions& opt, PlanBuildTimes* times) {
@@ -346,27 +373,33 @@ Plan build_plan(const GraphView& g, const Partition& p, const PlanBuildOptions& 
   t_phase.topology = timer.seconds();
   log::info("chunk topologies: {} chunks in {:.3f} s", chunks.size(), t_phase.topology);
 
+  Timer t;
+  const ChunkNeighbors nbr = neighbor_views(chunks);
   BatchOrder order = BatchOrder::identity(m, n);
+  OrderUnions run = order_unions(nbr, order);
+  const PlanVolumes before = run.volumes;
   bool reorganized = false;
   if (opt.reorganize) {
-    Timer t;
-    const ChunkNeighbors nbr = neighbor_views(chunks);
-    BatchOrder candidate = reorganize(nbr, m, n, g.num_vertices);
-    const double before = comm_cost(order_volumes(nbr, order), opt.profile, 1.0);
-    const double after = comm_cost(order_volumes(nbr, candidate), opt.profile, 1.0);
+    std::vector<std::vector<vid_t>> candidate_unions;
+    BatchOrder candidate = reorganize(nbr, m, n, g.num_vertices, &candidate_unions);
+    OrderUnions candidate_run = with_volumes(nbr, std::move(candidate_unions));
+    const double cost_before = comm_cost(before, opt.profile, 1.0);
+    const double cost_after = comm_cost(candidate_run.volumes, opt.profile, 1.0);
     t_phase.reorganize = t.seconds();
     log::info("reorganization: {:.3f} s", t_phase.reorganize);
-    if (after <= before) {
+    t.reset();
+    if (cost_after <= cost_before) {
       order = std::move(candidate);
+      run = std::move(candidate_run);
       reorganized = true;
     } else {
       log::warn("reorganized order would raise the cost of Eq. 4 ({:.4g} -> {:.4g} s per row byte); keeping the "
                 "partitioner's order",
-                before, after);
+                cost_before, cost_after);
     }
   }
-  Timer t;
-  Plan plan = assemble_plan(m, n, p.part_offsets, g.num_vertices, std::move(chunks), order, opt.profile);
+  Plan plan = assemble(m, n, p.part_offsets, g.num_vertices, std::move(chunks), order, std::move(run), before,
+                       opt.profile);
   t_phase.assemble = t.seconds();
   plan.reorganized = reorganized;
   plan.seconds = timer.seconds();

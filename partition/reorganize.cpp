@@ -194,7 +194,8 @@ std::vector<int> order_batches(const std::vector<VertexSet>& unions, int64_t num
 
 }  // namespace
 
-BatchOrder reorganize(const ChunkNeighbors& chunk_nbr, int m, int n, int64_t num_vertices) {
+BatchOrder reorganize(const ChunkNeighbors& chunk_nbr, int m, int n, int64_t num_vertices,
+                      std::vector<std::vector<vid_t>>* unions_out) {
   HT_CHECK(m >= 1 && n >= 1 && chunk_nbr.size() == static_cast<size_t>(m) * n,
            "reorganize: {} neighbor sets for m = {}, n = {}", chunk_nbr.size(), m, n);
   Timer timer;
@@ -209,6 +210,10 @@ BatchOrder reorganize(const ChunkNeighbors& chunk_nbr, int m, int n, int64_t num
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < m; ++i)
       order.chunk[static_cast<size_t>(j) * m + i] = batch_chunk[static_cast<size_t>(path[j]) * m + i];
+  if (unions_out) {
+    unions_out->resize(n);
+    for (int j = 0; j < n; ++j) (*unions_out)[j] = std::move(unions[path[j]]);
+  }
   log::debug("reorganize: phase 1 {:.3f} s, phase 2 {:.3f} s", phase1, timer.seconds() - phase1);
   HT_ASSERT(order.valid());
   return order;

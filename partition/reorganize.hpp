@@ -28,6 +28,9 @@ struct BatchOrder {
 using ChunkNeighbors = std::vector<std::span<const vid_t>>;
 
 // Algorithm 4. Deterministic: ties go to the lowest chunk / batch index.
-BatchOrder reorganize(const ChunkNeighbors& chunk_nbr, int m, int n, int64_t num_vertices);
+// `unions`, when given, receives 𝕅∪_j of every batch j of the returned order
+// (= batch_unions(chunk_nbr, order), which Algorithm 4 builds anyway).
+BatchOrder reorganize(const ChunkNeighbors& chunk_nbr, int m, int n, int64_t num_vertices,
+                      std::vector<std::vector<vid_t>>* unions = nullptr);
 
 }  // namespace ht

@@ -65,7 +65,6 @@ class Trainer {
   std::vector<float> logits() const;
   bool store_on_device() const { return store_.residence == Residence::device; }
   const LinkCounters& counters() const { return exec_.counters(); }
-  const EpochResult& last_breakdown() const { return timing_; }
 
  private:
   struct Layer;   // per-device parameters and gradients of one layer

@@ -4,7 +4,6 @@
 // headers), vertex arrays, CSV with quotes, MUSAE feature JSON.
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -22,10 +21,8 @@
 namespace ht::data {
 namespace {
 
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using test::error_of;
+using test::write_file;
 
 // A .npy file: magic, version, header dict padded to a multiple of 64, data.
 std::string npy_bytes(const std::string& descr, const std::string& shape, const void* data, size_t bytes,
@@ -53,17 +50,6 @@ std::string npy_bytes(const std::string& descr, const std::string& shape, const 
 template <typename T>
 std::string npy_of(const std::string& descr, const std::vector<T>& v, const std::string& shape, int major = 1) {
   return npy_bytes(descr, shape, v.data(), v.size() * sizeof(T), major);
-}
-
-// Runs `f` and returns the ht::Error message it throws ("" if none).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::vector<std::pair<uint64_t, uint64_t>> pairs(const RawEdges& e) {

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -24,10 +23,8 @@
 namespace ht::data {
 namespace {
 
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using test::error_of;
+using test::write_file;
 
 // A version-1 .npy of little-endian values (descr e.g. "<f4", "<i8").
 template <typename T>
@@ -41,16 +38,6 @@ void write_npy(const std::string& path, const std::string& descr, const std::vec
   out += dict;
   out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
   write_file(path, out);
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // The (source, destination) pairs of a graph in CSC order.
@@ -72,6 +59,13 @@ std::vector<std::string> files_in(const test::TempDir& dir) {
 
 bool python_has_numpy() {
   return std::system("/usr/bin/python3 -c 'import numpy, scipy' >/dev/null 2>&1") == 0;
+}
+
+// Runs the Python `script` (saved as make.py in `dir`) with `dir` as its
+// argument, to write a test input; returns std::system's status (0 = done).
+int run_input_script(const test::TempDir& dir, const char* script) {
+  write_file(dir.file("make.py"), script);
+  return std::system(("/usr/bin/python3 " + dir.file("make.py") + " " + dir.path().string()).c_str());
 }
 
 ConvertOptions edgelist(const test::TempDir& dir, const std::string& input) {
@@ -378,8 +372,7 @@ open(d + '/ind.tiny.test.index', 'w').write('7\n4\n6\n')
 TEST(ConvertPlanetoid, KipfAssemblyWithMissingTestIds) {
   if (!python_has_numpy()) GTEST_SKIP() << "/usr/bin/python3 lacks numpy/scipy: Planetoid helper not tested";
   test::TempDir dir;
-  write_file(dir.file("make.py"), kTinyPlanetoid);
-  ASSERT_EQ(std::system(("/usr/bin/python3 " + dir.file("make.py") + " " + dir.path().string()).c_str()), 0);
+  ASSERT_EQ(run_input_script(dir, kTinyPlanetoid), 0);
   ConvertOptions o;
   o.format = InputFormat::planetoid;
   o.input = dir.path().string();  // name detected from ind.tiny.graph
@@ -438,8 +431,7 @@ for name in ('tiny.npz', 'tiny_directed.npz'):
 TEST(ConvertNpz, UndirectedSymmetrizedDirectedKeptSplitIndexChosen) {
   if (!python_has_numpy()) GTEST_SKIP() << "/usr/bin/python3 lacks numpy: npz helper not tested";
   test::TempDir dir;
-  write_file(dir.file("make.py"), kTinyNpz);
-  ASSERT_EQ(std::system(("/usr/bin/python3 " + dir.file("make.py") + " " + dir.path().string()).c_str()), 0);
+  ASSERT_EQ(run_input_script(dir, kTinyNpz), 0);
   ConvertOptions o;
   o.format = InputFormat::npz;
   o.input = dir.file("tiny.npz");

@@ -14,6 +14,7 @@
 #include "graph/graph_file.hpp"
 #include "partition/partition_run.hpp"
 #include "partition/plan_builder.hpp"
+#include "cora_hparams.hpp"
 #include "test_util.hpp"
 
 namespace ht {
@@ -71,13 +72,7 @@ class EngineCora : public ::testing::Test {
 }  // namespace
 
 TEST_F(EngineCora, GcnReachesPublishedAccuracyAndIgnoresPartitioning) {
-  ModelConfig cfg;
-  cfg.dims = {1433, 16, 7};
-  cfg.dropout = 0.5f;
-  OptimizerConfig ocfg;
-  ocfg.lr = 0.01f;
-  ocfg.weight_decay = 5e-4f;
-  ocfg.decay_first_layer_only = true;
+  const auto [cfg, ocfg] = test::cora_gcn_hparams();
   const CoraRun one = train_cora(*graph_, cfg, ocfg, 1, 1);
   const CoraRun split = train_cora(*graph_, cfg, ocfg, 2, 2);
   std::printf("GCN Cora test accuracy at best validation: m=1,n=1 %.4f; m=2,n=2 %.4f\n", one.test_at_best,
@@ -87,16 +82,7 @@ TEST_F(EngineCora, GcnReachesPublishedAccuracyAndIgnoresPartitioning) {
 }
 
 TEST_F(EngineCora, GatReachesPublishedAccuracyAndIgnoresPartitioning) {
-  ModelConfig cfg;
-  cfg.kind = ModelKind::gat;
-  cfg.dims = {1433, 8, 7};
-  cfg.heads = 8;
-  cfg.out_heads = 1;
-  cfg.dropout = 0.6f;
-  cfg.attn_dropout = 0.6f;
-  OptimizerConfig ocfg;
-  ocfg.lr = 0.005f;
-  ocfg.weight_decay = 5e-4f;
+  const auto [cfg, ocfg] = test::cora_gat_hparams();
   const CoraRun one = train_cora(*graph_, cfg, ocfg, 1, 1);
   const CoraRun split = train_cora(*graph_, cfg, ocfg, 2, 2);
   std::printf("GAT Cora test accuracy at best validation: m=1,n=1 %.4f; m=2,n=2 %.4f\n", one.test_at_best,

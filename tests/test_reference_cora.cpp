@@ -18,6 +18,7 @@
 #include "core/timer.hpp"
 #include "graph/build.hpp"
 #include "models/reference.hpp"
+#include "cora_hparams.hpp"
 #include "test_util.hpp"
 
 namespace ht {
@@ -175,14 +176,7 @@ class ReferenceCora : public ::testing::Test {
 };
 
 TEST_F(ReferenceCora, GcnReachesPublishedAccuracy) {
-  ModelConfig cfg;
-  cfg.kind = ModelKind::gcn;
-  cfg.dims = {1433, 16, 7};
-  cfg.dropout = 0.5f;
-  OptimizerConfig opt;
-  opt.lr = 0.01f;
-  opt.weight_decay = 5e-4f;
-  opt.decay_first_layer_only = true;
+  auto [cfg, opt] = test::cora_gcn_hparams();
   double sum = 0;
   for (int s = 1; s <= seeds(); ++s) {
     cfg.seed = static_cast<uint64_t>(s);
@@ -192,16 +186,7 @@ TEST_F(ReferenceCora, GcnReachesPublishedAccuracy) {
 }
 
 TEST_F(ReferenceCora, GatReachesPublishedAccuracy) {
-  ModelConfig cfg;
-  cfg.kind = ModelKind::gat;
-  cfg.dims = {1433, 8, 7};
-  cfg.heads = 8;
-  cfg.out_heads = 1;
-  cfg.dropout = 0.6f;
-  cfg.attn_dropout = 0.6f;
-  OptimizerConfig opt;
-  opt.lr = 0.005f;
-  opt.weight_decay = 5e-4f;
+  auto [cfg, opt] = test::cora_gat_hparams();
   double sum = 0;
   for (int s = 1; s <= seeds(); ++s) {
     cfg.seed = static_cast<uint64_t>(s);

@@ -4,9 +4,12 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "core/error.hpp"
 
 namespace ht::test {
 
@@ -37,6 +40,23 @@ inline std::string datasets_dir() {
 #else
   return "../shared/datasets";
 #endif
+}
+
+// Writes `bytes` to `path`, replacing what was there.
+inline void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Runs `f` and returns the ht::Error message it throws ("" if none).
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace ht::test

@@ -4,6 +4,7 @@
 # and --inspect --json printing valid JSON.
 # Usage: convert_errors.sh BIN_DIR SOURCE_DIR   (exit 77 = skipped)
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/../cli_lib/common.sh"
 BIN="$(cd "$1" 2>/dev/null && pwd)/ht-convert"
 if [[ ! -x "$BIN" ]]; then
   echo "skip: $BIN not built"
@@ -13,13 +14,6 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
 PY=/usr/bin/python3
-failures=0
-
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-
 # expect_error NAME PATTERN ARGS...: non-zero exit, exactly one stderr line
 # (at -q) matching PATTERN, and no .htg or temporary file left in $WORK.
 expect_error() {
@@ -28,11 +22,7 @@ expect_error() {
   rm -f out.htg
   "$BIN" -q "$@" >stdout.txt 2>stderr.txt
   local rc=$? before=$failures
-  local lines
-  lines=$(wc -l <stderr.txt)
-  if [[ $rc -eq 0 ]]; then fail "$name: exit code 0"; fi
-  if [[ $lines -ne 1 ]]; then fail "$name: $lines stderr lines:"; cat stderr.txt; fi
-  if ! grep -q -- "$pattern" stderr.txt; then fail "$name: stderr lacks '$pattern':"; cat stderr.txt; fi
+  check_one_error_line "$name" "$pattern" $rc
   if compgen -G "*.htg*" >/dev/null; then fail "$name: output left behind: $(ls ./*.htg*)"; fi
   if [[ $failures -eq $before ]]; then echo "ok: $name -> $(cat stderr.txt)"; fi
 }
@@ -122,8 +112,4 @@ expect_error "inspect truncated" "cut.data" --inspect cut.data
 expect_error "inspect missing" "nothere.htg" --inspect nothere.htg
 [[ -f keep.data ]] || fail "input of --inspect disappeared"
 
-if [[ $failures -ne 0 ]]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "all ht-convert CLI checks passed"
+finish "all ht-convert CLI checks passed"

@@ -5,6 +5,7 @@
 # inputs give one error line, exit code 1 and no output file.
 # Usage: reorganize_cli.sh BIN_DIR SOURCE_DIR   (exit 77 = skipped)
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/../cli_lib/common.sh"
 BIN_DIR="$(cd "$1" 2>/dev/null && pwd)"
 for tool in ht-convert ht-partition ht-reorganize; do
   if [[ ! -x "$BIN_DIR/$tool" ]]; then
@@ -17,11 +18,6 @@ REORG="$BIN_DIR/ht-reorganize"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
 
 # expect_error NAME PATTERN ARGS...: exit code != 0, one stderr line (at -q)
 # matching PATTERN, no plan or temporary file left behind.
@@ -30,9 +26,7 @@ expect_error() {
   shift 2
   "$REORG" -q "$@" >stdout.txt 2>stderr.txt
   local rc=$? before=$failures
-  if [[ $rc -eq 0 ]]; then fail "$name: exit code 0"; fi
-  if [[ $(wc -l <stderr.txt) -ne 1 ]]; then fail "$name: not one stderr line:"; cat stderr.txt; fi
-  if ! grep -q -- "$pattern" stderr.txt; then fail "$name: stderr lacks '$pattern':"; cat stderr.txt; fi
+  check_one_error_line "$name" "$pattern" $rc
   if compgen -G "out.htplan*" >/dev/null || compgen -G ".out.htplan*" >/dev/null; then
     fail "$name: output left behind: $(ls -a | grep htplan)"
   fi
@@ -110,8 +104,4 @@ expect_error "corrupted plan" "checksum mismatch" --check broken.htplan -g g.htg
 head -c 5000 plan.htplan >short.htplan
 expect_error "truncated plan" "truncated" --check short.htplan -g g.htg -p p.htp
 
-if [[ $failures -gt 0 ]]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "all ok"
+finish "all ok"

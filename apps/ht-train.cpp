@@ -90,6 +90,12 @@ int main(int argc, char** argv) {
   ht::cli::add_enum(app, "--comm", job.trainer.comm,
                     {{"baseline", ht::CommMode::baseline}, {"p2p", ht::CommMode::p2p}, {"full", ht::CommMode::full}},
                     "Communication: baseline (every chunk loads its neighbors), p2p (+inter-GPU dedup), full (+reuse)");
+  ht::cli::add_enum(app, "--gcn-order", job.trainer.gcn_order,
+                    {{"auto", ht::GcnOrder::automatic},
+                     {"aggregate", ht::GcnOrder::aggregate_first},
+                     {"transform", ht::GcnOrder::transform_first}},
+                    "GCN layer order: aggregate (Â x, then W) or transform (x W, then Â: moves and aggregates the "
+                    "output width); auto = transform where the output is narrower than the input");
   ht::cli::add_enum(app, "--store", job.store,
                     {{"auto", ht::StoreChoice::automatic}, {"host", ht::StoreChoice::host}, {"device", ht::StoreChoice::device}},
                     "Vertex store: host (pinned), device (in-memory mode: m = 1, n = 1), auto = device when it fits");

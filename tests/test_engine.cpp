@@ -80,12 +80,14 @@ struct Case {
   int m, n;
   CommMode comm;
   float dropout;
+  GcnOrder order = GcnOrder::automatic;
 };
 
 std::string name(const Case& c) {
   const char* comm[] = {"baseline", "p2p", "full"};
-  return fmt::format("{} m={} n={} {} dropout={}", c.kind == ModelKind::gcn ? "GCN" : "GAT", c.m, c.n,
-                     comm[static_cast<int>(c.comm)], c.dropout);
+  const char* order[] = {"auto", "aggregate-first", "transform-first"};
+  return fmt::format("{} m={} n={} {} dropout={} {}", c.kind == ModelKind::gcn ? "GCN" : "GAT", c.m, c.n,
+                     comm[static_cast<int>(c.comm)], c.dropout, order[static_cast<int>(c.order)]);
 }
 
 void check_case(const Case& c) {
@@ -109,7 +111,7 @@ void check_case(const Case& c) {
   Plan plan = build_plan(gn.view(), p);
   std::vector<int64_t> orig(p.new_to_old.begin(), p.new_to_old.end());
   CpuExecutor exec(c.m);
-  TrainerOptions opt{cfg, ocfg, c.comm};
+  TrainerOptions opt{cfg, ocfg, c.comm, c.order};
   Trainer tr(exec, gn.view(), orig, plan, opt);
   const double loss = tr.compute_gradients(epoch);
   EXPECT_NEAR(loss, ref_loss, 1e-5 * std::abs(ref_loss));
@@ -121,11 +123,26 @@ void check_case(const Case& c) {
 
 }  // namespace
 
+// GCN 6-8-5-4: auto runs layer 0 aggregate-first and layers 1, 2
+// transform-first; the forced orders run every layer one way.
 TEST(Engine, EqualsReferenceGcn) {
-  for (int m : {1, 2, 4})
-    for (int n : {1, 3})
-      for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full})
-        for (float d : {0.0f, 0.5f}) check_case({ModelKind::gcn, m, n, comm, d});
+  for (GcnOrder order : {GcnOrder::automatic, GcnOrder::aggregate_first, GcnOrder::transform_first})
+    for (int m : {1, 2, 4})
+      for (int n : {1, 3})
+        for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full})
+          for (float d : {0.0f, 0.5f}) check_case({ModelKind::gcn, m, n, comm, d, order});
+}
+
+TEST(Engine, LayerOrderChoice) {
+  ModelConfig cfg;
+  cfg.dims = {6, 8, 5, 4};
+  EXPECT_EQ(layer_orders(cfg, GcnOrder::automatic), "aggregate,transform,transform");
+  EXPECT_EQ(layer_orders(cfg, GcnOrder::aggregate_first), "aggregate,aggregate,aggregate");
+  EXPECT_EQ(gather_width(cfg, GcnOrder::automatic, 0), 6);
+  EXPECT_EQ(gather_width(cfg, GcnOrder::automatic, 1), 5);
+  EXPECT_EQ(gather_width(cfg, GcnOrder::transform_first, 0), 8);
+  cfg.kind = ModelKind::gat;
+  EXPECT_FALSE(transform_first(cfg, GcnOrder::transform_first, 1));
 }
 
 TEST(Engine, EqualsReferenceGat) {

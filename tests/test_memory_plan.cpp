@@ -49,8 +49,8 @@ TEST(MemoryPlan, ShrinksWithChunksAndSuggestsAFittingCount) {
   Graph g = graph();
   ModelConfig cfg;
   cfg.dims = {256, 128, 16};
-  const DeviceMemoryNeed one = device_memory_need(plan_for(g, 1), 0, cfg, CommMode::full);
-  const DeviceMemoryNeed eight = device_memory_need(plan_for(g, 8), 0, cfg, CommMode::full);
+  const DeviceMemoryNeed one = device_memory_need(plan_for(g, 1), 0, cfg, GcnOrder::automatic, CommMode::full);
+  const DeviceMemoryNeed eight = device_memory_need(plan_for(g, 8), 0, cfg, GcnOrder::automatic, CommMode::full);
   EXPECT_LT(eight.per_chunk_bytes, one.per_chunk_bytes / 3);
   EXPECT_EQ(eight.fixed_bytes, one.fixed_bytes);
   EXPECT_NO_THROW(check_device_memory(one, 0, 0, 1));  // no limit
@@ -65,7 +65,7 @@ TEST(MemoryPlan, ShrinksWithChunksAndSuggestsAFittingCount) {
     ASSERT_NE(at, std::string::npos) << msg;
     const int k = std::stoi(msg.substr(at + 6));
     EXPECT_GE(k, 4);
-    EXPECT_NO_THROW(check_device_memory(device_memory_need(plan_for(g, k), 0, cfg, CommMode::full), limit, 0, k));
+    EXPECT_NO_THROW(check_device_memory(device_memory_need(plan_for(g, k), 0, cfg, GcnOrder::automatic, CommMode::full), limit, 0, k));
   }
 }
 

@@ -10,25 +10,27 @@
 
 namespace ht {
 
-LayerExtents layer_extents(const ModelConfig& m) {
+LayerExtents layer_extents(const ModelConfig& m, GcnOrder order) {
   LayerExtents x;
   for (int l = 0; l < m.num_layers(); ++l) {
     x.max_in = std::max<int64_t>(x.max_in, m.in_width(l));
     x.max_out = std::max<int64_t>(x.max_out, std::max(m.out_width(l), m.transform_width(l)));
     x.max_tw = std::max<int64_t>(x.max_tw, m.transform_width(l));
     x.max_heads = std::max<int64_t>(x.max_heads, m.layer_heads(l));
+    x.max_gather = std::max(x.max_gather, gather_width(m, order, l));
   }
   return x;
 }
 
-DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const ModelConfig& m, CommMode mode) {
-  const auto [max_in, max_out, max_tw, max_heads] = layer_extents(m);
+DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const ModelConfig& m, GcnOrder order,
+                                    CommMode mode) {
+  const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, order);
   const bool gat = m.kind == ModelKind::gat;
   const int64_t rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu);
   const int64_t nd = plan.max_dst[gpu], ne = plan.max_edges[gpu];
   DeviceMemoryNeed need;
   int64_t& var = need.per_chunk_bytes;
-  var += 4 * rows * max_in * 3;  // data, gradient and flush staging buffers
+  var += 4 * rows * max_gather * 3;  // data, gradient and flush staging buffers
   var += 4 * nd * max_in + 4 * 4 * nd * max_out;
   if (gat) var += 4 * rows * max_tw * 2 + 4 * 5 * ne * max_heads;
   // Topology and index lists of every batch (they stay resident).

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/layer_order.hpp"
 #include "models/model.hpp"
 #include "plan/plan.hpp"
 
@@ -17,8 +18,9 @@ struct LayerExtents {
   int64_t max_out = 0;    // widest layer output or transform
   int64_t max_tw = 0;     // widest GAT transform (all heads)
   int64_t max_heads = 1;
+  int64_t max_gather = 0; // widest row gathered, aggregated and returned (gather_width)
 };
-LayerExtents layer_extents(const ModelConfig& m);
+LayerExtents layer_extents(const ModelConfig& m, GcnOrder order);
 
 struct DeviceMemoryNeed {
   int64_t per_chunk_bytes = 0;  // buffers and topology that shrink with more chunks
@@ -26,7 +28,8 @@ struct DeviceMemoryNeed {
   int64_t total() const { return per_chunk_bytes + fixed_bytes; }
 };
 
-DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const ModelConfig& model, CommMode mode);
+DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const ModelConfig& model, GcnOrder order,
+                                    CommMode mode);
 
 // Throws ht::Error when `need` exceeds `limit` (bytes; 0 = no limit), naming
 // the device, both sizes and an estimate of the chunks per GPU that would fit.

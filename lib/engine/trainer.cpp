@@ -19,8 +19,8 @@ struct Trainer::DeviceState {
   Device* dev = nullptr;
   DevicePlan plan;
   std::vector<Layer> layers;
-  DevArray<float> x, g;        // data and gradient buffers: buffer_rows x max input width
-  DevArray<float> a;           // GCN aggregate / its gradient: max_dst x max input width
+  DevArray<float> x, g;        // data and gradient buffers: buffer_rows x max gather width
+  DevArray<float> a;           // GCN aggregate / its gradient, own input rows: max_dst x max input width
   DevArray<float> z, h, dh, dz;  // max_dst x max output width
   DevArray<float> gt, dgt;     // GAT transform and its gradient: buffer_rows x max transform width
   DevArray<float> pre, score, alpha, alpha_drop;  // GAT: max_edges x max heads
@@ -92,8 +92,8 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
     if (exec_.has_device_memory()) {
       store_.residence = Residence::device;
       // The store comes on top of what the plan needs.
-      DeviceMemoryNeed need = device_memory_need(plan_, 0, m, opt_.comm);
-      need.fixed_bytes += vertex_store_bytes(m, n);
+      DeviceMemoryNeed need = device_memory_need(plan_, 0, m, opt_.gcn_order, opt_.comm);
+      need.fixed_bytes += vertex_store_bytes(m, opt_.gcn_order, n);
       check_device_memory(need, exec_.memory_limit(0), 0, plan_.n);
     }
   }
@@ -104,17 +104,21 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
   for (int l = 0; l < L; ++l) {
     store_.h[l + 1] = alloc_store(n, m.out_width(l));
     store_.grad[l + 1] = alloc_store(n, m.out_width(l));
-    if (m.kind == ModelKind::gcn) store_.agg.push_back(alloc_store(n, m.in_width(l)));
+    if (m.kind != ModelKind::gcn) continue;
+    const bool tf = transform_first(l);
+    store_.agg.push_back(alloc_store(n, tf ? m.out_width(l) : m.in_width(l)));
   }
   setup_devices();
 }
 
 Trainer::~Trainer() = default;
 
-int64_t vertex_store_bytes(const ModelConfig& m, int64_t num_vertices) {
+int64_t vertex_store_bytes(const ModelConfig& m, GcnOrder order, int64_t num_vertices) {
   int64_t cols = m.dims.front();
-  for (int l = 0; l < m.num_layers(); ++l)
-    cols += 2 * m.out_width(l) + (m.kind == ModelKind::gcn ? m.in_width(l) : 0);
+  for (int l = 0; l < m.num_layers(); ++l) {
+    cols += 2 * m.out_width(l);
+    if (m.kind == ModelKind::gcn) cols += transform_first(m, order, l) ? m.out_width(l) : m.in_width(l);
+  }
   return 4 * num_vertices * cols;
 }
 
@@ -149,11 +153,12 @@ std::vector<float> Trainer::logits() const {
 void Trainer::setup_devices() {
   const ModelConfig& m = opt_.model;
   const int L = m.num_layers();
-  const auto [max_in, max_out, max_tw, max_heads] = layer_extents(m);
+  const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt_.gcn_order);
   const bool gat = m.kind == ModelKind::gat;
   EdgeKeys keys{inv_sqrt_deg_, orig_id_};
   for (int i = 0; i < plan_.m; ++i)
-    check_device_memory(device_memory_need(plan_, i, m, opt_.comm), exec_.memory_limit(i), i, plan_.n);
+    check_device_memory(device_memory_need(plan_, i, m, opt_.gcn_order, opt_.comm), exec_.memory_limit(i), i,
+                        plan_.n);
   for (int i = 0; i < plan_.m; ++i) {
     auto st = std::make_unique<DeviceState>();
     Device& d = exec_.device(i);
@@ -161,8 +166,8 @@ void Trainer::setup_devices() {
     st->plan = upload_device_plan(d, plan_, i, opt_.comm, keys, gat);
     const int64_t rows = std::max<int64_t>(st->plan.buffer_rows, 1);
     const int64_t nd = std::max<int64_t>(plan_.max_dst[i], 1), ne = std::max<int64_t>(plan_.max_edges[i], 1);
-    st->x = d.alloc_floats(rows * max_in);
-    st->g = d.alloc_floats(rows * max_in);
+    st->x = d.alloc_floats(rows * max_gather);
+    st->g = d.alloc_floats(rows * max_gather);
     st->a = d.alloc_floats(nd * max_in);
     st->z = d.alloc_floats(nd * max_out);
     st->h = d.alloc_floats(nd * max_out);
@@ -173,7 +178,7 @@ void Trainer::setup_devices() {
       st->dgt = d.alloc_floats(rows * max_tw);
       for (auto* a : {&st->pre, &st->score, &st->alpha, &st->alpha_drop}) *a = d.alloc_floats(ne * max_heads);
     }
-    d.reserve(rows * max_in, gat ? ne * max_heads : 0);
+    d.reserve(rows * max_gather, gat ? ne * max_heads : 0);
     st->keys = d.upload(orig_id_);
     st->labels = d.upload(g_.labels);
     st->split = d.upload(g_.split);
@@ -237,17 +242,25 @@ DropoutSpec Trainer::attn_dropout(int layer, int epoch, bool training, const int
   return d;
 }
 
+// The rows layer l aggregates: t^l (no dropout: the vertex-wise pass applied
+// it) when transform-first, else h^l with the layer's input dropout.
+void Trainer::load_layer_inputs(int l, int batch, int epoch, bool training) {
+  if (transform_first(l)) {
+    load_inputs(store_.agg[l], opt_.model.out_width(l), batch, -1, epoch, training);
+  } else {
+    load_inputs(store_.h[l], opt_.model.in_width(l), batch, l, epoch, training);
+  }
+}
+
 // Algorithm 2: per device, rows of h^l from host into the data buffer
 // (transition slots, or the baseline neighbor buffer); then P2P pulls of the
 // remote rows from their owners' transition buffers.
-void Trainer::load_inputs(int layer, int batch, int epoch, bool training) {
-  const int64_t width = opt_.model.in_width(layer);
+void Trainer::load_inputs(const HostMat& src, int64_t width, int batch, int drop_layer, int epoch, bool training) {
   Timer t;
   for (auto& st : dev_) {
     DeviceStep& s = st->plan.steps[batch];
-    const DropoutSpec drop = input_dropout(layer, epoch, training, st->keys.data);
-    st->dev->gather_from_host(store_.h[layer], s.load_vids, s.load_rows, view(st->x, st->plan.buffer_rows, width),
-                              drop);
+    const DropoutSpec drop = drop_layer >= 0 ? input_dropout(drop_layer, epoch, training, st->keys.data) : DropoutSpec{};
+    st->dev->gather_from_host(src, s.load_vids, s.load_rows, view(st->x, st->plan.buffer_rows, width), drop);
     count_host_rows(s.load_vids.size, width, true);
     exec_.counters().reuse_rows += s.reused_rows;
     exec_.counters().reuse_bytes += bytes_of(s.reused_rows, width);
@@ -283,9 +296,13 @@ void Trainer::forward_batch(int l, int j, bool training, int epoch, LossStats* s
     const int64_t nd = s.plan->num_dst(), v0 = s.plan->dst_begin;
     const DevTopology& topo = s.topo;
     Layer& ly = st->layers[l];
-    DevMat X = view(st->x, st->plan.buffer_rows, in_w);
+    // The gathered rows: t^l (out_w) when transform-first, else x^l (in_w).
+    DevMat X = view(st->x, st->plan.buffer_rows, gather_width(m, opt_.gcn_order, l));
     DevMat Z = view(st->z, nd, out_w), H = view(st->h, nd, out_w);
-    if (m.kind == ModelKind::gcn) {
+    const bool tf = transform_first(l);
+    if (tf) {
+      d.spmm(topo, X, Z);  // z = Â t
+    } else if (m.kind == ModelKind::gcn) {
       DevMat A = view(st->a, nd, in_w);
       d.spmm(topo, X, A);
       d.copy_to_host(A, 0, nd, store_.agg[l], v0);  // cache a^l for backward
@@ -324,8 +341,12 @@ void Trainer::forward_batch(int l, int j, bool training, int epoch, LossStats* s
 double Trainer::forward(int epoch, bool training, LossStats* stats) {
   const ModelConfig& m = opt_.model;
   for (int l = 0; l < m.num_layers(); ++l) {
+    // Transform-first: every vertex's t = x W must be on host before any
+    // chunk gathers its neighbors' rows.
+    if (transform_first(l))
+      for (int j = 0; j < plan_.n; ++j) transform_batch(l, j, epoch, training);
     for (int j = 0; j < plan_.n; ++j) {
-      load_inputs(l, j, epoch, training);
+      load_layer_inputs(l, j, epoch, training);
       forward_batch(l, j, training, epoch, m.is_last(l) ? stats : nullptr);
     }
   }
@@ -337,7 +358,8 @@ void Trainer::backward_batch(int l, int j, int epoch) {
   const int L = m.num_layers();
   const int64_t in_w = m.in_width(l), out_w = m.out_width(l), tw = m.transform_width(l);
   const Act act = to_act(m.activation(l));
-  if (m.kind == ModelKind::gat) load_inputs(l, j, epoch, true);  // recomputation
+  if (m.kind == ModelKind::gat) load_layer_inputs(l, j, epoch, true);  // recomputation
+  const bool tf = transform_first(l);
   Timer t;
   for (auto& st : dev_) {
     Device& d = *st->dev;
@@ -350,8 +372,21 @@ void Trainer::backward_batch(int l, int j, int epoch) {
     if (l + 1 < L) {  // ∇h^{l+1} = mask ⊙ ∇x^{l+1}: the next layer's input dropout
       d.dropout_rows(dH, v0, input_dropout(l + 1, epoch, true, st->keys.data));
     }
-    DevMat G = view(st->g, st->plan.buffer_rows, in_w);
-    if (m.kind == ModelKind::gcn) {
+    // Gradients of the gathered rows: ∇t^l (out_w) or ∇x^l (in_w).
+    DevMat G = view(st->g, st->plan.buffer_rows, gather_width(m, opt_.gcn_order, l));
+    if (tf) {
+      // ∇z = ∇h ⊙ relu'(z), and relu'(z) = [h > 0]: h^{l+1}, already on host, is the mask,
+      // so z needs no cache and no neighbor reload. The last layer has no activation.
+      HT_ASSERT(act == Act::relu || act == Act::none);
+      if (act == Act::relu) {
+        d.copy_from_host(store_.h[l + 1], v0, nd, H, 0);
+        count_host_rows(nd, out_w, true);
+        d.act_backward(dH, H, act, dZ);
+      }
+      const DevMat dT = act == Act::relu ? dZ : dH;
+      if (ly.db.size) d.col_sum_add(dT, ly.db);
+      d.spmm_transpose_add(s.topo, dT, G);  // ∇t = Âᵀ ∇z
+    } else if (m.kind == ModelKind::gcn) {
       DevMat A = view(st->a, nd, in_w);
       d.copy_from_host(store_.agg[l], v0, nd, A, 0);  // cached aggregate: no neighbor reload
       d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
@@ -382,30 +417,82 @@ void Trainer::backward_batch(int l, int j, int epoch) {
       if (l > 0) d.gemm(false, true, X.rows, in_w, tw, 1.0f, dGt.data, tw, ly.W.data, tw, 1.0f, G.data, in_w);
     }
     count_host_rows(nd, out_w, true);
-    if (m.kind == ModelKind::gcn) count_host_rows(nd, in_w, true);
+    if (m.kind == ModelKind::gcn && !tf) count_host_rows(nd, in_w, true);
   }
   exec_.synchronize_all();
   timing_.t_compute += t.seconds();
-  if (l > 0) return_gradients(l, j);
+  if (tf) {
+    return_gradients(store_.agg[l], out_w, j);
+  } else if (l > 0) {
+    return_gradients(store_.grad[l], in_w, j);
+  }
+}
+
+// Transform-first forward, vertex-wise: t = dropout(h^l) W for the batch's own
+// rows (contiguous in new ids), written to host for the chunks to gather.
+void Trainer::transform_batch(int l, int j, int epoch, bool training) {
+  const ModelConfig& m = opt_.model;
+  const int64_t in_w = m.in_width(l), out_w = m.out_width(l);
+  Timer t;
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    const ChunkPlan& c = *st->plan.steps[j].plan;
+    const int64_t nd = c.num_dst(), v0 = c.dst_begin;
+    DevMat X = view(st->a, nd, in_w), T = view(st->z, nd, out_w);
+    d.copy_from_host(store_.h[l], v0, nd, X, 0);
+    count_host_rows(nd, in_w, true);
+    d.dropout_rows(X, v0, input_dropout(l, epoch, training, st->keys.data));
+    d.gemm(false, false, nd, out_w, in_w, 1.0f, X.data, in_w, st->layers[l].W.data, out_w, 0.0f, T.data, out_w);
+    d.copy_to_host(T, 0, nd, store_.agg[l], v0);
+    count_host_rows(nd, out_w, false);
+  }
+  exec_.synchronize_all();
+  timing_.t_compute += t.seconds();
+}
+
+// Transform-first backward, vertex-wise, once ∇t is complete on host:
+// ∇W += xᵀ ∇t and ∇x = ∇t Wᵀ for the batch's own rows (x recomputed from h^l).
+void Trainer::transform_backward_batch(int l, int j, int epoch) {
+  const ModelConfig& m = opt_.model;
+  const int64_t in_w = m.in_width(l), out_w = m.out_width(l);
+  Timer t;
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    const ChunkPlan& c = *st->plan.steps[j].plan;
+    const int64_t nd = c.num_dst(), v0 = c.dst_begin;
+    Layer& ly = st->layers[l];
+    DevMat X = view(st->a, nd, in_w), dT = view(st->dz, nd, out_w);
+    d.copy_from_host(store_.agg[l], v0, nd, dT, 0);
+    d.copy_from_host(store_.h[l], v0, nd, X, 0);
+    count_host_rows(nd, out_w, true);
+    count_host_rows(nd, in_w, true);
+    d.dropout_rows(X, v0, input_dropout(l, epoch, true, st->keys.data));
+    d.gemm(true, false, in_w, out_w, nd, 1.0f, X.data, in_w, dT.data, out_w, 1.0f, ly.dW.data, out_w);
+    if (l == 0) continue;
+    d.gemm(false, true, nd, in_w, out_w, 1.0f, dT.data, out_w, ly.W.data, out_w, 0.0f, X.data, in_w);
+    d.copy_to_host(X, 0, nd, store_.grad[l], v0);
+    count_host_rows(nd, in_w, false);
+  }
+  exec_.synchronize_all();
+  timing_.t_compute += t.seconds();
 }
 
 // Algorithm 3: remote gradient rows are pushed to their owners' transition
 // gradient slots (P2P accumulate); then the slots that leave the device are
 // compacted, copied to host and added into ∇x^l by the CPU.
-void Trainer::return_gradients(int l, int j) {
-  const int64_t in_w = opt_.model.in_width(l);
+void Trainer::return_gradients(const HostMat& dst, int64_t width, int j) {
   Timer t;
   if (opt_.comm != CommMode::baseline) {
     for (auto& st : dev_) {
       DeviceStep& s = st->plan.steps[j];
-      DevMat G = view(st->g, st->plan.buffer_rows, in_w);
+      DevMat G = view(st->g, st->plan.buffer_rows, width);
       int64_t remote = 0;
       for (const PeerRange& r : interleaved(s.peers, st->dev->index(), plan_.m)) {
         DeviceState& peer = *dev_[r.peer];
         st->dev->push_add_to_peer(G, st->plan.trans_capacity + r.begin, *peer.dev,
-                                  view(peer.g, peer.plan.buffer_rows, in_w), s.remote_slots.sub(r.begin, r.count));
+                                  view(peer.g, peer.plan.buffer_rows, width), s.remote_slots.sub(r.begin, r.count));
         exec_.counters().p2p_rows += r.count;
-        exec_.counters().p2p_bytes += bytes_of(r.count, in_w);
+        exec_.counters().p2p_bytes += bytes_of(r.count, width);
         remote += r.count;
       }
       st->dev->zero(G, st->plan.trans_capacity, remote);
@@ -416,9 +503,9 @@ void Trainer::return_gradients(int l, int j) {
   }
   for (auto& st : dev_) {
     DeviceStep& s = st->plan.steps[j];
-    st->dev->flush_add_to_host(view(st->g, st->plan.buffer_rows, in_w), s.flush_rows, s.flush_vids,
-                               s.flush_vids_host, store_.grad[l]);
-    count_host_rows(s.flush_rows.size, in_w, false);
+    st->dev->flush_add_to_host(view(st->g, st->plan.buffer_rows, width), s.flush_rows, s.flush_vids,
+                               s.flush_vids_host, dst);
+    count_host_rows(s.flush_rows.size, width, false);
   }
   exec_.synchronize_all();
   timing_.t_cpu += t.seconds();
@@ -427,11 +514,15 @@ void Trainer::return_gradients(int l, int j) {
 void Trainer::backward(int epoch) {
   const ModelConfig& m = opt_.model;
   for (int l = m.num_layers() - 1; l >= 0; --l) {
-    if (l > 0) {
-      exec_.store_zero(store_.grad[l]);
+    const bool tf = transform_first(l);
+    // The gradient the chunks return: ∇t^l (in t^l's place) or ∇x^l.
+    if (tf || l > 0) {
+      exec_.store_zero(tf ? store_.agg[l] : store_.grad[l]);
       for (auto& st : dev_) st->dev->zero(st->g);
     }
     for (int j = 0; j < plan_.n; ++j) backward_batch(l, j, epoch);
+    if (tf)
+      for (int j = 0; j < plan_.n; ++j) transform_backward_batch(l, j, epoch);
   }
 }
 

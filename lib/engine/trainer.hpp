@@ -9,6 +9,7 @@
 
 #include "engine/device_plan.hpp"
 #include "engine/executor.hpp"
+#include "engine/layer_order.hpp"
 #include "engine/vertex_store.hpp"
 #include "graph/graph.hpp"
 #include "models/model.hpp"
@@ -20,13 +21,15 @@ struct TrainerOptions {
   ModelConfig model;
   OptimizerConfig optimizer;
   CommMode comm = CommMode::full;
+  GcnOrder gcn_order = GcnOrder::automatic;
   // In-memory mode: the vertex store in device memory (needs m = 1, n = 1;
   // ignored by executors without device memory, where host is the device).
   bool store_on_device = false;
 };
 
-// Bytes of the vertex store (h^0..h^L, ∇x^1..∇x^L, GCN aggregates).
-int64_t vertex_store_bytes(const ModelConfig& m, int64_t num_vertices);
+// Bytes of the vertex store (h^0..h^L, ∇x^1..∇x^L, and per GCN layer the
+// cached aggregate or the transform t / ∇t).
+int64_t vertex_store_bytes(const ModelConfig& m, GcnOrder order, int64_t num_vertices);
 
 struct EpochResult {
   double loss = 0;        // training loss of the (dropout) training forward
@@ -73,10 +76,18 @@ class Trainer {
   void upload_params();
   double forward(int epoch, bool training, LossStats* stats);
   void backward(int epoch);
-  void load_inputs(int layer, int batch, int epoch, bool training);
+  // Algorithm 2 for `src` (rows of `width` floats); input dropout of layer
+  // `drop_layer` applied on the way (none when negative).
+  void load_inputs(const HostMat& src, int64_t width, int batch, int drop_layer, int epoch, bool training);
+  void load_layer_inputs(int layer, int batch, int epoch, bool training);
   void forward_batch(int layer, int batch, bool training, int epoch, LossStats* stats);
   void backward_batch(int layer, int batch, int epoch);
-  void return_gradients(int layer, int batch);
+  // Transform-first GCN: the vertex-wise passes over each batch's own rows.
+  void transform_batch(int layer, int batch, int epoch, bool training);
+  void transform_backward_batch(int layer, int batch, int epoch);
+  // Algorithm 3 into `dst` (rows of `width` floats).
+  void return_gradients(const HostMat& dst, int64_t width, int batch);
+  bool transform_first(int layer) const { return ht::transform_first(opt_.model, opt_.gcn_order, layer); }
   void reduce_and_collect_grads();
   // Dropout of a layer's input / attention; `keys` = the device's copy of the
   // original vertex ids.

@@ -2,7 +2,9 @@
 // Where each layer's vertex data lives. Today every array is in host memory
 // (pinned and mapped for the CUDA executor): h^l for l = 0..L (h^0 = the
 // features, h^L = the logits), the gradients ∇x^l for l = 1..L (∇ of each
-// layer's dropped-out input, ∇x^L = ∇logits), and GCN's cached aggregates a^l.
+// layer's dropped-out input, ∇x^L = ∇logits), GCN's cached aggregates a^l
+// (aggregate-first layers) or transforms t^l = x W, reused for ∇t^l in
+// backward (transform-first layers; engine/layer_order.hpp).
 // The location field is where later tiers (device-resident hot vertices,
 // in-memory mode) slot in.
 #include <vector>
@@ -17,7 +19,7 @@ struct VertexStore {
   Residence residence = Residence::host;
   std::vector<HostMat> h;     // L + 1
   std::vector<HostMat> grad;  // L + 1 (index 0 unused)
-  std::vector<HostMat> agg;   // L (GCN only)
+  std::vector<HostMat> agg;   // L (GCN only): a^l, or t^l / ∇t^l when transform-first
 };
 
 }  // namespace ht

@@ -1,0 +1,29 @@
+#include "engine/layer_order.hpp"
+
+namespace ht {
+
+bool transform_first(const ModelConfig& m, GcnOrder order, int l) {
+  if (m.kind != ModelKind::gcn) return false;
+  switch (order) {
+    case GcnOrder::aggregate_first: return false;
+    case GcnOrder::transform_first: return true;
+    case GcnOrder::automatic: break;
+  }
+  return m.out_width(l) < m.in_width(l);
+}
+
+std::string layer_orders(const ModelConfig& m, GcnOrder order) {
+  if (m.kind != ModelKind::gcn) return "";
+  std::string out;
+  for (int l = 0; l < m.num_layers(); ++l) {
+    if (l > 0) out += ',';
+    out += transform_first(m, order, l) ? "transform" : "aggregate";
+  }
+  return out;
+}
+
+int64_t gather_width(const ModelConfig& m, GcnOrder order, int l) {
+  return transform_first(m, order, l) ? m.out_width(l) : m.in_width(l);
+}
+
+}  // namespace ht

@@ -96,6 +96,9 @@ int main(int argc, char** argv) {
                      {"transform", ht::GcnOrder::transform_first}},
                     "GCN layer order: aggregate (Â x, then W) or transform (x W, then Â: moves and aggregates the "
                     "output width); auto = transform where the output is narrower than the input");
+  app.add_flag("!--no-overlap", job.trainer.overlap_copies,
+               "Copy layer outputs to host in line with compute instead of behind the next batch (saves one set "
+               "of output buffers per GPU; results are the same)");
   ht::cli::add_enum(app, "--store", job.store,
                     {{"auto", ht::StoreChoice::automatic}, {"host", ht::StoreChoice::host}, {"device", ht::StoreChoice::device}},
                     "Vertex store: host (pinned), device (in-memory mode: m = 1, n = 1), auto = device when it fits");

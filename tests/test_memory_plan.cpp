@@ -47,10 +47,10 @@ Plan plan_for(const Graph& g, int n) {
 
 TEST(MemoryPlan, ShrinksWithChunksAndSuggestsAFittingCount) {
   Graph g = graph();
-  ModelConfig cfg;
-  cfg.dims = {256, 128, 16};
-  const DeviceMemoryNeed one = device_memory_need(plan_for(g, 1), 0, cfg, GcnOrder::automatic, CommMode::full);
-  const DeviceMemoryNeed eight = device_memory_need(plan_for(g, 8), 0, cfg, GcnOrder::automatic, CommMode::full);
+  TrainerOptions cfg;
+  cfg.model.dims = {256, 128, 16};
+  const DeviceMemoryNeed one = device_memory_need(plan_for(g, 1), 0, cfg);
+  const DeviceMemoryNeed eight = device_memory_need(plan_for(g, 8), 0, cfg);
   EXPECT_LT(eight.per_chunk_bytes, one.per_chunk_bytes / 3);
   EXPECT_EQ(eight.fixed_bytes, one.fixed_bytes);
   EXPECT_NO_THROW(check_device_memory(one, 0, 0, 1));  // no limit
@@ -65,8 +65,21 @@ TEST(MemoryPlan, ShrinksWithChunksAndSuggestsAFittingCount) {
     ASSERT_NE(at, std::string::npos) << msg;
     const int k = std::stoi(msg.substr(at + 6));
     EXPECT_GE(k, 4);
-    EXPECT_NO_THROW(check_device_memory(device_memory_need(plan_for(g, k), 0, cfg, GcnOrder::automatic, CommMode::full), limit, 0, k));
+    EXPECT_NO_THROW(check_device_memory(device_memory_need(plan_for(g, k), 0, cfg), limit, 0, k));
   }
+}
+
+TEST(MemoryPlan, WriteBehindDoublesTheOutputBuffers) {
+  Graph g = graph();
+  TrainerOptions cfg;
+  cfg.model.dims = {256, 128, 16};
+  const Plan plan = plan_for(g, 2);
+  const DeviceMemoryNeed overlap = device_memory_need(plan, 0, cfg);
+  cfg.overlap_copies = false;
+  const DeviceMemoryNeed inline_copies = device_memory_need(plan, 0, cfg);
+  // One more aggregate (256 wide), output and output gradient (128 wide) per destination row.
+  EXPECT_EQ(overlap.per_chunk_bytes - inline_copies.per_chunk_bytes, 4 * plan.max_dst[0] * (256 + 2 * 128));
+  EXPECT_EQ(overlap.fixed_bytes, inline_copies.fixed_bytes);
 }
 
 }  // namespace ht

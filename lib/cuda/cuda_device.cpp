@@ -34,6 +34,9 @@ PinnedBuffer::~PinnedBuffer() {
 CudaDevice::CudaDevice(int index, int cuda_id, int64_t memory_cap) : index_(index), cuda_id_(cuda_id), cap_(memory_cap) {
   activate();
   HT_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  HT_CUDA_TRY(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
+  for (cudaEvent_t* e : {&queued_, &copied_[0], &copied_[1]})
+    HT_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
   HT_CUBLAS_TRY(cublasCreate(&blas_));
   HT_CUBLAS_TRY(cublasSetStream(blas_, stream_));
   size_t free_b = 0, total_b = 0;
@@ -46,6 +49,9 @@ CudaDevice::CudaDevice(int index, int cuda_id, int64_t memory_cap) : index_(inde
 CudaDevice::~CudaDevice() {
   cudaSetDevice(cuda_id_);
   if (blas_) cublasDestroy(blas_);
+  for (cudaEvent_t e : {queued_, copied_[0], copied_[1]})
+    if (e) cudaEventDestroy(e);
+  if (copy_stream_) cudaStreamDestroy(copy_stream_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -127,6 +133,24 @@ void CudaDevice::copy_to_host(DevMat src, int64_t src_row0, int64_t n, const Hos
   activate();
   HT_CUDA_TRY(cudaMemcpyAsync(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4,
                               cudaMemcpyDefault, stream_));
+}
+
+void CudaDevice::write_behind(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0,
+                              int slot) {
+  HT_ASSERT(src.cols == dst.cols && (slot == 0 || slot == 1));
+  if (n <= 0) return;
+  activate();
+  HT_CUDA_TRY(cudaEventRecord(queued_, stream_));
+  HT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_, queued_, 0));
+  HT_CUDA_TRY(cudaMemcpyAsync(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4,
+                              cudaMemcpyDefault, copy_stream_));
+  HT_CUDA_TRY(cudaEventRecord(copied_[slot], copy_stream_));
+}
+
+void CudaDevice::wait_write_behind(int slot) {
+  HT_ASSERT(slot == 0 || slot == 1);
+  activate();
+  HT_CUDA_TRY(cudaStreamWaitEvent(stream_, copied_[slot], 0));
 }
 
 void CudaDevice::pull_from_peer(Device&, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) {
@@ -278,6 +302,11 @@ LossStats CudaDevice::softmax_xent(DevMat logits, DevArray<int32_t> labels, DevA
 void CudaDevice::synchronize() {
   activate();
   HT_CUDA_TRY(cudaStreamSynchronize(stream_));
+}
+
+void CudaDevice::drain() {
+  synchronize();
+  HT_CUDA_TRY(cudaStreamSynchronize(copy_stream_));
 }
 
 }  // namespace ht

@@ -70,6 +70,9 @@ class CudaDevice final : public Device {
   void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) override;
   void flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, std::span<const uint32_t> host_rows_cpu,
                          const HostMat& host) override;
+  void write_behind(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0,
+                    int slot) override;
+  void wait_write_behind(int slot) override;
   void zero(DevMat m, int64_t row0, int64_t n) override;
   void zero(DevArray<float> a) override;
 
@@ -94,6 +97,7 @@ class CudaDevice final : public Device {
   LossStats softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex,
                          float scale, DevMat dlogits) override;
   void synchronize() override;
+  void drain() override;
   cudaStream_t stream() const { return stream_; }
 
  private:
@@ -111,6 +115,9 @@ class CudaDevice final : public Device {
   int64_t cap_;
   int64_t bytes_ = 0;
   cudaStream_t stream_ = nullptr;
+  cudaStream_t copy_stream_ = nullptr;  // write-behind copies
+  cudaEvent_t queued_ = nullptr;        // "work so far" mark on stream_
+  cudaEvent_t copied_[2] = {nullptr, nullptr};  // last write-behind of each slot done
   cublasHandle_t blas_ = nullptr;
   std::vector<std::unique_ptr<DeviceBuffer>> buffers_;
   float* staging_ = nullptr;        // device: compacted gradient rows

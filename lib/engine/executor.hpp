@@ -116,6 +116,17 @@ class Device {
   // memory) and on the host (for the CPU accumulation).
   virtual void flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows,
                                  std::span<const uint32_t> host_rows_cpu, const HostMat& host) = 0;
+  // Write-behind: like copy_to_host, but on a separate copy queue after the
+  // work queued so far, so that later work overlaps the copy. `slot` (0 or 1)
+  // names the set of source buffers: call wait_write_behind(slot) before
+  // overwriting a source of that slot. The host rows are complete after drain().
+  virtual void write_behind(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0,
+                            int slot) {
+    (void)slot;
+    copy_to_host(src, src_row0, n, dst, dst_row0);
+  }
+  // Later work waits until the write-behind copies of `slot` have read their sources.
+  virtual void wait_write_behind(int slot) { (void)slot; }
   virtual void zero(DevMat m, int64_t row0, int64_t n) = 0;
   virtual void zero(DevArray<float> a) = 0;
 
@@ -160,8 +171,10 @@ class Device {
   virtual LossStats softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex,
                                  float scale, DevMat dlogits) = 0;
 
-  // Waits for this device's queued work.
+  // Waits for this device's queued work, write-behind copies excepted.
   virtual void synchronize() = 0;
+  // Waits for everything, write-behind copies included.
+  virtual void drain() { synchronize(); }
 };
 
 // Bytes moved per link, for the summary and the metrics file.
@@ -196,6 +209,9 @@ class Executor {
   virtual void allreduce_sum(std::span<DevArray<float>> per_device) = 0;
   virtual void synchronize_all() {
     for (int i = 0; i < num_devices(); ++i) device(i).synchronize();
+  }
+  void drain_all() {
+    for (int i = 0; i < num_devices(); ++i) device(i).drain();
   }
   virtual int64_t peak_device_bytes() const { return 0; }
   // Bytes a device may allocate (0 = no limit, e.g. the CPU executor).

@@ -22,16 +22,19 @@ LayerExtents layer_extents(const ModelConfig& m, GcnOrder order) {
   return x;
 }
 
-DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const ModelConfig& m, GcnOrder order,
-                                    CommMode mode) {
-  const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, order);
+DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt) {
+  const ModelConfig& m = opt.model;
+  const CommMode mode = opt.comm;
+  const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt.gcn_order);
   const bool gat = m.kind == ModelKind::gat;
   const int64_t rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu);
   const int64_t nd = plan.max_dst[gpu], ne = plan.max_edges[gpu];
   DeviceMemoryNeed need;
   int64_t& var = need.per_chunk_bytes;
   var += 4 * rows * max_gather * 3;  // data, gradient and flush staging buffers
-  var += 4 * nd * max_in + 4 * 4 * nd * max_out;
+  // Aggregate, output, output gradient (doubled for write-behind), transform, transform gradient.
+  const int64_t copies = opt.overlap_copies ? 2 : 1;
+  var += 4 * nd * (copies * (max_in + 2 * max_out) + 2 * max_out);
   if (gat) var += 4 * rows * max_tw * 2 + 4 * 5 * ne * max_heads;
   // Topology and index lists of every batch (they stay resident).
   for (int j = 0; j < plan.n; ++j) {

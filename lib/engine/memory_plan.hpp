@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/layer_order.hpp"
+#include "engine/trainer_options.hpp"
 #include "models/model.hpp"
 #include "plan/plan.hpp"
 
@@ -28,8 +29,7 @@ struct DeviceMemoryNeed {
   int64_t total() const { return per_chunk_bytes + fixed_bytes; }
 };
 
-DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const ModelConfig& model, GcnOrder order,
-                                    CommMode mode);
+DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt);
 
 // Throws ht::Error when `need` exceeds `limit` (bytes; 0 = no limit), naming
 // the device, both sizes and an estimate of the chunks per GPU that would fit.

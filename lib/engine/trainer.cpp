@@ -20,8 +20,11 @@ struct Trainer::DeviceState {
   DevicePlan plan;
   std::vector<Layer> layers;
   DevArray<float> x, g;        // data and gradient buffers: buffer_rows x max gather width
-  DevArray<float> a;           // GCN aggregate / its gradient, own input rows: max_dst x max input width
-  DevArray<float> z, h, dh, dz;  // max_dst x max output width
+  // By slot (batch parity): buffers that write-behind copies read from; both
+  // slots are one allocation when copies run in line.
+  DevArray<float> a[2];        // GCN aggregate / its gradient, own input rows: max_dst x max input width
+  DevArray<float> h[2], dh[2];  // outputs (or t) and their gradients: max_dst x max output width
+  DevArray<float> z, dz;       // max_dst x max output width
   DevArray<float> gt, dgt;     // GAT transform and its gradient: buffer_rows x max transform width
   DevArray<float> pre, score, alpha, alpha_drop;  // GAT: max_edges x max heads
   DevArray<int64_t> keys;      // new id -> graph file id
@@ -92,7 +95,7 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
     if (exec_.has_device_memory()) {
       store_.residence = Residence::device;
       // The store comes on top of what the plan needs.
-      DeviceMemoryNeed need = device_memory_need(plan_, 0, m, opt_.gcn_order, opt_.comm);
+      DeviceMemoryNeed need = device_memory_need(plan_, 0, opt_);
       need.fixed_bytes += vertex_store_bytes(m, opt_.gcn_order, n);
       check_device_memory(need, exec_.memory_limit(0), 0, plan_.n);
     }
@@ -129,6 +132,23 @@ HostMat Trainer::alloc_store(int64_t rows, int64_t cols) {
 
 // Rows moved between the vertex store and a device: over the host link, or
 // GPU-local in in-memory mode (counted with the in-place reuse).
+void Trainer::write_out(Device& d, DevMat src, const HostMat& dst, int64_t v0, int slot) {
+  if (opt_.overlap_copies) {
+    d.write_behind(src, 0, src.rows, dst, v0, slot);
+  } else {
+    d.copy_to_host(src, 0, src.rows, dst, v0);
+  }
+  count_host_rows(src.rows, src.cols, false);
+}
+
+// End of a phase: the vertex store rows written behind are complete.
+void Trainer::drain() {
+  if (!opt_.overlap_copies) return;
+  Timer t;
+  exec_.drain_all();
+  timing_.t_compute += t.seconds();
+}
+
 void Trainer::count_host_rows(int64_t rows, int64_t width, bool to_device) {
   auto& c = exec_.counters();
   if (store_.residence == Residence::device) {
@@ -157,8 +177,7 @@ void Trainer::setup_devices() {
   const bool gat = m.kind == ModelKind::gat;
   EdgeKeys keys{inv_sqrt_deg_, orig_id_};
   for (int i = 0; i < plan_.m; ++i)
-    check_device_memory(device_memory_need(plan_, i, m, opt_.gcn_order, opt_.comm), exec_.memory_limit(i), i,
-                        plan_.n);
+    check_device_memory(device_memory_need(plan_, i, opt_), exec_.memory_limit(i), i, plan_.n);
   for (int i = 0; i < plan_.m; ++i) {
     auto st = std::make_unique<DeviceState>();
     Device& d = exec_.device(i);
@@ -168,10 +187,13 @@ void Trainer::setup_devices() {
     const int64_t nd = std::max<int64_t>(plan_.max_dst[i], 1), ne = std::max<int64_t>(plan_.max_edges[i], 1);
     st->x = d.alloc_floats(rows * max_gather);
     st->g = d.alloc_floats(rows * max_gather);
-    st->a = d.alloc_floats(nd * max_in);
     st->z = d.alloc_floats(nd * max_out);
-    st->h = d.alloc_floats(nd * max_out);
-    st->dh = d.alloc_floats(nd * max_out);
+    for (int s = 0; s < 2; ++s) {
+      const bool own = s == 0 || opt_.overlap_copies;
+      st->a[s] = own ? d.alloc_floats(nd * max_in) : st->a[0];
+      st->h[s] = own ? d.alloc_floats(nd * max_out) : st->h[0];
+      st->dh[s] = own ? d.alloc_floats(nd * max_out) : st->dh[0];
+    }
     st->dz = d.alloc_floats(nd * max_out);
     if (gat) {
       st->gt = d.alloc_floats(rows * max_tw);
@@ -298,15 +320,16 @@ void Trainer::forward_batch(int l, int j, bool training, int epoch, LossStats* s
     Layer& ly = st->layers[l];
     // The gathered rows: t^l (out_w) when transform-first, else x^l (in_w).
     DevMat X = view(st->x, st->plan.buffer_rows, gather_width(m, opt_.gcn_order, l));
-    DevMat Z = view(st->z, nd, out_w), H = view(st->h, nd, out_w);
+    const int slot = j & 1;
+    d.wait_write_behind(slot);  // batch j - 2's copies have read this slot's buffers
+    DevMat Z = view(st->z, nd, out_w), H = view(st->h[slot], nd, out_w);
     const bool tf = transform_first(l);
     if (tf) {
       d.spmm(topo, X, Z);  // z = Â t
     } else if (m.kind == ModelKind::gcn) {
-      DevMat A = view(st->a, nd, in_w);
+      DevMat A = view(st->a[slot], nd, in_w);
       d.spmm(topo, X, A);
-      d.copy_to_host(A, 0, nd, store_.agg[l], v0);  // cache a^l for backward
-      count_host_rows(nd, in_w, false);
+      write_out(d, A, store_.agg[l], v0, slot);  // cache a^l for backward
       d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
     } else {
       const int heads = m.layer_heads(l);
@@ -318,10 +341,9 @@ void Trainer::forward_batch(int l, int j, bool training, int epoch, LossStats* s
       d.gat_aggregate(topo, Gt, st->alpha_drop, heads, last, Z);
     }
     d.bias_act(Z, ly.b, act, H);
-    d.copy_to_host(H, 0, nd, store_.h[l + 1], v0);
-    count_host_rows(nd, out_w, false);
+    write_out(d, H, store_.h[l + 1], v0, slot);
     if (last && stats) {
-      DevMat dL = training ? view(st->dh, nd, out_w) : DevMat{};
+      DevMat dL = training ? view(st->dh[slot], nd, out_w) : DevMat{};
       LossStats ls = d.softmax_xent(H, st->labels, st->split, v0, 1.0f / static_cast<float>(num_train_), dL);
       stats->loss_sum += ls.loss_sum;
       for (int k = 0; k < 4; ++k) {
@@ -329,8 +351,7 @@ void Trainer::forward_batch(int l, int j, bool training, int epoch, LossStats* s
         stats->count[k] += ls.count[k];
       }
       if (training) {
-        d.copy_to_host(dL, 0, nd, store_.grad[l + 1], v0);
-        count_host_rows(nd, out_w, false);
+        write_out(d, dL, store_.grad[l + 1], v0, slot);
       }
     }
   }
@@ -343,12 +364,15 @@ double Trainer::forward(int epoch, bool training, LossStats* stats) {
   for (int l = 0; l < m.num_layers(); ++l) {
     // Transform-first: every vertex's t = x W must be on host before any
     // chunk gathers its neighbors' rows.
-    if (transform_first(l))
+    if (transform_first(l)) {
       for (int j = 0; j < plan_.n; ++j) transform_batch(l, j, epoch, training);
+      drain();
+    }
     for (int j = 0; j < plan_.n; ++j) {
       load_layer_inputs(l, j, epoch, training);
       forward_batch(l, j, training, epoch, m.is_last(l) ? stats : nullptr);
     }
+    drain();
   }
   return stats ? stats->loss_sum / static_cast<double>(num_train_) : 0.0;
 }
@@ -366,7 +390,8 @@ void Trainer::backward_batch(int l, int j, int epoch) {
     DeviceStep& s = st->plan.steps[j];
     const int64_t nd = s.plan->num_dst(), v0 = s.plan->dst_begin;
     Layer& ly = st->layers[l];
-    DevMat dH = view(st->dh, nd, out_w), Z = view(st->z, nd, out_w), H = view(st->h, nd, out_w);
+    // Slot 0: write-behind copies are drained before every backward phase.
+    DevMat dH = view(st->dh[0], nd, out_w), Z = view(st->z, nd, out_w), H = view(st->h[0], nd, out_w);
     DevMat dZ = view(st->dz, nd, out_w);
     d.copy_from_host(store_.grad[l + 1], v0, nd, dH, 0);
     if (l + 1 < L) {  // ∇h^{l+1} = mask ⊙ ∇x^{l+1}: the next layer's input dropout
@@ -387,7 +412,7 @@ void Trainer::backward_batch(int l, int j, int epoch) {
       if (ly.db.size) d.col_sum_add(dT, ly.db);
       d.spmm_transpose_add(s.topo, dT, G);  // ∇t = Âᵀ ∇z
     } else if (m.kind == ModelKind::gcn) {
-      DevMat A = view(st->a, nd, in_w);
+      DevMat A = view(st->a[0], nd, in_w);
       d.copy_from_host(store_.agg[l], v0, nd, A, 0);  // cached aggregate: no neighbor reload
       d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
       d.bias_act(Z, ly.b, act, H);
@@ -438,13 +463,14 @@ void Trainer::transform_batch(int l, int j, int epoch, bool training) {
     Device& d = *st->dev;
     const ChunkPlan& c = *st->plan.steps[j].plan;
     const int64_t nd = c.num_dst(), v0 = c.dst_begin;
-    DevMat X = view(st->a, nd, in_w), T = view(st->z, nd, out_w);
+    const int slot = j & 1;
+    d.wait_write_behind(slot);
+    DevMat X = view(st->a[slot], nd, in_w), T = view(st->h[slot], nd, out_w);
     d.copy_from_host(store_.h[l], v0, nd, X, 0);
     count_host_rows(nd, in_w, true);
     d.dropout_rows(X, v0, input_dropout(l, epoch, training, st->keys.data));
     d.gemm(false, false, nd, out_w, in_w, 1.0f, X.data, in_w, st->layers[l].W.data, out_w, 0.0f, T.data, out_w);
-    d.copy_to_host(T, 0, nd, store_.agg[l], v0);
-    count_host_rows(nd, out_w, false);
+    write_out(d, T, store_.agg[l], v0, slot);
   }
   exec_.synchronize_all();
   timing_.t_compute += t.seconds();
@@ -461,7 +487,9 @@ void Trainer::transform_backward_batch(int l, int j, int epoch) {
     const ChunkPlan& c = *st->plan.steps[j].plan;
     const int64_t nd = c.num_dst(), v0 = c.dst_begin;
     Layer& ly = st->layers[l];
-    DevMat X = view(st->a, nd, in_w), dT = view(st->dz, nd, out_w);
+    const int slot = j & 1;
+    d.wait_write_behind(slot);
+    DevMat X = view(st->a[slot], nd, in_w), dT = view(st->dz, nd, out_w);
     d.copy_from_host(store_.agg[l], v0, nd, dT, 0);
     d.copy_from_host(store_.h[l], v0, nd, X, 0);
     count_host_rows(nd, out_w, true);
@@ -470,8 +498,7 @@ void Trainer::transform_backward_batch(int l, int j, int epoch) {
     d.gemm(true, false, in_w, out_w, nd, 1.0f, X.data, in_w, dT.data, out_w, 1.0f, ly.dW.data, out_w);
     if (l == 0) continue;
     d.gemm(false, true, nd, in_w, out_w, 1.0f, dT.data, out_w, ly.W.data, out_w, 0.0f, X.data, in_w);
-    d.copy_to_host(X, 0, nd, store_.grad[l], v0);
-    count_host_rows(nd, in_w, false);
+    write_out(d, X, store_.grad[l], v0, slot);
   }
   exec_.synchronize_all();
   timing_.t_compute += t.seconds();
@@ -521,8 +548,10 @@ void Trainer::backward(int epoch) {
       for (auto& st : dev_) st->dev->zero(st->g);
     }
     for (int j = 0; j < plan_.n; ++j) backward_batch(l, j, epoch);
-    if (tf)
+    if (tf) {
       for (int j = 0; j < plan_.n; ++j) transform_backward_batch(l, j, epoch);
+      drain();
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 #include "engine/device_plan.hpp"
 #include "engine/executor.hpp"
 #include "engine/layer_order.hpp"
+#include "engine/trainer_options.hpp"
 #include "engine/vertex_store.hpp"
 #include "graph/graph.hpp"
 #include "models/model.hpp"
@@ -17,15 +18,6 @@
 
 namespace ht {
 
-struct TrainerOptions {
-  ModelConfig model;
-  OptimizerConfig optimizer;
-  CommMode comm = CommMode::full;
-  GcnOrder gcn_order = GcnOrder::automatic;
-  // In-memory mode: the vertex store in device memory (needs m = 1, n = 1;
-  // ignored by executors without device memory, where host is the device).
-  bool store_on_device = false;
-};
 
 // Bytes of the vertex store (h^0..h^L, ∇x^1..∇x^L, and per GCN layer the
 // cached aggregate or the transform t / ∇t).
@@ -95,6 +87,10 @@ class Trainer {
   DropoutSpec attn_dropout(int layer, int epoch, bool training, const int64_t* keys) const;
   HostMat alloc_store(int64_t rows, int64_t cols);
   void count_host_rows(int64_t rows, int64_t width, bool to_device);
+  // Rows [v0, v0 + src.rows) of `dst` = src: write-behind with the batch's
+  // buffer slot when copies overlap, else in line.
+  void write_out(Device& d, DevMat src, const HostMat& dst, int64_t v0, int slot);
+  void drain();
 
   Executor& exec_;
   const GraphView& g_;

@@ -95,13 +95,13 @@ void write_predictions(const std::string& path, const std::vector<float>& logits
 
 // --store auto keeps the vertex store on the GPU when there is one GPU and one
 // chunk and store + plan fit in its memory; host otherwise.
-bool resolve_store(const TrainJob& job, const ModelConfig& model, const Plan& plan, const Executor& exec,
+bool resolve_store(const TrainJob& job, const TrainerOptions& opt, const Plan& plan, const Executor& exec,
                    int64_t num_vertices) {
   if (job.store == StoreChoice::host || !exec.has_device_memory()) return false;
   if (job.store == StoreChoice::device) return true;
   if (plan.m != 1 || plan.n != 1) return false;
-  DeviceMemoryNeed need = device_memory_need(plan, 0, model, job.trainer.gcn_order, job.trainer.comm);
-  need.fixed_bytes += vertex_store_bytes(model, job.trainer.gcn_order, num_vertices);
+  DeviceMemoryNeed need = device_memory_need(plan, 0, opt);
+  need.fixed_bytes += vertex_store_bytes(opt.model, opt.gcn_order, num_vertices);
   const bool fits = exec.memory_limit(0) <= 0 || need.total() <= exec.memory_limit(0);
   if (!fits) log::info("vertex store kept in host memory: it does not fit next to the plan on the GPU");
   return fits;
@@ -145,7 +145,7 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   const Plan& plan = pipe.plan;
   std::vector<int64_t> orig(pipe.partition.new_to_old.begin(), pipe.partition.new_to_old.end());
   std::unique_ptr<Executor> exec = make_executor(plan.m);
-  topt.store_on_device = resolve_store(job, topt.model, plan, *exec, gn.num_vertices);
+  topt.store_on_device = resolve_store(job, topt, plan, *exec, gn.num_vertices);
   Trainer trainer(*exec, gn.view(), orig, plan, topt);
   if (!job.load_model.empty()) {
     ModelParams p = trainer.params();
@@ -155,11 +155,12 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   MetricsWriter metrics(job.metrics_out);
   sum.setup_seconds = setup.seconds();
   const std::string orders = layer_orders(topt.model, job.trainer.gcn_order);
-  log::info("training {} {} on {} (N = {}, E = {}): backend {}, m = {}, n = {}, comm {}, store {}{}, setup {:.2f} s",
+  log::info("training {} {} on {} (N = {}, E = {}): backend {}, m = {}, n = {}, comm {}, store {}{}{}, setup {:.2f} s",
             topt.model.kind == ModelKind::gcn ? "GCN" : "GAT",
             fmt::join(topt.model.dims, "-"), job.graph_path, g.num_vertices, g.num_edges, exec->name(), plan.m,
             plan.n, comm_name(job.trainer.comm), trainer.store_on_device() ? "device" : "host",
-            orders.empty() ? "" : ", layers " + orders, sum.setup_seconds);
+            orders.empty() ? "" : ", layers " + orders, topt.overlap_copies ? "" : ", copies in line",
+            sum.setup_seconds);
 
   std::vector<double> epoch_ms, h2d, d2d, comp, cpu;
   sum.warmup_used = std::min(job.warmup, job.epochs - 1);
@@ -221,6 +222,7 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   w.field("peak_device_bytes", sum.peak_device_bytes).field("host_buffer_bytes", sum.host_buffer_bytes);
   w.field("peak_rss_bytes", sum.peak_rss_bytes).field("setup_seconds", sum.setup_seconds);
   w.field("store", trainer.store_on_device() ? "device" : "host");
+  w.field("overlap", topt.overlap_copies);
   w.field("backend", exec->name()).field("gpus", plan.m).field("chunks", plan.n).field("comm", comm_name(job.trainer.comm));
   if (topt.model.kind == ModelKind::gcn) w.field("gcn_order", layer_orders(topt.model, job.trainer.gcn_order));
   w.end_object();

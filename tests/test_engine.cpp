@@ -81,13 +81,16 @@ struct Case {
   CommMode comm;
   float dropout;
   GcnOrder order = GcnOrder::automatic;
+  bool overlap = true;  // write-behind slots (in line when false)
+  CopyTiming timing = CopyTiming::eager;
 };
 
 std::string name(const Case& c) {
   const char* comm[] = {"baseline", "p2p", "full"};
   const char* order[] = {"auto", "aggregate-first", "transform-first"};
-  return fmt::format("{} m={} n={} {} dropout={} {}", c.kind == ModelKind::gcn ? "GCN" : "GAT", c.m, c.n,
-                     comm[static_cast<int>(c.comm)], c.dropout, order[static_cast<int>(c.order)]);
+  return fmt::format("{} m={} n={} {} dropout={} {}{}", c.kind == ModelKind::gcn ? "GCN" : "GAT", c.m, c.n,
+                     comm[static_cast<int>(c.comm)], c.dropout, order[static_cast<int>(c.order)],
+                     c.overlap ? (c.timing == CopyTiming::late ? " late copies" : "") : " copies in line");
 }
 
 void check_case(const Case& c) {
@@ -110,8 +113,9 @@ void check_case(const Case& c) {
   Graph gn = renumber(g.view(), p);
   Plan plan = build_plan(gn.view(), p);
   std::vector<int64_t> orig(p.new_to_old.begin(), p.new_to_old.end());
-  CpuExecutor exec(c.m);
+  CpuExecutor exec(c.m, c.timing);
   TrainerOptions opt{cfg, ocfg, c.comm, c.order};
+  opt.overlap_copies = c.overlap;
   Trainer tr(exec, gn.view(), orig, plan, opt);
   const double loss = tr.compute_gradients(epoch);
   EXPECT_NEAR(loss, ref_loss, 1e-5 * std::abs(ref_loss));
@@ -130,7 +134,11 @@ TEST(Engine, EqualsReferenceGcn) {
     for (int m : {1, 2, 4})
       for (int n : {1, 3})
         for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full})
-          for (float d : {0.0f, 0.5f}) check_case({ModelKind::gcn, m, n, comm, d, order});
+          for (float d : {0.0f, 0.5f}) {
+            check_case({ModelKind::gcn, m, n, comm, d, order, false});
+            for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late})
+              check_case({ModelKind::gcn, m, n, comm, d, order, true, timing});
+          }
 }
 
 TEST(Engine, LayerOrderChoice) {

@@ -358,9 +358,24 @@ LossStats CpuDevice::softmax_xent(DevMat logits, DevArray<int32_t> labels, DevAr
   return st;
 }
 
-CpuExecutor::CpuExecutor(int num_devices) {
+CpuExecutor::CpuExecutor(int num_devices, CopyTiming timing) {
   HT_CHECK(num_devices >= 1, "the CPU executor needs at least one (emulated) device");
-  for (int i = 0; i < num_devices; ++i) devices_.push_back(std::make_unique<CpuDevice>(i));
+  for (int i = 0; i < num_devices; ++i) devices_.push_back(std::make_unique<CpuDevice>(i, timing));
+}
+
+void CpuDevice::write_behind(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0,
+                             int slot) {
+  if (timing_ == CopyTiming::eager) return copy_to_host(src, src_row0, n, dst, dst_row0);
+  pending_writes_[slot].push_back([=, this] { copy_to_host(src, src_row0, n, dst, dst_row0); });
+}
+
+void CpuDevice::wait_write_behind(int slot) {
+  for (auto& copy : pending_writes_[slot]) copy();
+  pending_writes_[slot].clear();
+}
+
+void CpuDevice::drain() {
+  for (int s = 0; s < 2; ++s) wait_write_behind(s);
 }
 
 HostMat CpuExecutor::alloc_host(int64_t rows, int64_t cols) {

@@ -3,7 +3,13 @@
 // buffers, so the whole plan (P2P reads, in-place reuse, pushes, flushes)
 // runs and is tested on a machine with no GPU. It is the oracle for the CUDA
 // executor and a usable fallback.
+//
+// Copy timing: write-behind copies run either at once (`eager`, the earliest
+// moment a GPU could run them) or as late as the ordering calls allow
+// (`late`: at wait_write_behind of their slot, or drain). A missing wait or
+// drain in the training loop then shows up as a wrong result in CPU tests.
 #include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -11,9 +17,11 @@
 
 namespace ht {
 
+enum class CopyTiming { eager, late };
+
 class CpuDevice final : public Device {
  public:
-  explicit CpuDevice(int index) : index_(index) {}
+  explicit CpuDevice(int index, CopyTiming timing = CopyTiming::eager) : index_(index), timing_(timing) {}
   int index() const override { return index_; }
 
   DevMat alloc_mat(int64_t rows, int64_t cols) override;
@@ -34,6 +42,10 @@ class CpuDevice final : public Device {
   void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) override;
   void flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, std::span<const uint32_t> host_rows_cpu,
                          const HostMat& host) override;
+  void write_behind(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0,
+                    int slot) override;
+  void wait_write_behind(int slot) override;
+  void drain() override;
   void zero(DevMat m, int64_t row0, int64_t n) override;
   void zero(DevArray<float> a) override;
 
@@ -71,6 +83,8 @@ class CpuDevice final : public Device {
     return {pool.back().data(), static_cast<int64_t>(v.size())};
   }
   int index_;
+  CopyTiming timing_;
+  std::vector<std::function<void()>> pending_writes_[2];  // late write-behind copies by slot
   int64_t bytes_ = 0;
   std::deque<std::vector<float>> f32_;
   std::deque<std::vector<uint32_t>> u32_;
@@ -81,7 +95,7 @@ class CpuDevice final : public Device {
 
 class CpuExecutor final : public Executor {
  public:
-  explicit CpuExecutor(int num_devices);
+  explicit CpuExecutor(int num_devices, CopyTiming timing = CopyTiming::eager);
   std::string name() const override { return "cpu"; }
   int num_devices() const override { return static_cast<int>(devices_.size()); }
   Device& device(int i) override { return *devices_.at(i); }

@@ -1,12 +1,12 @@
 #include "datasets/convert.hpp"
 
-#include <unistd.h>
-
+#include <array>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/file_io.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
 #include "datasets/graph_stats.hpp"
@@ -135,9 +135,6 @@ void check_options(const ConvertOptions& o) {
   if (o.num_vertices >= 0 && o.format != InputFormat::edgelist)
     throw option_error("--num-vertices", "only applies to --format edgelist");
   if (o.id_bytes != 4 && o.id_bytes != 8) throw option_error("--id-bytes", "must be 4 or 8");
-  std::error_code ec;
-  if (std::filesystem::equivalent(o.input, o.output, ec))
-    throw option_error("--output", "is the input file; choose another path");
 }
 
 }  // namespace
@@ -155,17 +152,6 @@ TransformOptions resolve_transforms(const SharedConvertOptions& o, bool symmetri
   }
   t.normalize_features = o.normalize_features;
   return t;
-}
-
-void check_output_path(const std::string& output) {
-  if (output.empty()) throw option_error("--output", "required (the .htg file to write)");
-  const std::filesystem::path p(output);
-  if (std::filesystem::is_directory(p)) throw file_error(output, "is a directory; give a file name for the output");
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
-  if (!std::filesystem::is_directory(dir))
-    throw file_error(output, fmt::format("cannot write: directory '{}' does not exist", dir.string()));
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw file_error(output, fmt::format("cannot write: directory '{}' is not writable", dir.string()));
 }
 
 void transform_and_write(Graph&& g, const TransformOptions& t, const std::string& output, int id_bytes,
@@ -191,7 +177,7 @@ void transform_and_write(Graph&& g, const TransformOptions& t, const std::string
 void run_convert(const ConvertOptions& o) {
   const Timer total;
   check_options(o);
-  check_output_path(o.output);
+  check_output_path(o.output, "--output", std::array{o.input});
   PhaseTimes phases;
   Timer timer;
   RawGraph raw = read_input(o);

@@ -60,6 +60,5 @@ void transform_and_write(Graph&& g, const TransformOptions& t, const std::string
                          PhaseTimes& phases, const Timer& total);
 
 // Fails early (before any parsing) when `output` cannot be created.
-void check_output_path(const std::string& output);
 
 }  // namespace ht::data

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/file_io.hpp"
 #include "core/log.hpp"
 #include "datasets/generators.hpp"
 #include "datasets/stratified_split.hpp"
@@ -95,7 +96,7 @@ Graph generate_community(const GenerateOptions& o) {
 
 void run_generate(const GenerateOptions& o) {
   const Timer total;
-  check_output_path(o.output);
+  check_output_path(o.output, "--output");
   if (o.id_bytes != 4 && o.id_bytes != 8) throw option_error("--id-bytes", "must be 4 or 8");
   if (o.feature_dim && *o.feature_dim < 0) throw option_error("--feature-dim", "must be >= 0");
   if (o.classes && *o.classes < 0) throw option_error("--classes", "must be >= 0");

@@ -1,7 +1,7 @@
 #include "partition/partition_tool.hpp"
 
 #include <cstdio>
-#include <filesystem>
+#include <array>
 
 #include "core/cli.hpp"
 #include "core/error.hpp"
@@ -17,18 +17,6 @@
 
 namespace ht {
 namespace {
-
-namespace fs = std::filesystem;
-
-// Fails before any work when an output could not be written in the end.
-void check_output_path(const std::string& path, const std::string& option, const std::string& graph_path) {
-  const fs::path dir = fs::absolute(path).parent_path();
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw option_error(option, fmt::format("cannot write '{}': directory '{}' does not exist", path, dir.string()));
-  if (fs::exists(path, ec) && fs::equivalent(path, graph_path, ec))
-    throw option_error(option, fmt::format("'{}' is the input graph; choose another output file", path));
-}
 
 std::string describe(const PartitionParams& q) {
   if (q.parts == 1) return fmt::format("m = 1 (no partitioning), n = {}", q.chunks);
@@ -76,8 +64,9 @@ std::string stats_json(const PartitionToolOptions& opt, const PartitionStats& s,
 
 void run_partition_tool(const PartitionToolOptions& opt) {
   Timer total;
-  check_output_path(opt.output_path, "--output", opt.graph_path);
-  if (!opt.stats_json_path.empty()) check_output_path(opt.stats_json_path, "--stats-json", opt.graph_path);
+  const std::array inputs{opt.graph_path};
+  check_output_path(opt.output_path, "--output", inputs);
+  if (!opt.stats_json_path.empty()) check_output_path(opt.stats_json_path, "--stats-json", inputs);
   PartitionRunInfo info;
   Timer t;
   const GraphFile graph(opt.graph_path, ReadOptions{opt.verify});

@@ -2,7 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
+#include <array>
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
@@ -17,19 +17,6 @@
 
 namespace ht {
 namespace {
-
-namespace fs = std::filesystem;
-
-// Fails before any work when an output could not be written in the end.
-void check_output_path(const std::string& path, const std::string& option, const ReorganizeToolOptions& opt) {
-  const fs::path dir = fs::absolute(path).parent_path();
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw option_error(option, fmt::format("cannot write '{}': directory '{}' does not exist", path, dir.string()));
-  for (const std::string* input : {&opt.graph_path, &opt.partition_path})
-    if (fs::exists(path, ec) && fs::equivalent(path, *input, ec))
-      throw option_error(option, fmt::format("'{}' is an input file; choose another output file", path));
-}
 
 CostProfile effective_profile(const ReorganizeToolOptions& opt) {
   CostProfile prof = opt.profile_path.empty() ? CostProfile{} : read_cost_profile(opt.profile_path);
@@ -80,8 +67,9 @@ void report_problems(const std::vector<std::string>& problems, const std::string
 }  // namespace
 
 void run_reorganize_tool(const ReorganizeToolOptions& opt) {
-  check_output_path(opt.output_path, "--output", opt);
-  if (!opt.stats_json_path.empty()) check_output_path(opt.stats_json_path, "--stats-json", opt);
+  const std::array inputs{opt.graph_path, opt.partition_path};
+  check_output_path(opt.output_path, "--output", inputs);
+  if (!opt.stats_json_path.empty()) check_output_path(opt.stats_json_path, "--stats-json", inputs);
   PlanParams params;
   params.profile = effective_profile(opt);
   params.reorganize_requested = opt.reorganize;

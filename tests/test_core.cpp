@@ -1,3 +1,4 @@
+#include <array>
 #include <cstring>
 #include <string>
 
@@ -65,6 +66,22 @@ TEST(AtomicFile, UnwritableDirectoryIsAClearError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x.bin"), std::string::npos);
   }
+}
+
+TEST(OutputPath, RefusedBeforeAnyWorkWithTheReason) {
+  test::TempDir dir;
+  const std::string input = dir.file("in.htg");
+  test::write_file(input, "x");
+  const std::array inputs{input};
+  EXPECT_NO_THROW(check_output_path(dir.file("out.htg"), "--output", inputs));
+  EXPECT_NE(test::error_of([&] { check_output_path("", "--output"); }).find("--output"), std::string::npos);
+  EXPECT_NE(test::error_of([&] { check_output_path(dir.path().string(), "-o"); }).find("is a directory"),
+            std::string::npos);
+  EXPECT_NE(test::error_of([&] { check_output_path(dir.file("no/x.htg"), "-o"); }).find("does not exist"),
+            std::string::npos);
+  const std::string same = test::error_of([&] { check_output_path(input, "--stats-json", inputs); });
+  EXPECT_NE(same.find("is an input of this run"), std::string::npos) << same;
+  EXPECT_NE(same.find("--stats-json"), std::string::npos) << same;
 }
 
 TEST(Rng, CounterBasedIsPureAndUniform) {

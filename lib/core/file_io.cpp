@@ -7,10 +7,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "core/error.hpp"
 
@@ -141,6 +144,21 @@ int64_t file_size(const std::string& path) {
   struct stat st{};
   if (::stat(path.c_str(), &st) != 0) throw file_error(path, "cannot stat: " + errno_text());
   return st.st_size;
+}
+
+void check_output_path(const std::string& path, const std::string& option, std::span<const std::string> inputs) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw option_error(option, "required: the file to write");
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw option_error(option, fmt::format("'{}' is a directory; give a file name", path));
+  const fs::path dir = fs::absolute(path, ec).parent_path();
+  if (!fs::is_directory(dir, ec))
+    throw option_error(option, fmt::format("cannot write '{}': directory '{}' does not exist", path, dir.string()));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw option_error(option, fmt::format("cannot write '{}': directory '{}' is not writable", path, dir.string()));
+  for (const std::string& input : inputs)
+    if (!input.empty() && fs::exists(path, ec) && fs::equivalent(path, input, ec))
+      throw option_error(option, fmt::format("'{}' is an input of this run; choose another output file", path));
 }
 
 }  // namespace ht

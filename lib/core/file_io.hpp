@@ -58,4 +58,10 @@ void write_text_file_atomic(const std::string& path, const std::string& text);
 bool file_exists(const std::string& path);
 int64_t file_size(const std::string& path);
 
+// Fails before any work when `path` (the value of `option`) could not be
+// written at the end: empty, a directory, a directory that does not exist or
+// is not writable, or one of the run's `inputs`. Throws option_error.
+void check_output_path(const std::string& path, const std::string& option,
+                       std::span<const std::string> inputs = {});
+
 }  // namespace ht

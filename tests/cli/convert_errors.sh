@@ -84,7 +84,7 @@ expect_error "truncated npy" "trunc.npy (byte 128): float32 array of shape (3,) 
   --format edgelist -i good.txt --features trunc.npy -o out.htg
 printf '%%%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 1\n2 3 1\n' >short.mtx
 expect_error "truncated mtx" "announces 3 entries but the file has 2" --format mtx -i short.mtx -o out.htg
-expect_error "output dir missing" "no/such/dir/out.htg: cannot write" --format edgelist -i good.txt -o no/such/dir/out.htg
+expect_error "output dir missing" "cannot write 'no/such/dir/out.htg'" --format edgelist -i good.txt -o no/such/dir/out.htg
 if [[ $(id -u) -ne 0 ]]; then
   mkdir ro && chmod 555 ro
   expect_error "read-only output dir" "is not writable" --format edgelist -i good.txt -o ro/out.htg

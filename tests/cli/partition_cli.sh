@@ -136,7 +136,7 @@ cp "$TMP/g.htg" "$TMP/flip.htg"
 expect_error "flipped source" "checksum" --graph "$TMP/flip.htg" -o "$TMP/out/x.htp"
 "$BIN" -q --no-verify --graph "$TMP/flip.htg" -o "$TMP/nv.htp" >/dev/null 2>&1 || fail "--no-verify did not skip checksums"
 expect_error "no output dir" "does not exist" --graph "$TMP/g.htg" -o "$TMP/nodir/x.htp"
-expect_error "output is input" "input graph" --graph "$TMP/g.htg" -o "$TMP/g.htg"
+expect_error "output is input" "is an input of this run" --graph "$TMP/g.htg" -o "$TMP/g.htg"
 expect_error "cli: missing -o" "output" --graph "$TMP/g.htg"
 [ -z "$(ls -A "$TMP/out")" ] || fail "failed runs left files behind: $(ls -A "$TMP/out")"
 

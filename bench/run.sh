@@ -13,6 +13,8 @@
 #   --epochs E           epochs per run (default 13), of which --warmup W (default 3) are not timed
 #   --budget S           start no step after S seconds (the rest is reported SKIPPED); 0 = none
 #   --step-timeout S     kill a step after S seconds (reported FAILED, rc 124); 0 = none
+#   --train-args "ARGS"  extra ht-train arguments for every hongtu run, e.g. "--no-overlap" or
+#                        "--gcn-order aggregate" for an A/B against the defaults (recorded in summary.md)
 #   --no-pyg             leave out the PyG baseline
 #   --dry-run            print the commands instead of running them
 #   --backend cpu        (for tests) ht-train on the CPU executor and PyG on the CPU
@@ -33,6 +35,7 @@ die() { echo "bench/run.sh: error: $*" >&2; exit 2; }
 CMDLINE="bench/run.sh $*"
 BIN=$1; OUT=$2; shift 2
 WORKLOADS=""; QUICK=0; DRY=0; BACKEND=cuda; NGPU=""; EPOCHS=13; WARMUP=3; BUDGET=0; STEP_TIMEOUT=0; PYG=1
+TRAIN_ARGS=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --quick) QUICK=1 ;;
@@ -42,6 +45,8 @@ while [[ $# -gt 0 ]]; do
     --warmup) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--warmup needs an integer >= 0"; WARMUP=$2; shift ;;
     --budget) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--budget needs seconds"; BUDGET=$2; shift ;;
     --step-timeout) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--step-timeout needs seconds"; STEP_TIMEOUT=$2; shift ;;
+    --train-args) [[ $# -ge 2 ]] || die "--train-args needs a quoted argument list"
+                  read -r -a TRAIN_ARGS <<< "$2"; shift ;;
     --no-pyg) PYG=0 ;;
     --dry-run) DRY=1 ;;
     --backend) [[ ${2:-} == cpu || ${2:-} == cuda ]] || die "--backend is cpu or cuda"; BACKEND=$2; shift ;;
@@ -256,6 +261,7 @@ run_ht() {  # workload graph model layers heads m n comm
               --model "$model" --layers "$layers" --epochs "$EPOCHS" --warmup "$WARMUP" --eval-every "$EPOCHS"
               --dropout 0 --optimizer adam --lr 0.01 --comm "$comm" --metrics-out "$metrics")
   [[ $model == gat ]] && args+=(--heads "$heads" --out-heads 1)
+  args+=("${TRAIN_ARGS[@]}")
   local status=ok
   run_step "train $name" "$log" "$BIN/ht-train" "${args[@]}" || status=FAILED
   (( BUDGET_SKIP )) && { status=SKIPPED; log="time budget"; }
@@ -308,7 +314,7 @@ if (( ! DRY )); then
     [[ -n $PYG_PY ]] && echo "pyg_versions=$("$PYG_PY" -c 'import torch, torch_geometric as g; print("torch", torch.__version__, "torch_geometric", g.__version__)' 2>&1 | tail -1)"
     echo "epochs=$EPOCHS warm-up $WARMUP"
     echo "command=$CMDLINE"
-    echo "settings=workloads $WORKLOADS, all GPUs = $NGPU, backend $BACKEND, budget ${BUDGET}s, step timeout ${STEP_TIMEOUT}s"
+    echo "settings=workloads $WORKLOADS, all GPUs = $NGPU, backend $BACKEND, budget ${BUDGET}s, step timeout ${STEP_TIMEOUT}s, ht-train extra arguments: ${TRAIN_ARGS[*]:-none}"
   } > "$OUT/env.txt"
   [[ $BACKEND == cuda ]] && nvidia-smi topo -m > "$OUT/gpu_topology.txt" 2>&1
   say "workloads: ${LIST//$'\n'/ }; all GPUs = $NGPU; backend $BACKEND; cache $CACHE; PyG python: ${PYG_PY:-none}"

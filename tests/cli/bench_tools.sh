@@ -98,6 +98,11 @@ grep -q -- "ht-convert --generate random --vertices 232965 --edges 114000000 --f
 [ "$(grep -c 'ht-train .*--epochs 13 --warmup 3 --eval-every 13' "$TMP/dry.txt")" -eq 2 ] || fail "--dry-run: two ht-train runs"
 grep -q "ht-partition .*-m 1 -n 4 --method range" "$TMP/dry.txt" || fail "--dry-run: range partition n=4"
 grep -q "pyg_baseline.py .*--layers 602-256-41" "$TMP/dry.txt" || fail "--dry-run: PyG baseline"
+bash "$RUN" "$BIN" "$TMP/dry2" --quick --dry-run --train-args "--no-overlap --gcn-order aggregate" > "$TMP/dry2.txt" 2>&1 \
+  || fail "run.sh --train-args exit code"
+[ "$(grep -c 'ht-train .*--metrics-out [^ ]* --no-overlap --gcn-order aggregate' "$TMP/dry2.txt")" -eq 2 ] \
+  || fail "--train-args: not passed to both ht-train runs"
+grep -q "pyg_baseline.py .*--no-overlap" "$TMP/dry2.txt" && fail "--train-args leaked into the PyG run"
 bash "$RUN" "$BIN" "$TMP/dry" --workloads nosuch --dry-run > /dev/null 2> "$TMP/err"
 [ $? -eq 2 ] && grep -q "unknown workload 'nosuch'" "$TMP/err" || fail "unknown workload not refused"
 

@@ -20,13 +20,25 @@ DegreeStats degree_stats(const std::vector<int64_t>& deg) {
   return d;
 }
 
+bool in_lists_sorted(const GraphView& g) {
+  bool sorted = true;
+#pragma omp parallel for schedule(dynamic, 1024) reduction(&& : sorted)
+  for (int64_t u = 0; u < g.num_vertices; ++u)
+    for (int64_t i = g.offsets[u] + 1; i < g.offsets[u + 1]; ++i)
+      if (g.sources[i] < g.sources[i - 1]) sorted = false;
+  return sorted;
+}
+
 // Topology counts that need each in-list sorted; unsorted lists are sorted
-// in a copy (the view may point into a read-only map).
+// in a copy (the view may point into a read-only map). Sortedness is checked,
+// not taken from the header, so a header that claims it wrongly cannot skew
+// the counts.
 void topology_counts(const GraphView& g, GraphStats& s) {
   Graph sorted;
   const GraphView* v = &g;
   GraphView sorted_view;
-  if (!g.flags.sorted_neighbors) {
+  s.sorted_neighbors = in_lists_sorted(g);
+  if (!s.sorted_neighbors) {
     sorted.num_vertices = g.num_vertices;
     sorted.offsets.assign(g.offsets.begin(), g.offsets.end());
     sorted.sources.assign(g.sources.begin(), g.sources.end());

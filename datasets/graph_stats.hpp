@@ -20,6 +20,7 @@ struct GraphStats {
   int64_t duplicate_edges = 0;   // edges repeating an earlier (u, v)
   int64_t isolated_vertices = 0; // no edge other than self-loops
   bool symmetric = false;
+  bool sorted_neighbors = false;  // every in-list ascending (checked, not taken from the header)
   bool weighted = false;
   int32_t feature_dim = 0;
   int64_t feature_nonzeros = 0;

@@ -502,5 +502,19 @@ TEST(ConvertInspect, HeaderFlagThatLiesIsAnError) {
   EXPECT_NE(error_of([&] { inspect_graph_file(i); }).find("missing.htg"), std::string::npos);
 }
 
+TEST(ConvertInspect, UnsortedListsUnderASortedFlagAreAnError) {
+  test::TempDir dir;
+  Graph g;
+  g.num_vertices = 3;
+  g.offsets = {0, 0, 2, 2};
+  g.sources = {2, 0};  // vertex 1's in-list, descending
+  g.flags.sorted_neighbors = true;  // false claim
+  write_graph(dir.file("bad.htg"), g.view());
+  InspectOptions i;
+  i.path = dir.file("bad.htg");
+  const std::string err = error_of([&] { inspect_graph_file(i); });
+  EXPECT_NE(err.find("header flag 'sorted' is set"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace ht::data

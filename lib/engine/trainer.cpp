@@ -141,6 +141,21 @@ void Trainer::write_out(Device& d, DevMat src, const HostMat& dst, int64_t v0, i
   count_host_rows(src.rows, src.cols, false);
 }
 
+void Trainer::read_in(Device& d, const HostMat& src, int64_t v0, DevMat dst) {
+  d.copy_from_host(src, v0, dst.rows, dst, 0);
+  count_host_rows(dst.rows, dst.cols, true);
+}
+
+// x = dropout(h^l) for batch j's own rows, in the slot's aggregate buffer
+// (the vertex-wise passes of transform-first layers).
+DevMat Trainer::own_input(DeviceState& st, int l, int j, int epoch, bool training) {
+  const ChunkPlan& c = *st.plan.steps[j].plan;
+  DevMat X = view(st.a[j & 1], c.num_dst(), opt_.model.in_width(l));
+  read_in(*st.dev, store_.h[l], c.dst_begin, X);
+  st.dev->dropout_rows(X, c.dst_begin, input_dropout(l, epoch, training, st.keys.data));
+  return X;
+}
+
 // End of a phase: the vertex store rows written behind are complete.
 void Trainer::drain() {
   if (!opt_.overlap_copies) return;
@@ -393,7 +408,7 @@ void Trainer::backward_batch(int l, int j, int epoch) {
     // Slot 0: write-behind copies are drained before every backward phase.
     DevMat dH = view(st->dh[0], nd, out_w), Z = view(st->z, nd, out_w), H = view(st->h[0], nd, out_w);
     DevMat dZ = view(st->dz, nd, out_w);
-    d.copy_from_host(store_.grad[l + 1], v0, nd, dH, 0);
+    read_in(d, store_.grad[l + 1], v0, dH);
     if (l + 1 < L) {  // ∇h^{l+1} = mask ⊙ ∇x^{l+1}: the next layer's input dropout
       d.dropout_rows(dH, v0, input_dropout(l + 1, epoch, true, st->keys.data));
     }
@@ -404,8 +419,7 @@ void Trainer::backward_batch(int l, int j, int epoch) {
       // so z needs no cache and no neighbor reload. The last layer has no activation.
       HT_ASSERT(act == Act::relu || act == Act::none);
       if (act == Act::relu) {
-        d.copy_from_host(store_.h[l + 1], v0, nd, H, 0);
-        count_host_rows(nd, out_w, true);
+        read_in(d, store_.h[l + 1], v0, H);
         d.act_backward(dH, H, act, dZ);
       }
       const DevMat dT = act == Act::relu ? dZ : dH;
@@ -413,7 +427,7 @@ void Trainer::backward_batch(int l, int j, int epoch) {
       d.spmm_transpose_add(s.topo, dT, G);  // ∇t = Âᵀ ∇z
     } else if (m.kind == ModelKind::gcn) {
       DevMat A = view(st->a[0], nd, in_w);
-      d.copy_from_host(store_.agg[l], v0, nd, A, 0);  // cached aggregate: no neighbor reload
+      read_in(d, store_.agg[l], v0, A);  // cached aggregate: no neighbor reload
       d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
       d.bias_act(Z, ly.b, act, H);
       d.act_backward(dH, Z, act, dZ);
@@ -441,8 +455,6 @@ void Trainer::backward_batch(int l, int j, int epoch) {
       d.gemm(true, false, in_w, tw, X.rows, 1.0f, X.data, in_w, dGt.data, tw, 1.0f, ly.dW.data, tw);
       if (l > 0) d.gemm(false, true, X.rows, in_w, tw, 1.0f, dGt.data, tw, ly.W.data, tw, 1.0f, G.data, in_w);
     }
-    count_host_rows(nd, out_w, true);
-    if (m.kind == ModelKind::gcn && !tf) count_host_rows(nd, in_w, true);
   }
   exec_.synchronize_all();
   timing_.t_compute += t.seconds();
@@ -465,10 +477,8 @@ void Trainer::transform_batch(int l, int j, int epoch, bool training) {
     const int64_t nd = c.num_dst(), v0 = c.dst_begin;
     const int slot = j & 1;
     d.wait_write_behind(slot);
-    DevMat X = view(st->a[slot], nd, in_w), T = view(st->h[slot], nd, out_w);
-    d.copy_from_host(store_.h[l], v0, nd, X, 0);
-    count_host_rows(nd, in_w, true);
-    d.dropout_rows(X, v0, input_dropout(l, epoch, training, st->keys.data));
+    const DevMat X = own_input(*st, l, j, epoch, training);
+    DevMat T = view(st->h[slot], nd, out_w);
     d.gemm(false, false, nd, out_w, in_w, 1.0f, X.data, in_w, st->layers[l].W.data, out_w, 0.0f, T.data, out_w);
     write_out(d, T, store_.agg[l], v0, slot);
   }
@@ -489,12 +499,9 @@ void Trainer::transform_backward_batch(int l, int j, int epoch) {
     Layer& ly = st->layers[l];
     const int slot = j & 1;
     d.wait_write_behind(slot);
-    DevMat X = view(st->a[slot], nd, in_w), dT = view(st->dz, nd, out_w);
-    d.copy_from_host(store_.agg[l], v0, nd, dT, 0);
-    d.copy_from_host(store_.h[l], v0, nd, X, 0);
-    count_host_rows(nd, out_w, true);
-    count_host_rows(nd, in_w, true);
-    d.dropout_rows(X, v0, input_dropout(l, epoch, true, st->keys.data));
+    DevMat dT = view(st->dz, nd, out_w);
+    read_in(d, store_.agg[l], v0, dT);
+    const DevMat X = own_input(*st, l, j, epoch, true);
     d.gemm(true, false, in_w, out_w, nd, 1.0f, X.data, in_w, dT.data, out_w, 1.0f, ly.dW.data, out_w);
     if (l == 0) continue;
     d.gemm(false, true, nd, in_w, out_w, 1.0f, dT.data, out_w, ly.W.data, out_w, 0.0f, X.data, in_w);

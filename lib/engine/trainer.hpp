@@ -90,6 +90,9 @@ class Trainer {
   // Rows [v0, v0 + src.rows) of `dst` = src: write-behind with the batch's
   // buffer slot when copies overlap, else in line.
   void write_out(Device& d, DevMat src, const HostMat& dst, int64_t v0, int slot);
+  // dst = rows [v0, v0 + dst.rows) of `src` (a batch's own rows), counted.
+  void read_in(Device& d, const HostMat& src, int64_t v0, DevMat dst);
+  DevMat own_input(DeviceState& st, int layer, int batch, int epoch, bool training);
   void drain();
 
   Executor& exec_;

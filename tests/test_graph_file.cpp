@@ -1,6 +1,5 @@
 // Graph file: round trip of every section, and corruption (truncation, byte
 // flips, lies in the header) always gives an ht::Error, never a crash.
-#include <fstream>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -33,15 +32,6 @@ Graph small_graph(bool weighted) {
   g.orig_ids = {10, 11, 12, 13, 14, 15, 16};
   g.flags = detect_flags(g.view());
   return g;
-}
-
-std::vector<char> slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-void spit(const std::string& p, const std::vector<char>& b) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(b.data(), static_cast<std::streamsize>(b.size()));
 }
 
 }  // namespace
@@ -77,9 +67,9 @@ TEST(GraphFile, TruncationAtManyOffsetsIsAnError) {
   test::TempDir dir;
   Graph g = small_graph(true);
   write_graph(dir.file("g.htg"), g.view());
-  const auto bytes = slurp(dir.file("g.htg"));
+  const auto bytes = test::read_bytes(dir.file("g.htg"));
   for (size_t cut = 0; cut < bytes.size(); cut += 97) {
-    spit(dir.file("t.htg"), std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(cut)));
+    test::write_bytes(dir.file("t.htg"), std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(cut)));
     EXPECT_THROW(GraphFile(dir.file("t.htg")), Error) << "cut at " << cut;
   }
 }
@@ -88,13 +78,13 @@ TEST(GraphFile, ByteFlipsAreDetected) {
   test::TempDir dir;
   Graph g = small_graph(false);
   write_graph(dir.file("g.htg"), g.view());
-  const auto bytes = slurp(dir.file("g.htg"));
+  const auto bytes = test::read_bytes(dir.file("g.htg"));
   rng::Stream r(1, 2);
   int detected = 0, trials = 0;
   for (size_t pos = 0; pos < bytes.size(); pos += 13) {
     auto b = bytes;
     b[pos] = static_cast<char>(b[pos] ^ (1 + r.below(255)));
-    spit(dir.file("c.htg"), b);
+    test::write_bytes(dir.file("c.htg"), b);
     ++trials;
     try {
       GraphFile f(dir.file("c.htg"));

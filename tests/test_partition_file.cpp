@@ -1,6 +1,5 @@
 // Partition file (.htp): round trip, the graph-identity check, and every kind
 // of corruption or inconsistent content gives an ht::Error naming the file.
-#include <fstream>
 #include <functional>
 #include <vector>
 
@@ -30,14 +29,6 @@ Partition sample_partition(const GraphFile& f) {
   return make_partition(f.view(), f.identity(), q, info);
 }
 
-std::vector<char> slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-void spit(const std::string& p, const std::vector<char>& b) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(b.data(), static_cast<std::streamsize>(b.size()));
-}
 
 std::string error_of(const std::function<void()>& f) {
   try {
@@ -108,14 +99,14 @@ TEST(PartitionFile, CorruptionIsDetected) {
   write_graph(dir.file("g.htg"), g.view());
   const GraphFile f(dir.file("g.htg"));
   write_partition(dir.file("p.htp"), sample_partition(f));
-  const std::vector<char> good = slurp(dir.file("p.htp"));
+  const std::vector<char> good = test::read_bytes(dir.file("p.htp"));
   // Truncation.
-  spit(dir.file("t.htp"), std::vector<char>(good.begin(), good.end() - 100));
+  test::write_bytes(dir.file("t.htp"), std::vector<char>(good.begin(), good.end() - 100));
   EXPECT_NE(error_of([&] { read_partition(dir.file("t.htp")); }).find("t.htp"), std::string::npos);
   // A flipped byte in the first section (new_to_old at 4096).
   std::vector<char> bad = good;
   bad[4096 + 5] ^= 0x10;
-  spit(dir.file("b.htp"), bad);
+  test::write_bytes(dir.file("b.htp"), bad);
   EXPECT_NE(error_of([&] { read_partition(dir.file("b.htp")); }).find("checksum"), std::string::npos);
   // A graph file is not a partition file.
   EXPECT_NE(error_of([&] { read_partition(dir.file("g.htg")); }).find("magic"), std::string::npos);

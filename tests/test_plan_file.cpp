@@ -1,6 +1,5 @@
 // Plan file: round trip of every field and parameter, refusal of a plan made
 // for another graph/partition, and corrupted or lying files -> ht::Error.
-#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -69,14 +68,6 @@ void expect_same(const Plan& a, const Plan& b) {
   }
 }
 
-std::vector<char> slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-void spit(const std::string& p, const std::vector<char>& b) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(b.data(), static_cast<std::streamsize>(b.size()));
-}
 
 TEST(PlanFile, RoundTripEveryField) {
   test::TempDir dir;
@@ -137,10 +128,10 @@ TEST(PlanFile, CorruptedFilesGiveErrors) {
   const Plan plan = sample_plan(g, p);
   const std::string path = dir.file("c.htplan");
   write_plan(path, plan);
-  const std::vector<char> good = slurp(path);
+  const std::vector<char> good = test::read_bytes(path);
   const std::vector<SectionInfo> sections = ContainerReader(path, kPlanMagic, kPlanVersion).sections();
   // Truncated.
-  spit(path, std::vector<char>(good.begin(), good.begin() + static_cast<int64_t>(good.size() / 2)));
+  test::write_bytes(path, std::vector<char>(good.begin(), good.begin() + static_cast<int64_t>(good.size() / 2)));
   EXPECT_THROW(read_plan(path), Error);
   // A flipped byte in the middle of every non-empty section: its checksum
   // catches it.
@@ -149,7 +140,7 @@ TEST(PlanFile, CorruptedFilesGiveErrors) {
     if (sec.length == 0) continue;
     std::vector<char> bad = good;
     bad[sec.offset + sec.length / 2] ^= 0x5a;
-    spit(path, bad);
+    test::write_bytes(path, bad);
     EXPECT_THROW(read_plan(path), Error) << "section " << sec.name;
     ++flipped;
   }
@@ -157,7 +148,7 @@ TEST(PlanFile, CorruptedFilesGiveErrors) {
   // Wrong kind of file.
   std::vector<char> bad = good;
   bad[2] = 'X';
-  spit(path, bad);
+  test::write_bytes(path, bad);
   EXPECT_THROW(read_plan(path), Error);
   EXPECT_THROW(read_plan(dir.file("missing.htplan")), Error);
 }

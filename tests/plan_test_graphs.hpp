@@ -10,6 +10,7 @@
 #include "core/rng.hpp"
 #include "graph/build.hpp"
 #include "partition/partition.hpp"
+#include "partition/renumbering.hpp"
 
 namespace ht::test {
 
@@ -100,21 +101,13 @@ inline Partition range_partition(const Graph& g, int m, int n) {
 // new ids and the partition.
 inline std::pair<Graph, Partition> shuffled_partition(const Graph& g, int m, int n, uint64_t seed) {
   rng::Stream r(seed, 11);
-  std::vector<int> part(g.num_vertices);
-  for (auto& x : part) x = static_cast<int>(r.below(static_cast<uint64_t>(m)));
+  std::vector<int32_t> part(g.num_vertices);
+  for (auto& x : part) x = static_cast<int32_t>(r.below(static_cast<uint64_t>(m)));
   Partition p;
   p.params.parts = m;
   p.params.chunks = n;
-  p.num_vertices = g.num_vertices;
   p.num_edges = g.num_edges();
-  p.new_to_old.resize(g.num_vertices);
-  std::iota(p.new_to_old.begin(), p.new_to_old.end(), 0);
-  std::stable_sort(p.new_to_old.begin(), p.new_to_old.end(), [&](vid_t a, vid_t b) { return part[a] < part[b]; });
-  p.old_to_new.resize(g.num_vertices);
-  for (int64_t v = 0; v < g.num_vertices; ++v) p.old_to_new[p.new_to_old[v]] = static_cast<vid_t>(v);
-  p.part_offsets.assign(m + 1, 0);
-  for (int x : part) ++p.part_offsets[x + 1];
-  for (int i = 0; i < m; ++i) p.part_offsets[i + 1] += p.part_offsets[i];
+  layout_partitions(part, p);
   p.chunk_offsets = even_chunks(p.part_offsets, n);
   Graph g_new = renumber(g.view(), p);
   return {std::move(g_new), std::move(p)};

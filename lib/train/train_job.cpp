@@ -224,7 +224,7 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   w.field("store", trainer.store_on_device() ? "device" : "host");
   w.field("overlap", topt.overlap_copies);
   w.field("backend", exec->name()).field("gpus", plan.m).field("chunks", plan.n).field("comm", comm_name(job.trainer.comm));
-  if (topt.model.kind == ModelKind::gcn) w.field("gcn_order", layer_orders(topt.model, job.trainer.gcn_order));
+  if (!orders.empty()) w.field("gcn_order", orders);
   w.end_object();
   metrics.write(w);
 

@@ -29,11 +29,20 @@ struct EpochResult {
   double eval_loss = 0;   // loss of the evaluation forward
   double seconds = 0;
   // Time breakdown (seconds): host->device loads, device<->device, compute, CPU accumulation.
+  // Busy time of each kind of work, summed over the devices' queues (work of
+  // different kinds overlaps, so these add up to more than `seconds`).
   double t_h2d = 0, t_d2d = 0, t_compute = 0, t_cpu = 0;
+  // Exposed time: the epoch's wall time split by what was running, read from a
+  // per-queue timeline (CUDA events on GPUs, host clocks on the CPU executor).
+  // At every instant the time goes to the first busy kind in the order
+  // compute, h2d, d2h, host (CPU accumulation), else to idle (host issue,
+  // optimizer, waits); the five add up to `seconds`.
+  double x_compute = 0, x_h2d = 0, x_d2h = 0, x_host = 0, x_idle = 0;
 };
 
 struct Evaluation {
   double loss = 0, train_acc = 0, val_acc = 0, test_acc = 0;
+  double seconds = 0;  // wall time of the evaluation forward
 };
 
 class Trainer {

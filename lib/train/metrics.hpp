@@ -2,11 +2,18 @@
 // --metrics-out: JSON lines, one object per epoch ("type": "epoch") and a
 // final summary ("type": "summary"). Written through an atomic file: the
 // file appears (renamed into place) only when the run completes.
+// Also the arithmetic of the summary that is worth testing on its own:
+// medians, the exposed-time split and the link-bound lower bound.
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "core/file_io.hpp"
 #include "core/json.hpp"
+#include "cuda/link_probe.hpp"
+#include "engine/executor.hpp"
+#include "engine/trainer.hpp"
 
 namespace ht {
 
@@ -19,5 +26,39 @@ class MetricsWriter {
  private:
   std::unique_ptr<AtomicFile> file_;
 };
+
+// Median (mean of the two middle values for an even count); 0 for none.
+double median_of(std::vector<double> v);
+
+// An epoch's wall time split by what was exposed (EpochResult::x_*); the unit
+// is the caller's (the summary keeps milliseconds).
+struct ExposedTimes {
+  double compute = 0, h2d = 0, d2h = 0, host = 0, idle = 0;
+  double sum() const { return compute + h2d + d2h + host + idle; }
+};
+
+ExposedTimes exposed_ms(const EpochResult& r);
+// Each field's median on its own (so the medians need not add up to the
+// median epoch; the summary line says how close they come).
+ExposedTimes median_exposed(std::span<const ExposedTimes> epochs);
+
+// Lower bound of an epoch's time set by the host links alone: every byte
+// counted per epoch has to cross a host link, H2D and D2H in parallel.
+struct LinkBound {
+  double seconds = 0;  // 0 when the epoch moves nothing over the host link
+  double ratio = 0;    // median epoch / seconds; 0 when seconds is 0
+};
+
+// `per_epoch` sums the bytes of all `num_gpus` GPUs, each with its own link of
+// the measured bandwidth `bw` (the probe measures one GPU's).
+LinkBound link_lower_bound(const LinkCounters& per_epoch, const LinkBandwidth& bw, int num_gpus,
+                           double epoch_seconds);
+
+// The summary lines of ht-train for the above (no trailing newline).
+// `epoch_ms` = median epoch; `link` null = not measured (CPU backend).
+std::string exposed_line(const ExposedTimes& ms, double epoch_ms);
+std::string link_bound_line(const LinkBandwidth* link, const LinkBound& bound, int num_gpus);
+std::string eval_line(double eval_ms_median, int evaluations);
+std::string setup_line(double setup_seconds, double epoch_ms);
 
 }  // namespace ht

@@ -1,0 +1,99 @@
+// The summary arithmetic of ht-train (lib/train/metrics): medians, the
+// exposed-time split and the link-bound lower bound of an epoch, and the
+// summary lines made from them.
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "train/metrics.hpp"
+
+namespace ht {
+namespace {
+
+TEST(Median, OddEvenEmpty) {
+  EXPECT_DOUBLE_EQ(median_of({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(median_of({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(median_of({}), 0);
+}
+
+TEST(Exposed, MillisecondsFromAnEpoch) {
+  EpochResult r;
+  r.x_compute = 0.010;
+  r.x_h2d = 0.002;
+  r.x_d2h = 0.001;
+  r.x_host = 0.0005;
+  r.x_idle = 0.0015;
+  const ExposedTimes ms = exposed_ms(r);
+  EXPECT_DOUBLE_EQ(ms.compute, 10);
+  EXPECT_DOUBLE_EQ(ms.h2d, 2);
+  EXPECT_DOUBLE_EQ(ms.d2h, 1);
+  EXPECT_DOUBLE_EQ(ms.host, 0.5);
+  EXPECT_DOUBLE_EQ(ms.idle, 1.5);
+  EXPECT_DOUBLE_EQ(ms.sum(), 15);
+}
+
+TEST(Exposed, MedianPerField) {
+  // Each field's median comes from a different epoch: fields are not tied.
+  const std::vector<ExposedTimes> epochs = {
+      {10, 1, 0, 0, 9}, {30, 3, 1, 0, 1}, {20, 2, 5, 1, 5}};
+  const ExposedTimes m = median_exposed(epochs);
+  EXPECT_DOUBLE_EQ(m.compute, 20);
+  EXPECT_DOUBLE_EQ(m.h2d, 2);
+  EXPECT_DOUBLE_EQ(m.d2h, 1);
+  EXPECT_DOUBLE_EQ(m.host, 0);
+  EXPECT_DOUBLE_EQ(m.idle, 5);
+  const ExposedTimes none = median_exposed({});
+  EXPECT_DOUBLE_EQ(none.sum(), 0);
+}
+
+TEST(LinkBound, SlowerDirectionBounds) {
+  LinkCounters c;
+  c.h2d_bytes = 50'000'000'000;  // 1 s at 50 GB/s
+  c.d2h_bytes = 10'000'000'000;  // 0.4 s at 25 GB/s
+  const LinkBandwidth bw{50e9, 25e9};
+  const LinkBound b = link_lower_bound(c, bw, 1, 2.0);
+  EXPECT_DOUBLE_EQ(b.seconds, 1.0);
+  EXPECT_DOUBLE_EQ(b.ratio, 2.0);
+  c.d2h_bytes = 40'000'000'000;  // now 1.6 s: D2H bounds
+  EXPECT_DOUBLE_EQ(link_lower_bound(c, bw, 1, 2.0).seconds, 1.6);
+}
+
+TEST(LinkBound, EachGpuHasItsOwnLink) {
+  LinkCounters c;
+  c.h2d_bytes = 40'000'000'000;  // all GPUs together
+  const LinkBound b = link_lower_bound(c, {40e9, 40e9}, 4, 0.5);
+  EXPECT_DOUBLE_EQ(b.seconds, 0.25);
+  EXPECT_DOUBLE_EQ(b.ratio, 2.0);
+}
+
+TEST(LinkBound, NoHostTrafficHasNoRatio) {
+  const LinkBound b = link_lower_bound(LinkCounters{}, {50e9, 50e9}, 1, 0.1);
+  EXPECT_EQ(b.seconds, 0);
+  EXPECT_EQ(b.ratio, 0);
+  EXPECT_NE(link_bound_line(nullptr, b, 1).find("not measured"), std::string::npos);
+  const LinkBandwidth bw{50e9, 50e9};
+  EXPECT_NE(link_bound_line(&bw, b, 1).find("no host traffic"), std::string::npos);
+}
+
+TEST(LinkBound, RejectsUnmeasuredBandwidth) {
+  LinkCounters c;
+  c.h2d_bytes = 1;
+  EXPECT_THROW(link_lower_bound(c, LinkBandwidth{}, 1, 1.0), Error);
+  EXPECT_THROW(link_lower_bound(c, {1e9, 1e9}, 0, 1.0), Error);
+}
+
+TEST(SummaryLines, Text) {
+  EXPECT_EQ(exposed_line({6, 2, 1, 0.5, 0.5}, 20),
+            "exposed: compute 6.00 ms, h2d 2.00, d2h 1.00, host 0.50, idle 0.50 (sum 50.0% of epoch)");
+  LinkCounters c;
+  c.h2d_bytes = 110'000'000;  // 2 ms at 55 GB/s
+  const LinkBandwidth bw{55e9, 50e9};
+  EXPECT_EQ(link_bound_line(&bw, link_lower_bound(c, bw, 2, 0.004), 2),
+            "link-bound lower bound: 1.00 ms per epoch (H2D 55.0 GB/s, D2H 50.0 GB/s measured on GPU 0, 2 GPUs "
+            "with a link each); median epoch = 4.00x the bound");
+  EXPECT_EQ(eval_line(12.5, 1), "evaluation: median 12.50 ms over 1 evaluation after warm-up (not in the epoch time)");
+  EXPECT_EQ(setup_line(3.0, 150), "setup 3.00 s = 20.0 median epochs");
+  EXPECT_EQ(setup_line(3.0, 0), "setup 3.00 s");
+}
+
+}  // namespace
+}  // namespace ht

@@ -13,6 +13,7 @@
 #include "train/train_job.hpp"
 #ifdef HT_HAVE_CUDA
 #include "cuda/cuda_executor.hpp"
+#include "cuda/link_probe.hpp"
 #endif
 
 namespace {
@@ -135,11 +136,18 @@ int main(int argc, char** argv) {
                                           "found when it was configured); use --backend cpu");
 #endif
     };
+#ifdef HT_HAVE_CUDA
+    // GPU 0's link stands for every GPU's (the lent machines give each GPU
+    // the same kind of host link).
+    if (ctx.backend == "cuda") job.probe_link = [] { return ht::measure_link_bandwidth(0); };
+#endif
     const ht::TrainSummary s = ht::run_train_job(job, factory);
     fmt::print("best validation accuracy {:.4f} at epoch {}; test accuracy there {:.4f}\n", s.best_val_acc,
                s.best_epoch, s.test_acc_at_best_val);
-    fmt::print("median epoch {:.2f} ms (h2d {:.2f}, d2d {:.2f}, compute {:.2f}, cpu {:.2f}) over epochs after {} warm-up\n",
+    fmt::print("median epoch {:.2f} ms (busy: h2d {:.2f}, d2d {:.2f}, compute {:.2f}, cpu {:.2f}) over epochs after {} warm-up\n",
                s.epoch_ms_median, s.h2d_ms_median, s.d2d_ms_median, s.compute_ms_median, s.cpu_ms_median, s.warmup_used);
+    fmt::print("{}\n", ht::exposed_line(s.exposed_ms_median, s.epoch_ms_median));
+    fmt::print("{}\n", ht::eval_line(s.eval_ms_median, s.evaluations_timed));
     fmt::print("per epoch: host->device {}, device->host {}, peer {}, reused in place {}\n",
                ht::format_bytes(static_cast<double>(s.per_epoch.h2d_bytes)),
                ht::format_bytes(static_cast<double>(s.per_epoch.d2h_bytes)),
@@ -149,5 +157,7 @@ int main(int argc, char** argv) {
                ht::format_bytes(static_cast<double>(s.peak_device_bytes)),
                ht::format_bytes(static_cast<double>(s.host_buffer_bytes)),
                ht::format_bytes(static_cast<double>(s.peak_rss_bytes)));
+    fmt::print("{}\n", ht::link_bound_line(s.link_measured ? &s.link : nullptr, s.link_bound, s.gpus));
+    fmt::print("{}\n", ht::setup_line(s.setup_seconds, s.epoch_ms_median));
   });
 }

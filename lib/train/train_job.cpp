@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -30,13 +32,6 @@ const char* comm_name(CommMode c) {
     case CommMode::full: return "full";
   }
   return "?";
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t k = v.size() / 2;
-  return v.size() % 2 ? v[k] : 0.5 * (v[k - 1] + v[k]);
 }
 
 void normalize_rows(Graph& g) {
@@ -120,6 +115,150 @@ LinkCounters diff(const LinkCounters& a, const LinkCounters& b) {
           a.p2p_rows - b.p2p_rows, a.reuse_rows - b.reuse_rows};
 }
 
+// The probe runs before the executor exists, so that its buffers cannot
+// collide with the executor's pools; it counts as setup (a run waits for it).
+void probe_link(const TrainJob& job, TrainSummary& sum) {
+  if (!job.probe_link) return;
+  const Timer t;
+  sum.link = job.probe_link();
+  sum.link_measured = true;
+  sum.link_probe_seconds = t.seconds();
+  log::info("host link of GPU 0: H2D {:.1f} GB/s, D2H {:.1f} GB/s (pinned copies; probe took {:.0f} ms)",
+            sum.link.h2d_bytes_per_s / 1e9, sum.link.d2h_bytes_per_s / 1e9, sum.link_probe_seconds * 1e3);
+}
+
+// Per-epoch series over the timed epochs (after warm-up), in ms.
+struct EpochSeries {
+  std::vector<double> epoch, h2d, d2d, compute, cpu, eval;
+  std::vector<ExposedTimes> exposed;
+
+  void add(const EpochResult& r) {
+    epoch.push_back(r.seconds * 1e3);
+    h2d.push_back(r.t_h2d * 1e3);
+    d2d.push_back(r.t_d2d * 1e3);
+    compute.push_back(r.t_compute * 1e3);
+    cpu.push_back(r.t_cpu * 1e3);
+    exposed.push_back(exposed_ms(r));
+  }
+};
+
+JsonWriter& exposed_json(JsonWriter& w, const ExposedTimes& ms, std::string_view suffix) {
+  auto key = [&](std::string_view name) { return fmt::format("x_{}_ms{}", name, suffix); };
+  w.field(key("compute"), ms.compute).field(key("h2d"), ms.h2d).field(key("d2h"), ms.d2h);
+  return w.field(key("host"), ms.host).field(key("idle"), ms.idle);
+}
+
+// `ev` is null on epochs without evaluation (`eval_ms` is then not written).
+JsonWriter epoch_json(int e, const EpochResult& r, const Evaluation* ev, double eval_ms, const LinkCounters& moved) {
+  JsonWriter w;
+  w.begin_object().field("type", "epoch").field("epoch", e).field("loss", r.loss);
+  if (ev) w.field("train_acc", ev->train_acc).field("val_acc", ev->val_acc).field("test_acc", ev->test_acc);
+  w.field("epoch_ms", r.seconds * 1e3).field("h2d_ms", r.t_h2d * 1e3).field("d2d_ms", r.t_d2d * 1e3);
+  w.field("compute_ms", r.t_compute * 1e3).field("cpu_ms", r.t_cpu * 1e3);
+  exposed_json(w, exposed_ms(r), "");
+  if (ev) w.field("eval_ms", eval_ms);
+  counters_json(w, moved).end_object();
+  return w;
+}
+
+// Link fields of the summary: null when the link was not measured (CPU
+// backend), and the ratio null when nothing crossed the host link.
+void link_json(JsonWriter& w, const TrainSummary& sum) {
+  w.field("link_measured", sum.link_measured);
+  auto number_or_null = [&](std::string_view k, bool known, double v) {
+    w.key(k);
+    if (known) w.value(v);
+    else w.null();
+  };
+  const bool bound = sum.link_measured && sum.link_bound.seconds > 0;
+  number_or_null("link_h2d_bytes_per_s", sum.link_measured, sum.link.h2d_bytes_per_s);
+  number_or_null("link_d2h_bytes_per_s", sum.link_measured, sum.link.d2h_bytes_per_s);
+  number_or_null("link_bound_ms", sum.link_measured, sum.link_bound.seconds * 1e3);
+  number_or_null("epoch_over_link_bound", bound, sum.link_bound.ratio);
+}
+
+// The training epochs with periodic evaluation: one metrics line per epoch,
+// accuracies and the medians over the timed epochs into `sum`.
+void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, TrainSummary& sum) {
+  EpochSeries series;
+  sum.warmup_used = std::min(job.warmup, job.epochs - 1);
+  Evaluation ev;
+  for (int e = 0; e < job.epochs; ++e) {
+    const LinkCounters before = trainer.counters();
+    const EpochResult r = trainer.train_epoch(e);
+    // Read before evaluating: evaluation traffic is not an epoch's.
+    const LinkCounters moved = diff(trainer.counters(), before);
+    const bool timed = e >= sum.warmup_used;
+    if (timed) {
+      series.add(r);
+      sum.per_epoch = moved;
+    }
+    const bool eval_now = (e + 1) % job.eval_every == 0 || e + 1 == job.epochs;
+    double eval_ms = 0;
+    if (eval_now) {
+      // Timed here rather than taken from Evaluation::seconds, so that the
+      // number means the same whatever the executor fills in.
+      const Timer eval_timer;
+      ev = trainer.evaluate();
+      eval_ms = eval_timer.millis();
+      if (timed) series.eval.push_back(eval_ms);
+      if (sum.best_epoch < 0 || ev.val_acc > sum.best_val_acc) {
+        sum.best_epoch = e;
+        sum.best_val_acc = ev.val_acc;
+        sum.test_acc_at_best_val = ev.test_acc;
+      }
+      log::info("epoch {:4d} | loss {:.4f} | acc train {:.4f} val {:.4f} test {:.4f} | {:.1f} ms (eval {:.1f} ms)", e,
+                r.loss, ev.train_acc, ev.val_acc, ev.test_acc, r.seconds * 1e3, eval_ms);
+    }
+    metrics.write(epoch_json(e, r, eval_now ? &ev : nullptr, eval_ms, moved));
+    sum.final_loss = r.loss;
+  }
+  sum.epochs = job.epochs;
+  sum.final_train_acc = ev.train_acc;
+  sum.final_val_acc = ev.val_acc;
+  sum.final_test_acc = ev.test_acc;
+  sum.epoch_ms_median = median_of(series.epoch);
+  sum.h2d_ms_median = median_of(series.h2d);
+  sum.d2d_ms_median = median_of(series.d2d);
+  sum.compute_ms_median = median_of(series.compute);
+  sum.cpu_ms_median = median_of(series.cpu);
+  sum.exposed_ms_median = median_exposed(series.exposed);
+  sum.eval_ms_median = median_of(series.eval);
+  sum.evaluations_timed = static_cast<int>(series.eval.size());
+}
+
+// What the run was, for the summary line of the metrics file.
+struct RunLabels {
+  const char* store;
+  bool overlap;
+  std::string backend;
+  int chunks;
+  const char* comm;
+  std::string gcn_order;  // empty for GAT
+};
+
+JsonWriter summary_json(const TrainSummary& sum, const RunLabels& run) {
+  JsonWriter w;
+  w.begin_object().field("type", "summary").field("epochs", sum.epochs).field("best_epoch", sum.best_epoch);
+  w.field("best_val_acc", sum.best_val_acc).field("test_acc_at_best_val", sum.test_acc_at_best_val);
+  w.field("final_loss", sum.final_loss).field("final_test_acc", sum.final_test_acc);
+  w.field("epoch_ms_median", sum.epoch_ms_median).field("h2d_ms_median", sum.h2d_ms_median);
+  w.field("d2d_ms_median", sum.d2d_ms_median).field("compute_ms_median", sum.compute_ms_median);
+  w.field("cpu_ms_median", sum.cpu_ms_median);
+  exposed_json(w, sum.exposed_ms_median, "_median");
+  w.field("eval_ms_median", sum.eval_ms_median).field("evaluations_timed", sum.evaluations_timed);
+  counters_json(w, sum.per_epoch);
+  w.field("peak_device_bytes", sum.peak_device_bytes).field("host_buffer_bytes", sum.host_buffer_bytes);
+  w.field("peak_rss_bytes", sum.peak_rss_bytes).field("setup_seconds", sum.setup_seconds);
+  w.field("setup_over_epoch", sum.epoch_ms_median > 0 ? sum.setup_seconds * 1e3 / sum.epoch_ms_median : 0.0);
+  link_json(w, sum);
+  w.field("store", run.store).field("overlap", run.overlap).field("backend", run.backend);
+  w.field("gpus", sum.gpus).field("chunks", run.chunks).field("comm", run.comm);
+  if (!run.gcn_order.empty()) w.field("gcn_order", run.gcn_order);
+  w.end_object();
+  return w;
+}
+
 }  // namespace
 
 TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_executor) {
@@ -127,6 +266,7 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   TrainSummary sum;
   HT_CHECK(job.epochs >= 1, "--epochs must be >= 1");
   HT_CHECK(job.eval_every >= 1, "--eval-every must be >= 1");
+  probe_link(job, sum);
   GraphFile gf(job.graph_path, {job.verify_checksums});
   const GraphView& g = gf.view();
   TrainerOptions topt = job.trainer;
@@ -162,71 +302,17 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
             orders.empty() ? "" : ", layers " + orders, topt.overlap_copies ? "" : ", copies in line",
             sum.setup_seconds);
 
-  std::vector<double> epoch_ms, h2d, d2d, comp, cpu;
-  sum.warmup_used = std::min(job.warmup, job.epochs - 1);
-  Evaluation ev;
-  for (int e = 0; e < job.epochs; ++e) {
-    const LinkCounters before = exec->counters();
-    const EpochResult r = trainer.train_epoch(e);
-    const LinkCounters moved = diff(exec->counters(), before);
-    if (e >= sum.warmup_used) {
-      epoch_ms.push_back(r.seconds * 1e3);
-      h2d.push_back(r.t_h2d * 1e3);
-      d2d.push_back(r.t_d2d * 1e3);
-      comp.push_back(r.t_compute * 1e3);
-      cpu.push_back(r.t_cpu * 1e3);
-      sum.per_epoch = moved;
-    }
-    const bool eval_now = (e + 1) % job.eval_every == 0 || e + 1 == job.epochs;
-    if (eval_now) {
-      ev = trainer.evaluate();
-      if (sum.best_epoch < 0 || ev.val_acc > sum.best_val_acc) {
-        sum.best_epoch = e;
-        sum.best_val_acc = ev.val_acc;
-        sum.test_acc_at_best_val = ev.test_acc;
-      }
-      log::info("epoch {:4d} | loss {:.4f} | acc train {:.4f} val {:.4f} test {:.4f} | {:.1f} ms", e, r.loss,
-                ev.train_acc, ev.val_acc, ev.test_acc, r.seconds * 1e3);
-    }
-    JsonWriter w;
-    w.begin_object().field("type", "epoch").field("epoch", e).field("loss", r.loss);
-    if (eval_now)
-      w.field("train_acc", ev.train_acc).field("val_acc", ev.val_acc).field("test_acc", ev.test_acc);
-    w.field("epoch_ms", r.seconds * 1e3).field("h2d_ms", r.t_h2d * 1e3).field("d2d_ms", r.t_d2d * 1e3);
-    w.field("compute_ms", r.t_compute * 1e3).field("cpu_ms", r.t_cpu * 1e3);
-    counters_json(w, moved).end_object();
-    metrics.write(w);
-    sum.final_loss = r.loss;
-  }
-  sum.epochs = job.epochs;
-  sum.final_train_acc = ev.train_acc;
-  sum.final_val_acc = ev.val_acc;
-  sum.final_test_acc = ev.test_acc;
-  sum.epoch_ms_median = median(epoch_ms);
-  sum.h2d_ms_median = median(h2d);
-  sum.d2d_ms_median = median(d2d);
-  sum.compute_ms_median = median(comp);
-  sum.cpu_ms_median = median(cpu);
+  run_epochs(job, trainer, metrics, sum);
   sum.peak_device_bytes = exec->peak_device_bytes();
   sum.host_buffer_bytes = exec->host_bytes();
   sum.peak_rss_bytes = peak_rss_bytes();
+  sum.gpus = plan.m;
+  if (sum.link_measured)
+    sum.link_bound = link_lower_bound(sum.per_epoch, sum.link, plan.m, sum.epoch_ms_median * 1e-3);
 
-  JsonWriter w;
-  w.begin_object().field("type", "summary").field("epochs", sum.epochs).field("best_epoch", sum.best_epoch);
-  w.field("best_val_acc", sum.best_val_acc).field("test_acc_at_best_val", sum.test_acc_at_best_val);
-  w.field("final_loss", sum.final_loss).field("final_test_acc", sum.final_test_acc);
-  w.field("epoch_ms_median", sum.epoch_ms_median).field("h2d_ms_median", sum.h2d_ms_median);
-  w.field("d2d_ms_median", sum.d2d_ms_median).field("compute_ms_median", sum.compute_ms_median);
-  w.field("cpu_ms_median", sum.cpu_ms_median);
-  counters_json(w, sum.per_epoch);
-  w.field("peak_device_bytes", sum.peak_device_bytes).field("host_buffer_bytes", sum.host_buffer_bytes);
-  w.field("peak_rss_bytes", sum.peak_rss_bytes).field("setup_seconds", sum.setup_seconds);
-  w.field("store", trainer.store_on_device() ? "device" : "host");
-  w.field("overlap", topt.overlap_copies);
-  w.field("backend", exec->name()).field("gpus", plan.m).field("chunks", plan.n).field("comm", comm_name(job.trainer.comm));
-  if (!orders.empty()) w.field("gcn_order", orders);
-  w.end_object();
-  metrics.write(w);
+  const RunLabels labels{trainer.store_on_device() ? "device" : "host", topt.overlap_copies, exec->name(),
+                         plan.n, comm_name(job.trainer.comm), orders};
+  metrics.write(summary_json(sum, labels));
 
   if (!job.save_model.empty()) save_model(job.save_model, topt.model, trainer.params());
   if (!job.predict_out.empty()) {

@@ -6,8 +6,10 @@
 #include <memory>
 #include <string>
 
+#include "cuda/link_probe.hpp"
 #include "engine/executor.hpp"
 #include "engine/trainer.hpp"
+#include "train/metrics.hpp"
 
 namespace ht {
 
@@ -28,6 +30,9 @@ struct TrainJob {
   StoreChoice store = StoreChoice::automatic;
   std::string metrics_out, save_model, load_model, predict_out;
   std::string backend = "cpu";
+  // Measures GPU 0's host link at start-up; ht-train sets it for --backend
+  // cuda (this library is built without CUDA). Empty: the bound is not measured.
+  std::function<LinkBandwidth()> probe_link;
 };
 
 struct TrainSummary {
@@ -37,10 +42,18 @@ struct TrainSummary {
   double final_loss = 0, final_train_acc = 0, final_val_acc = 0, final_test_acc = 0;
   int warmup_used = 0;  // epochs left out of the medians (fewer than asked when epochs are few)
   double epoch_ms_median = 0;
-  double h2d_ms_median = 0, d2d_ms_median = 0, compute_ms_median = 0, cpu_ms_median = 0;
+  double h2d_ms_median = 0, d2d_ms_median = 0, compute_ms_median = 0, cpu_ms_median = 0;  // busy times
+  ExposedTimes exposed_ms_median;  // the epoch split by what was exposed (ms)
+  double eval_ms_median = 0;       // evaluation forward, evaluations after warm-up
+  int evaluations_timed = 0;
   LinkCounters per_epoch;  // bytes and rows moved in one training epoch
   int64_t peak_device_bytes = 0, host_buffer_bytes = 0, peak_rss_bytes = 0;
-  double setup_seconds = 0;
+  double setup_seconds = 0;  // everything before the first epoch (link probe included)
+  int gpus = 1;
+  bool link_measured = false;
+  LinkBandwidth link;    // when link_measured
+  LinkBound link_bound;  // when link_measured
+  double link_probe_seconds = 0;
 };
 
 using ExecutorFactory = std::function<std::unique_ptr<Executor>(int num_devices)>;

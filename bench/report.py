@@ -225,6 +225,39 @@ def main_table(out, runs):
     return lines
 
 
+def time_section(runs):
+    """Where each hongtu epoch goes: the link-bound lower bound (cuda runs: measured host link), the
+    exposed-time split, evaluation and setup."""
+    rows = []
+    for r in ok_ht(runs):
+        d = r["data"]
+        if "x_compute_ms_median" not in d:  # a metrics file from before these fields
+            continue
+        if d.get("link_measured"):
+            bound = f_ms(d.get("link_bound_ms"))
+            ratio = "—" if d.get("epoch_over_link_bound") is None else "%.2f×" % d["epoch_over_link_bound"]
+            link = "%.1f / %.1f" % (d["link_h2d_bytes_per_s"] / 1e9, d["link_d2h_bytes_per_s"] / 1e9)
+        else:
+            bound, ratio, link = "not measured", "—", "—"
+        exposed = " / ".join(f_ms(d.get("x_%s_ms_median" % k)) for k in ("compute", "h2d", "d2h", "host", "idle"))
+        setup = d.get("setup_seconds")
+        setup_cell = "—" if setup is None else "%.2f (%.0f epochs)" % (setup, d.get("setup_over_epoch") or 0)
+        rows.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["name"], f_ms(d.get("epoch_ms_median")), link, bound, ratio, exposed, f_ms(d.get("eval_ms_median")),
+            setup_cell))
+    if not rows:
+        return []
+    return ["| run (workload.mGPUs.nchunks.comm) | epoch ms | link H2D / D2H GB/s | link bound ms | epoch / bound "
+            "| exposed compute / h2d / d2h / host / idle ms | eval ms | setup s |",
+            "|---|---|---|---|---|---|---|---|"] + rows + [
+            "", "Link bound = max(H2D bytes / H2D bandwidth, D2H bytes / D2H bandwidth) per epoch, divided by "
+            "the GPUs (each has its own host link), with the bandwidth of pinned copies measured on GPU 0 at "
+            "start-up; not measured on the CPU backend. Exposed times split the epoch's wall time by what ran "
+            "(compute first, then h2d, d2h, host accumulation, else idle); their medians need not add up to "
+            "the median epoch. eval = the evaluation forward, not in the epoch time. setup = everything before "
+            "the first epoch (loading, plan, link probe, buffers), also in median epochs."]
+
+
 def ok_ht(runs):
     return [r for r in runs if r["kind"] == "ht" and r["status"] == "ok"]
 
@@ -368,7 +401,7 @@ def render(out):
            "is the timed host-gather phase (the contiguous loads of the backward pass are counted under "
            "compute). Peak GPU is per device; pinned host = the host vertex buffers. ht/PyG compares with the "
            "PyG run of the same workload on the same GPU."]
-    for title, body in (("Communication modes", comm_section(runs)), ("Scaling from 1 GPU", scaling_section(runs)),
+    for title, body in (("Where the epoch goes", time_section(runs)), ("Communication modes", comm_section(runs)), ("Scaling from 1 GPU", scaling_section(runs)),
                         ("SPEC §9 targets against PyG", targets_section(runs)),
                         ("Preprocessing", prep_section(out, runs)),
                         ("Preparation steps run (wall seconds; cached ones are not listed)", steps_section(out)),

@@ -8,7 +8,8 @@
 #   --quick              workload `quick` (reddit-like GCN: PyG, 1 GPU n = 1 and n = 4), a 560 s time
 #                        budget and a 300 s limit per step: fits one 10-minute call with graph generation
 #   --workloads LIST     comma-separated names (default: all): reddit-gcn reddit-gat products-gcn
-#                        products-gat quick tiny-gcn tiny-gat; aliases reddit, products, tiny, all
+#                        products-gat community-gcn community-gat quick tiny-gcn tiny-gat;
+#                        aliases reddit, products, community, tiny, all
 #   --gpus M             "all GPUs" = M (default: nvidia-smi's count; 2 emulated with --backend cpu)
 #   --epochs E           epochs per run (default 13), of which --warmup W (default 3) are not timed
 #   --budget S           start no step after S seconds (the rest is reported SKIPPED); 0 = none
@@ -71,20 +72,24 @@ expand_workloads() {
   local w
   for w in ${1//,/ }; do
     case $w in
-      all) echo reddit-gcn reddit-gat products-gcn products-gat ;;
-      reddit|products|tiny) echo "$w-gcn $w-gat" ;;
-      reddit-gcn|reddit-gat|products-gcn|products-gat|tiny-gcn|tiny-gat|quick) echo "$w" ;;
-      *) die "unknown workload '$w' (known: reddit-gcn reddit-gat products-gcn products-gat quick tiny-gcn tiny-gat; aliases reddit products tiny all)" ;;
+      all) echo reddit-gcn reddit-gat products-gcn products-gat community-gcn community-gat ;;
+      reddit|products|community|tiny) echo "$w-gcn $w-gat" ;;
+      reddit-gcn|reddit-gat|products-gcn|products-gat|community-gcn|community-gat|tiny-gcn|tiny-gat|quick) echo "$w" ;;
+      *) die "unknown workload '$w' (known: reddit-gcn reddit-gat products-gcn products-gat community-gcn community-gat quick tiny-gcn tiny-gat; aliases reddit products community tiny all)" ;;
     esac
   done
 }
 LIST=$(expand_workloads "$WORKLOADS") || exit 2
 
-# Graph parameters: N E F C (uniform random graphs, SPEC §9).
+# Graph parameters: N E F C (uniform random graphs, SPEC §9) and how to partition them.
+# community: a stochastic-block-model graph at the products size (average degree D instead of an
+# edge count; E ≈ 121.8 M after the generator drops duplicates), where METIS has communities to find.
 graph_params() {
+  GEN=random; D=""; METHOD=range
   case $1 in
     reddit) N=232965; E=114000000; F=602; C=41 ;;
     products) N=2449029; E=123718280; F=100; C=47 ;;
+    community) GEN=community; N=2450000; D=50; F=100; C=47; METHOD=metis ;;
     tiny) N=3000; E=40000; F=16; C=4 ;;
   esac
   SEED=1
@@ -104,6 +109,8 @@ workload_runs() {
     reddit-gat) g=reddit; model=gat; layers=602-64-41; heads=4 ;;
     products-gcn) g=products; model=gcn; layers=100-256-256-47 ;;
     products-gat) g=products; model=gat; layers=100-64-64-47; heads=4 ;;
+    community-gcn) g=community; model=gcn; layers=100-256-256-47 ;;
+    community-gat) g=community; model=gat; layers=100-64-64-47; heads=4 ;;
     tiny-gcn) g=tiny; model=gcn; layers=16-16-4 ;;
     tiny-gat) g=tiny; model=gat; layers=16-8-4; heads=2 ;;
   esac
@@ -196,13 +203,22 @@ make_artifact() {
   return 1
 }
 
-# ensure_graph G: sets GRAPH (and N E F C SEED).
+# ensure_graph G: sets GRAPH (and N E D F C SEED GEN METHOD).
 ensure_graph() {
   graph_params "$1"
+  if [[ $GEN == community ]]; then
+    # The generator's own split (10% train, 20% validation): its labels are learnable.
+    local key="$1-N$N-D$D-F$F-C$C-s$SEED"
+    GRAPH=$CACHE/$key.htg
+    make_artifact "$GRAPH" "generate $key" "$LOGS/generate.$key.log" \
+      "$BIN/ht-convert" --generate community --vertices "$N" --avg-degree "$D" --feature-dim "$F" --classes "$C" \
+      --seed "$SEED" -o "$GRAPH"
+    return
+  fi
   local key="$1-N$N-E$E-F$F-C$C-s$SEED"
   GRAPH=$CACHE/$key.htg
   make_artifact "$GRAPH" "generate $key" "$LOGS/generate.$key.log" \
-    "$BIN/ht-convert" --generate random --vertices "$N" --edges "$E" --feature-dim "$F" --classes "$C" \
+    "$BIN/ht-convert" --generate "$GEN" --vertices "$N" --edges "$E" --feature-dim "$F" --classes "$C" \
     --train-fraction 0.25 --seed "$SEED" -o "$GRAPH"
 }
 
@@ -215,15 +231,16 @@ forget_stale() {
 }
 
 # ensure_plan M N (after ensure_graph): sets PART, PLAN and their stats files.
-# --method range: on a uniform random graph every partition needs nearly every vertex whatever
-# the cut, so METIS (minutes, GiBs on 10^8 edges) buys nothing over contiguous id ranges.
+# --method range for the uniform random graphs: every partition needs nearly every vertex whatever
+# the cut, so METIS (minutes, GiBs on 10^8 edges) buys nothing over contiguous id ranges there.
+# The community graph (METHOD=metis) is where the cut pays for it.
 ensure_plan() {
-  local key; key=$(basename "$GRAPH" .htg).m$1.n$2.range
+  local key; key=$(basename "$GRAPH" .htg).m$1.n$2.$METHOD
   PART=$CACHE/$key.htp; PLAN=$CACHE/$key.htplan
   PART_STATS=$CACHE/$key.htp.json; PLAN_STATS=$CACHE/$key.htplan.json
   forget_stale "$GRAPH" "$PART" "$PLAN" "$PART_STATS" "$PLAN_STATS"
   make_artifact "$PART" "partition $key" "$LOGS/partition.$key.log" \
-    "$BIN/ht-partition" -g "$GRAPH" -m "$1" -n "$2" --method range --stats-json "$PART_STATS" -o "$PART" || return 1
+    "$BIN/ht-partition" -g "$GRAPH" -m "$1" -n "$2" --method "$METHOD" --stats-json "$PART_STATS" -o "$PART" || return 1
   forget_stale "$PART" "$PLAN" "$PLAN_STATS"
   make_artifact "$PLAN" "reorganize $key" "$LOGS/reorganize.$key.log" \
     "$BIN/ht-reorganize" -g "$GRAPH" -p "$PART" --stats-json "$PLAN_STATS" -o "$PLAN"

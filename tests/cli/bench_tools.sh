@@ -83,6 +83,18 @@ assert got["layers"] == [8, 16, 3]
 EOF
 "$PY" "$PYG" "$G" --layers 8-16-4 --load-only > /dev/null 2> "$TMP/err"
 [ $? -eq 2 ] && grep -q "C = 3 classes" "$TMP/err" || fail "pyg_baseline.py accepts layers that do not fit the graph"
+# The community workloads' graph (SBM generator: its own split, no --train-fraction).
+"$BIN/ht-convert" -q --generate community --vertices 600 --avg-degree 8 --feature-dim 6 --classes 4 --seed 2 \
+  -o "$TMP/c.htg" || fail "ht-convert --generate community"
+"$BIN/ht-convert" --inspect "$TMP/c.htg" --json > "$TMP/c.inspect.json" || fail "ht-convert --inspect community"
+"$PY" "$PYG" "$TMP/c.htg" --layers 6-16-4 --load-only > "$TMP/c.load.json" || fail "pyg_baseline.py --load-only community"
+check "pyg_baseline.py reads the community graph" "$PY" - "$TMP/c.load.json" "$TMP/c.inspect.json" <<'EOF'
+import json, sys
+got, ins = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert got["num_vertices"] == ins["num_vertices"] == 600 and got["num_edges"] == ins["num_edges"] > 0
+assert got["train"] == ins["split"]["train"] > 0 and got["test"] == ins["split"]["test"] > 0
+assert got["edge_index_shape"] == [2, ins["num_edges"]] and got["layers"] == [6, 16, 4]
+EOF
 if ! "$PY" -c 'import torch, torch_geometric' 2>/dev/null; then
   "$PY" "$PYG" "$G" > /dev/null 2> "$TMP/err" && fail "pyg_baseline.py trained without torch?"
   grep -q "needs torch and torch_geometric" "$TMP/err" || fail "no-torch message: $(cat "$TMP/err")"
@@ -103,6 +115,20 @@ bash "$RUN" "$BIN" "$TMP/dry2" --quick --dry-run --train-args "--no-overlap --gc
 [ "$(grep -c 'ht-train .*--metrics-out [^ ]* --no-overlap --gcn-order aggregate' "$TMP/dry2.txt")" -eq 2 ] \
   || fail "--train-args: not passed to both ht-train runs"
 grep -q "pyg_baseline.py .*--no-overlap" "$TMP/dry2.txt" && fail "--train-args leaked into the PyG run"
+bash "$RUN" "$BIN" "$TMP/dryc" --workloads community --gpus 2 --dry-run > "$TMP/dryc.txt" 2>&1 \
+  || fail "run.sh --workloads community --dry-run exit code"
+grep -q -- "ht-convert --generate community --vertices 2450000 --avg-degree 50 --feature-dim 100 --classes 47" \
+  "$TMP/dryc.txt" || fail "--dry-run: community generation command"
+[ "$(grep -c -- '--generate' "$TMP/dryc.txt")" -eq 1 ] || fail "--dry-run: community graph generated more than once"
+for mn in "1 -n 1" "1 -n 4" "1 -n 8" "2 -n 1" "2 -n 4" "2 -n 8"; do
+  grep -q "ht-partition .*-m $mn --method metis" "$TMP/dryc.txt" || fail "--dry-run: community METIS partition -m $mn"
+done
+grep -q -- "--method range" "$TMP/dryc.txt" && fail "--dry-run: community partitioned by range"
+# GCN: 1 GPU n = 1, 4, 8, n = 4 baseline; 2 GPUs n = 1, n = 4 x 3 modes, n = 8. GAT: 1 GPU x 3; 2 GPUs n = 1, n = 4 x 2.
+[ "$(grep -c 'ht-train .*--model gcn --layers 100-256-256-47 ' "$TMP/dryc.txt")" -eq 9 ] || fail "--dry-run: community GCN runs"
+[ "$(grep -c 'ht-train .*--model gat --layers 100-64-64-47 .*--heads 4 ' "$TMP/dryc.txt")" -eq 6 ] \
+  || fail "--dry-run: community GAT runs"
+[ "$(grep -c 'pyg_baseline.py .*community' "$TMP/dryc.txt")" -eq 2 ] || fail "--dry-run: community PyG runs"
 bash "$RUN" "$BIN" "$TMP/dry" --workloads nosuch --dry-run > /dev/null 2> "$TMP/err"
 [ $? -eq 2 ] && grep -q "unknown workload 'nosuch'" "$TMP/err" || fail "unknown workload not refused"
 
@@ -131,6 +157,9 @@ assert len(pyg) == 1 and pyg[0][10] in ("ok", "SKIPPED"), pyg
 assert "tiny-gcn, 2 GPUs × 2 chunks: baseline" in table and "speedup of full over baseline" in table
 assert "tiny-gcn, 1 chunks per GPU, full: 1 GPU" in table          # scaling line
 assert "| tiny | 2 | 2 |" in table                                 # preprocessing row
+time_rows = [l for l in table.split("## Where the epoch goes")[1].split("\n## ")[0].splitlines()
+             if l.startswith("| tiny-gcn.m")]
+assert len(time_rows) == 7 and all("| not measured |" in l for l in time_rows), time_rows
 EOF
 grep -q "generate tiny" "$OUT/steps.tsv" || fail "steps.tsv has no generation step"
 # Second run into the same folder: everything comes from the cache.

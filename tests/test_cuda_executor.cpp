@@ -136,9 +136,17 @@ TEST(CudaKernels, GatherCopyFlushMatchCpu) {
       // Flush half the gathered rows back into the host buffer, then copy
       // the whole device buffer over the first rows: both paths land in host.
       std::vector<uint32_t> fr(dr.begin(), dr.begin() + dr.size() / 2), fv(sr.begin(), sr.begin() + sr.size() / 2);
-      d->reserve(rows * cols, 0);
-      d->flush_add_to_host(m, d->upload(std::span<const uint32_t>(fr)), d->upload(std::span<const uint32_t>(fv)), fv,
-                           host);
+      // The return path of the trainer: compact on the device, copy on the
+      // store queue, add on the host.
+      DevMat staged = d->alloc_mat(static_cast<int64_t>(fr.size()), cols);
+      d->compact_and_zero(m, d->upload(std::span<const uint32_t>(fr)), staged);
+      HostMat pinned = (d == &p.c() ? p.cpu : p.gpu)->alloc_host(staged.rows, cols);
+      d->use(Queue::store);
+      d->copy_to_host(staged, 0, staged.rows, pinned, 0);
+      d->use(Queue::compute);
+      d->synchronize();
+      for (size_t k = 0; k < fv.size(); ++k)
+        for (int64_t j = 0; j < cols; ++j) host.row(fv[k])[j] += pinned.row(static_cast<int64_t>(k))[j];
       d->copy_to_host(m, 0, rows, host, 0);
       d->synchronize();
     }
@@ -206,7 +214,7 @@ TEST(CudaKernels, GatOpsMatchCpu) {
     for (Device* d : {&p.c(), &p.g()}) {
       auto& res = results[side++];
       DevTopology t = upload_topology(*d, ht);
-      d->reserve(0, ne * heads);
+      d->reserve(ne * heads);
       DevArray<float> g = d->upload(std::span<const float>(random_floats(rows * gcols, 8)));
       DevArray<float> as = d->upload(std::span<const float>(random_floats(gcols, 9)));
       DevArray<float> ad = d->upload(std::span<const float>(random_floats(gcols, 10)));
@@ -248,8 +256,9 @@ TEST(CudaKernels, SoftmaxCrossEntropyMatchesCpu) {
   for (Device* d : {&p.c(), &p.g()}) {
     DevArray<float> z = d->upload(std::span<const float>(random_floats((n - 5) * c, 12)));
     DevArray<float> dz = d->alloc_floats((n - 5) * c);
-    st[side] = d->softmax_xent({z.data, n - 5, c}, d->upload(std::span<const int32_t>(labels)),
-                               d->upload(std::span<const uint8_t>(split)), 5, 0.01f, {dz.data, n - 5, c});
+    d->softmax_xent({z.data, n - 5, c}, d->upload(std::span<const int32_t>(labels)),
+                    d->upload(std::span<const uint8_t>(split)), 5, 0.01f, {dz.data, n - 5, c});
+    st[side] = d->take_loss_stats();
     grads[side++] = read_all(*d, dz);
   }
   EXPECT_NEAR(st[1].loss_sum, st[0].loss_sum, 1e-4 * std::abs(st[0].loss_sum));

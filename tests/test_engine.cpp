@@ -88,9 +88,10 @@ struct Case {
 std::string name(const Case& c) {
   const char* comm[] = {"baseline", "p2p", "full"};
   const char* order[] = {"auto", "aggregate-first", "transform-first"};
+  const char* timing_name[] = {"", " late copies", " late compute"};
   return fmt::format("{} m={} n={} {} dropout={} {}{}", c.kind == ModelKind::gcn ? "GCN" : "GAT", c.m, c.n,
                      comm[static_cast<int>(c.comm)], c.dropout, order[static_cast<int>(c.order)],
-                     c.overlap ? (c.timing == CopyTiming::late ? " late copies" : "") : " copies in line");
+                     c.overlap ? timing_name[static_cast<int>(c.timing)] : " copies in line");
 }
 
 void check_case(const Case& c) {
@@ -136,7 +137,7 @@ TEST(Engine, EqualsReferenceGcn) {
         for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full})
           for (float d : {0.0f, 0.5f}) {
             check_case({ModelKind::gcn, m, n, comm, d, order, false});
-            for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late})
+            for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute})
               check_case({ModelKind::gcn, m, n, comm, d, order, true, timing});
           }
 }
@@ -157,7 +158,9 @@ TEST(Engine, EqualsReferenceGat) {
   for (int m : {1, 2, 4})
     for (int n : {1, 3})
       for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full})
-        for (float d : {0.0f, 0.5f}) check_case({ModelKind::gat, m, n, comm, d});
+        for (float d : {0.0f, 0.5f})
+          for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute})
+            check_case({ModelKind::gat, m, n, comm, d, GcnOrder::automatic, true, timing});
 }
 
 TEST(Engine, TrainingMatchesReferenceOverEpochs) {

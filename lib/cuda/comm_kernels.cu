@@ -22,9 +22,9 @@ __global__ void gather_rows_kernel(const float* __restrict__ src, const uint32_t
   const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int64_t nwarps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
   for (int64_t k = warp; k < n; k += nwarps) {
-    const uint32_t sr = src_rows[k];
-    const float* s = src + static_cast<int64_t>(sr) * cols;
-    float* d = dst + static_cast<int64_t>(dst_rows[k]) * cols;
+    const int64_t sr = src_rows ? src_rows[k] : k;
+    const float* s = src + sr * cols;
+    float* d = dst + (dst_rows ? static_cast<int64_t>(dst_rows[k]) : k) * cols;
     const int64_t key = drop.active ? drop.keys[sr] : 0;
     const int shift = static_cast<int>((reinterpret_cast<uintptr_t>(s) >> 2) & 31);
     for (int64_t j = lane - shift; j < cols; j += 32) {

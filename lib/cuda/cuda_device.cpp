@@ -2,7 +2,9 @@
 
 #include <omp.h>
 
+#include <chrono>
 #include <cstring>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -31,31 +33,145 @@ PinnedBuffer::~PinnedBuffer() {
   if (ptr_) cudaFreeHost(ptr_);
 }
 
-CudaDevice::CudaDevice(int index, int cuda_id, int64_t memory_cap) : index_(index), cuda_id_(cuda_id), cap_(memory_cap) {
+// Exceptions of host tasks: they run on the driver's thread, where nothing
+// may throw; the first one is kept and rethrown by the issuing thread.
+struct HostTaskErrors {
+  std::mutex mutex;
+  std::string first;
+};
+
+namespace {
+
+struct HostTaskCall {
+  std::function<void()> fn;
+  std::shared_ptr<HostTaskErrors> errors;
+};
+
+void CUDART_CB run_host_task(void* p) {
+  std::unique_ptr<HostTaskCall> call(static_cast<HostTaskCall*>(p));
+  try {
+    call->fn();
+  } catch (const std::exception& e) {
+    std::lock_guard lock(call->errors->mutex);
+    if (call->errors->first.empty()) call->errors->first = e.what();
+  }
+}
+
+double host_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+CudaDevice::CudaDevice(int index, int cuda_id, int64_t memory_cap)
+    : index_(index), cuda_id_(cuda_id), cap_(memory_cap), host_errors_(std::make_shared<HostTaskErrors>()) {
   activate();
-  HT_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  HT_CUDA_TRY(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
-  for (cudaEvent_t* e : {&queued_, &copied_[0], &copied_[1]})
-    HT_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+  for (cudaStream_t& st : streams_) HT_CUDA_TRY(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   HT_CUBLAS_TRY(cublasCreate(&blas_));
-  HT_CUBLAS_TRY(cublasSetStream(blas_, stream_));
+  HT_CUBLAS_TRY(cublasSetStream(blas_, streams_[0]));
   size_t free_b = 0, total_b = 0;
   HT_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
   const int64_t usable = static_cast<int64_t>(free_b) - (int64_t{256} << 20);  // leave room for the libraries
   if (cap_ <= 0 || cap_ > usable) cap_ = usable;
   stats_ = allocate(128);
+  HT_CUDA_TRY(cudaMemsetAsync(stats_, 0, 128, streams_[0]));
+  timing_.resize(1);
+  HT_CUDA_TRY(cudaEventCreate(&timing_[0]));
 }
 
 CudaDevice::~CudaDevice() {
   cudaSetDevice(cuda_id_);
+  for (cudaStream_t st : streams_)
+    if (st) cudaStreamSynchronize(st);
   if (blas_) cublasDestroy(blas_);
-  for (cudaEvent_t e : {queued_, copied_[0], copied_[1]})
-    if (e) cudaEventDestroy(e);
-  if (copy_stream_) cudaStreamDestroy(copy_stream_);
-  if (stream_) cudaStreamDestroy(stream_);
+  for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  for (cudaEvent_t e : timing_) cudaEventDestroy(e);
+  for (cudaStream_t st : streams_)
+    if (st) cudaStreamDestroy(st);
 }
 
 void CudaDevice::activate() const { HT_CUDA_TRY(cudaSetDevice(cuda_id_)); }
+
+void CudaDevice::check_host_tasks() {
+  std::lock_guard lock(host_errors_->mutex);
+  if (!host_errors_->first.empty()) throw Error(fmt::format("GPU {}: host task failed: {}", index_, host_errors_->first));
+}
+
+Event CudaDevice::create_event() {
+  activate();
+  cudaEvent_t e = nullptr;
+  HT_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  events_.push_back(e);
+  return {static_cast<int>(events_.size()) - 1};
+}
+
+void CudaDevice::record(Event e) {
+  HT_ASSERT(e.id >= 0 && e.id < static_cast<int>(events_.size()));
+  activate();
+  HT_CUDA_TRY(cudaEventRecord(events_[e.id], current()));
+}
+
+void CudaDevice::wait(const Device& owner_base, Event e) {
+  const auto& owner = static_cast<const CudaDevice&>(owner_base);
+  HT_ASSERT(e.id >= 0 && e.id < static_cast<int>(owner.events_.size()));
+  activate();
+  HT_CUDA_TRY(cudaStreamWaitEvent(current(), owner.events_[e.id], 0));
+}
+
+void CudaDevice::host_task(std::function<void()> fn) {
+  activate();
+  auto call = std::make_unique<HostTaskCall>(HostTaskCall{std::move(fn), host_errors_});
+  HT_CUDA_TRY(cudaLaunchHostFunc(current(), run_host_task, call.get()));
+  call.release();  // run_host_task owns it now
+}
+
+// Timing events are created as the timeline grows in the first epoch and
+// reused after: none are created in later epochs.
+void CudaDevice::begin_work() {
+  activate();
+  if (timing_used_ == static_cast<int64_t>(timing_.size())) {
+    timing_.emplace_back();
+    HT_CUDA_TRY(cudaEventCreate(&timing_.back()));
+  }
+  open_[static_cast<int>(queue_)] = timing_used_;
+  HT_CUDA_TRY(cudaEventRecord(timing_[timing_used_++], current()));
+}
+
+void CudaDevice::end_work(WorkKind kind) {
+  const int64_t begin = open_[static_cast<int>(queue_)];
+  begin_work();  // the end mark
+  pairs_.push_back({kind, begin, timing_used_ - 1});
+}
+
+void CudaDevice::reset_timeline() {
+  drain();
+  activate();
+  HT_CUDA_TRY(cudaEventRecord(timing_[0], streams_[0]));
+  HT_CUDA_TRY(cudaEventSynchronize(timing_[0]));
+  timeline_offset_ = host_seconds();
+  timing_used_ = 1;
+  pairs_.clear();
+}
+
+// Seconds since the host clock's reading at reset_timeline, so that the
+// devices' timelines share one origin (the trainer subtracts its own start).
+std::vector<BusyInterval> CudaDevice::timeline() {
+  drain();
+  std::vector<BusyInterval> out;
+  out.reserve(pairs_.size());
+  auto at = [&](int64_t i) {
+    float ms = 0;
+    HT_CUDA_TRY(cudaEventElapsedTime(&ms, timing_[0], timing_[i]));
+    return timeline_offset_ + ms * 1e-3;
+  };
+  for (const Pair& p : pairs_) out.push_back({p.kind, at(p.begin), at(p.end)});
+  return out;
+}
+
+DevMat CudaDevice::alloc_mat(int64_t rows, int64_t cols) {
+  DevArray<float> a = alloc_floats(rows * cols);
+  return {a.data, rows, cols};
+}
 
 void* CudaDevice::allocate(size_t bytes) {
   const int64_t need = static_cast<int64_t>((bytes + 255) / 256 * 256);
@@ -72,19 +188,25 @@ void* CudaDevice::allocate(size_t bytes) {
 void CudaDevice::copy_in(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;
   activate();
-  HT_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
-  HT_CUDA_TRY(cudaStreamSynchronize(stream_));
+  HT_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, streams_[0]));
+  HT_CUDA_TRY(cudaStreamSynchronize(streams_[0]));
 }
 
-DevMat CudaDevice::alloc_mat(int64_t rows, int64_t cols) {
-  DevArray<float> a = alloc_floats(rows * cols);
-  return {a.data, rows, cols};
+DevArray<std::byte> CudaDevice::alloc_bytes(int64_t n) {
+  return {static_cast<std::byte*>(allocate(static_cast<size_t>(n))), n};
+}
+
+void CudaDevice::copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, int64_t n) {
+  HT_ASSERT(n <= dst.size);
+  if (n <= 0) return;
+  activate();
+  HT_CUDA_TRY(cudaMemcpyAsync(dst.data, src, static_cast<size_t>(n), cudaMemcpyHostToDevice, current()));
 }
 
 DevArray<float> CudaDevice::alloc_floats(int64_t n) {
   float* p = static_cast<float*>(allocate(static_cast<size_t>(n) * 4));
   activate();
-  HT_CUDA_TRY(cudaMemsetAsync(p, 0, static_cast<size_t>(n) * 4, stream_));  // never read garbage
+  HT_CUDA_TRY(cudaMemsetAsync(p, 0, static_cast<size_t>(n) * 4, streams_[0]));  // never read garbage
   return {p, n};
 }
 
@@ -95,17 +217,12 @@ void CudaDevice::write(DevArray<float> dst, std::span<const float> src) {
 
 void CudaDevice::read(DevArray<float> src, std::span<float> dst) {
   HT_ASSERT(static_cast<int64_t>(dst.size()) <= src.size);
-  activate();
-  HT_CUDA_TRY(cudaMemcpyAsync(dst.data(), src.data, dst.size_bytes(), cudaMemcpyDeviceToHost, stream_));
-  HT_CUDA_TRY(cudaStreamSynchronize(stream_));
+  drain();
+  HT_CUDA_TRY(cudaMemcpyAsync(dst.data(), src.data, dst.size_bytes(), cudaMemcpyDeviceToHost, streams_[0]));
+  HT_CUDA_TRY(cudaStreamSynchronize(streams_[0]));
 }
 
-void CudaDevice::reserve(int64_t staging_floats, int64_t scratch_floats) {
-  if (staging_floats > staging_floats_) {
-    staging_ = alloc_floats(staging_floats).data;
-    host_staging_ = std::make_unique<PinnedBuffer>(static_cast<size_t>(staging_floats) * 4);
-    staging_floats_ = staging_floats;
-  }
+void CudaDevice::reserve(int64_t scratch_floats) {
   if (scratch_floats > scratch_floats_) {
     scratch_ = alloc_floats(scratch_floats).data;
     scratch_floats_ = scratch_floats;
@@ -116,7 +233,7 @@ void CudaDevice::gather_from_host(const HostMat& src, DevIdx src_rows, DevIdx ds
                                   const DropoutSpec& drop) {
   HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
   activate();
-  cuda::gather_rows(src.data, src_rows.data, dst_rows.data, src_rows.size, src.cols, dst.data, drop, stream_);
+  cuda::gather_rows(src.data, src_rows.data, dst_rows.data, src_rows.size, src.cols, dst.data, drop, current());
 }
 
 void CudaDevice::copy_from_host(const HostMat& src, int64_t src_row0, int64_t n, DevMat dst, int64_t dst_row0) {
@@ -124,7 +241,7 @@ void CudaDevice::copy_from_host(const HostMat& src, int64_t src_row0, int64_t n,
   if (n <= 0) return;
   activate();
   HT_CUDA_TRY(cudaMemcpyAsync(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4,
-                              cudaMemcpyDefault, stream_));
+                              cudaMemcpyDefault, current()));
 }
 
 void CudaDevice::copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) {
@@ -132,75 +249,43 @@ void CudaDevice::copy_to_host(DevMat src, int64_t src_row0, int64_t n, const Hos
   if (n <= 0) return;
   activate();
   HT_CUDA_TRY(cudaMemcpyAsync(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4,
-                              cudaMemcpyDefault, stream_));
-}
-
-void CudaDevice::write_behind(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0,
-                              int slot) {
-  HT_ASSERT(src.cols == dst.cols && (slot == 0 || slot == 1));
-  if (n <= 0) return;
-  activate();
-  HT_CUDA_TRY(cudaEventRecord(queued_, stream_));
-  HT_CUDA_TRY(cudaStreamWaitEvent(copy_stream_, queued_, 0));
-  HT_CUDA_TRY(cudaMemcpyAsync(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4,
-                              cudaMemcpyDefault, copy_stream_));
-  HT_CUDA_TRY(cudaEventRecord(copied_[slot], copy_stream_));
-}
-
-void CudaDevice::wait_write_behind(int slot) {
-  HT_ASSERT(slot == 0 || slot == 1);
-  activate();
-  HT_CUDA_TRY(cudaStreamWaitEvent(stream_, copied_[slot], 0));
+                              cudaMemcpyDefault, current()));
 }
 
 void CudaDevice::pull_from_peer(Device&, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) {
   HT_ASSERT(peer_src.cols == dst.cols);
   activate();
-  cuda::pull_rows(peer_src.data, peer_rows.data, peer_rows.size, dst.cols, dst.row(dst_row0), stream_);
+  cuda::pull_rows(peer_src.data, peer_rows.data, peer_rows.size, dst.cols, dst.row(dst_row0), current());
 }
 
 void CudaDevice::push_add_to_peer(DevMat src, int64_t src_row0, Device&, DevMat peer_dst, DevIdx peer_rows) {
   HT_ASSERT(peer_dst.cols == src.cols);
   activate();
-  cuda::push_add_rows(src.row(src_row0), peer_rows.data, peer_rows.size, src.cols, peer_dst.data, stream_);
+  cuda::push_add_rows(src.row(src_row0), peer_rows.data, peer_rows.size, src.cols, peer_dst.data, current());
 }
 
-void CudaDevice::flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows,
-                                   std::span<const uint32_t> host_rows_cpu, const HostMat& host) {
-  HT_ASSERT(src.cols == host.cols && src_rows.size == host_rows.size &&
-            static_cast<int64_t>(host_rows_cpu.size()) == host_rows.size);
-  const int64_t n = src_rows.size, c = src.cols;
-  if (n == 0) return;
+void CudaDevice::add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) {
+  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
   activate();
-  if (host.on_device()) {  // in-memory mode: accumulate on the GPU
-    HT_ASSERT(host.device == index_);
-    cuda::add_rows_and_zero(src.data, src_rows.data, host_rows.data, n, c, host.data, stream_);
-    return;
-  }
-  HT_ASSERT(n * c <= staging_floats_);
-  cuda::compact_and_zero(src.data, src_rows.data, n, c, staging_, stream_);
-  float* hs = static_cast<float*>(host_staging_->data());
-  HT_CUDA_TRY(cudaMemcpyAsync(hs, staging_, static_cast<size_t>(n * c) * 4, cudaMemcpyDeviceToHost, stream_));
-  HT_CUDA_TRY(cudaStreamSynchronize(stream_));
-  const uint32_t* rows = host_rows_cpu.data();
-#pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < n; ++k) {
-    float* d = host.row(rows[k]);
-    const float* s = hs + k * c;
-    for (int64_t j = 0; j < c; ++j) d[j] += s[j];
-  }
+  cuda::add_rows_and_zero(src.data, src_rows.data, dst_rows.data, src_rows.size, src.cols, dst.data, current());
+}
+
+void CudaDevice::compact_and_zero(DevMat src, DevIdx rows, DevMat staging) {
+  HT_ASSERT(src.cols == staging.cols && rows.size <= staging.rows);
+  activate();
+  cuda::compact_and_zero(src.data, rows.data, rows.size, src.cols, staging.data, current());
 }
 
 void CudaDevice::zero(DevMat m, int64_t row0, int64_t n) {
   if (n <= 0) return;
   activate();
-  HT_CUDA_TRY(cudaMemsetAsync(m.row(row0), 0, static_cast<size_t>(n * m.cols) * 4, stream_));
+  HT_CUDA_TRY(cudaMemsetAsync(m.row(row0), 0, static_cast<size_t>(n * m.cols) * 4, current()));
 }
 
 void CudaDevice::zero(DevArray<float> a) {
   if (a.size <= 0) return;
   activate();
-  HT_CUDA_TRY(cudaMemsetAsync(a.data, 0, static_cast<size_t>(a.size) * 4, stream_));
+  HT_CUDA_TRY(cudaMemsetAsync(a.data, 0, static_cast<size_t>(a.size) * 4, current()));
 }
 
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the
@@ -210,9 +295,10 @@ void CudaDevice::gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float a
   if (m == 0 || n == 0) return;
   activate();
   if (k == 0) {
-    if (beta == 0.0f) HT_CUDA_TRY(cudaMemsetAsync(c, 0, static_cast<size_t>(m * ldc) * 4, stream_));
+    if (beta == 0.0f) HT_CUDA_TRY(cudaMemsetAsync(c, 0, static_cast<size_t>(m * ldc) * 4, current()));
     return;
   }
+  HT_CUBLAS_TRY(cublasSetStream(blas_, current()));
   HT_CUBLAS_TRY(cublasSgemm(blas_, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
                             static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha, b,
                             static_cast<int>(ldb), a, static_cast<int>(lda), &beta, c, static_cast<int>(ldc)));
@@ -221,51 +307,51 @@ void CudaDevice::gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float a
 void CudaDevice::spmm(const DevTopology& t, DevMat x, DevMat out) {
   HT_ASSERT(x.cols == out.cols);
   activate();
-  cuda::spmm(t, x.data, x.cols, out.data, stream_);
+  cuda::spmm(t, x.data, x.cols, out.data, current());
 }
 
 void CudaDevice::spmm_transpose_add(const DevTopology& t, DevMat dout, DevMat dx) {
   HT_ASSERT(dout.cols == dx.cols);
   activate();
-  cuda::spmm_transpose_add(t, dout.data, dx.cols, dx.data, stream_);
+  cuda::spmm_transpose_add(t, dout.data, dx.cols, dx.data, current());
 }
 
 void CudaDevice::bias_act(DevMat z, DevArray<float> bias, Act act, DevMat h) {
   activate();
-  cuda::bias_act(z.data, bias.size ? bias.data : nullptr, z.rows, z.cols, act, h.data, stream_);
+  cuda::bias_act(z.data, bias.size ? bias.data : nullptr, z.rows, z.cols, act, h.data, current());
 }
 
 void CudaDevice::act_backward(DevMat dh, DevMat z, Act act, DevMat dz) {
   activate();
-  cuda::act_backward(dh.data, z.data, dh.rows, dh.cols, act, dz.data, stream_);
+  cuda::act_backward(dh.data, z.data, dh.rows, dh.cols, act, dz.data, current());
 }
 
 void CudaDevice::col_sum_add(DevMat m, DevArray<float> grad) {
   activate();
-  cuda::col_sum_add(m.data, m.rows, m.cols, grad.data, stream_);
+  cuda::col_sum_add(m.data, m.rows, m.cols, grad.data, current());
 }
 
 void CudaDevice::dropout_rows(DevMat m, int64_t key_row0, const DropoutSpec& drop) {
   activate();
-  cuda::dropout_rows(m.data, m.rows, m.cols, key_row0, drop, stream_);
+  cuda::dropout_rows(m.data, m.rows, m.cols, key_row0, drop, current());
 }
 
 void CudaDevice::gat_scores(const DevTopology& t, DevMat g, DevArray<float> att_src, DevArray<float> att_dst, int heads,
                             float slope, DevArray<float> pre, DevArray<float> score) {
   activate();
-  cuda::gat_scores(t, g.data, g.cols, att_src.data, att_dst.data, heads, slope, pre.data, score.data, stream_);
+  cuda::gat_scores(t, g.data, g.cols, att_src.data, att_dst.data, heads, slope, pre.data, score.data, current());
 }
 
 void CudaDevice::gat_softmax(const DevTopology& t, int heads, DevArray<float> score, DevArray<float> alpha,
                              DevArray<float> alpha_drop, const DropoutSpec& attn) {
   activate();
-  cuda::gat_softmax(t, heads, score.data, alpha.data, alpha_drop.data, attn, stream_);
+  cuda::gat_softmax(t, heads, score.data, alpha.data, alpha_drop.data, attn, current());
 }
 
 void CudaDevice::gat_aggregate(const DevTopology& t, DevMat g, DevArray<float> alpha_drop, int heads, bool mean,
                                DevMat out) {
   activate();
-  cuda::gat_aggregate(t, g.data, g.cols, alpha_drop.data, heads, mean, out.data, out.cols, stream_);
+  cuda::gat_aggregate(t, g.data, g.cols, alpha_drop.data, heads, mean, out.data, out.cols, current());
 }
 
 void CudaDevice::gat_backward(const DevTopology& t, DevMat g, DevArray<float> att_src, DevArray<float> att_dst,
@@ -276,20 +362,25 @@ void CudaDevice::gat_backward(const DevTopology& t, DevMat g, DevArray<float> at
   activate();
   cuda::gat_backward(t, g.data, g.cols, att_src.data, att_dst.data, heads, slope, mean, pre.data, alpha.data,
                      alpha_drop.data, attn, dout.data, dout.cols, dg.data, d_att_src.data, d_att_dst.data, scratch_,
-                     stream_);
+                     current());
 }
 
-LossStats CudaDevice::softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split,
-                                   int64_t first_vertex, float scale, DevMat dlogits) {
+void CudaDevice::softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex,
+                              float scale, DevMat dlogits) {
   activate();
   cuda::softmax_xent(logits.data, logits.rows, logits.cols, labels.data, split.data, first_vertex, scale, dlogits.data,
-                     stats_, stream_);
+                     stats_, current());
+}
+
+LossStats CudaDevice::take_loss_stats() {
   struct {
     double loss;
     unsigned long long correct[4], count[4];
   } h{};
-  HT_CUDA_TRY(cudaMemcpyAsync(&h, stats_, sizeof(h), cudaMemcpyDeviceToHost, stream_));
-  HT_CUDA_TRY(cudaStreamSynchronize(stream_));
+  activate();
+  HT_CUDA_TRY(cudaMemcpyAsync(&h, stats_, sizeof(h), cudaMemcpyDeviceToHost, streams_[0]));
+  HT_CUDA_TRY(cudaMemsetAsync(stats_, 0, sizeof(h), streams_[0]));
+  HT_CUDA_TRY(cudaStreamSynchronize(streams_[0]));
   LossStats st;
   st.loss_sum = h.loss;
   for (int k = 0; k < 4; ++k) {
@@ -299,14 +390,12 @@ LossStats CudaDevice::softmax_xent(DevMat logits, DevArray<int32_t> labels, DevA
   return st;
 }
 
-void CudaDevice::synchronize() {
-  activate();
-  HT_CUDA_TRY(cudaStreamSynchronize(stream_));
-}
+void CudaDevice::synchronize() { drain(); }
 
 void CudaDevice::drain() {
-  synchronize();
-  HT_CUDA_TRY(cudaStreamSynchronize(copy_stream_));
+  activate();
+  for (cudaStream_t st : streams_) HT_CUDA_TRY(cudaStreamSynchronize(st));
+  check_host_tasks();
 }
 
 }  // namespace ht

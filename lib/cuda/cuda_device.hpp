@@ -1,10 +1,12 @@
 #pragma once
 // One GPU behind the Device interface: a stream, a cuBLAS handle, RAII
-// allocations tracked against a memory cap, staging buffers for flushes.
+// allocations tracked against a memory cap, four streams
+// (compute, load, store, host) ordered by events, a timeline of timing events.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/executor.hpp"
@@ -51,8 +53,19 @@ class CudaDevice final : public Device {
   int64_t allocated_bytes() const { return bytes_; }
   int64_t memory_limit() const { return cap_; }
 
+  Event create_event() override;
+  void record(Event e) override;
+  void wait(const Device& owner, Event e) override;
+  void host_task(std::function<void()> fn) override;
+  void begin_work() override;
+  void end_work(WorkKind kind) override;
+  void reset_timeline() override;
+  std::vector<BusyInterval> timeline() override;
+
   DevMat alloc_mat(int64_t rows, int64_t cols) override;
   DevArray<float> alloc_floats(int64_t n) override;
+  DevArray<std::byte> alloc_bytes(int64_t n) override;
+  void copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, int64_t n) override;
   DevIdx upload(std::span<const uint32_t> v) override { return upload_raw<uint32_t>(v); }
   DevArray<int64_t> upload(std::span<const int64_t> v) override { return upload_raw<int64_t>(v); }
   DevArray<float> upload(std::span<const float> v) override { return upload_raw<float>(v); }
@@ -60,7 +73,7 @@ class CudaDevice final : public Device {
   DevArray<int32_t> upload(std::span<const int32_t> v) override { return upload_raw<int32_t>(v); }
   void write(DevArray<float> dst, std::span<const float> src) override;
   void read(DevArray<float> src, std::span<float> dst) override;
-  void reserve(int64_t staging_floats, int64_t scratch_floats) override;
+  void reserve(int64_t scratch_floats) override;
 
   void gather_from_host(const HostMat& src, DevIdx src_rows, DevIdx dst_rows, DevMat dst,
                         const DropoutSpec& drop) override;
@@ -68,11 +81,8 @@ class CudaDevice final : public Device {
   void copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) override;
   void pull_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) override;
   void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) override;
-  void flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, std::span<const uint32_t> host_rows_cpu,
-                         const HostMat& host) override;
-  void write_behind(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0,
-                    int slot) override;
-  void wait_write_behind(int slot) override;
+  void add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) override;
+  void compact_and_zero(DevMat src, DevIdx rows, DevMat staging) override;
   void zero(DevMat m, int64_t row0, int64_t n) override;
   void zero(DevArray<float> a) override;
 
@@ -94,11 +104,13 @@ class CudaDevice final : public Device {
                     float slope, bool mean, DevArray<float> pre, DevArray<float> alpha, DevArray<float> alpha_drop,
                     const DropoutSpec& attn, DevMat dout, DevMat dg, DevArray<float> d_att_src,
                     DevArray<float> d_att_dst) override;
-  LossStats softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex,
-                         float scale, DevMat dlogits) override;
+  void softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex,
+                    float scale, DevMat dlogits) override;
+  LossStats take_loss_stats() override;
   void synchronize() override;
   void drain() override;
-  cudaStream_t stream() const { return stream_; }
+  // The compute stream (NCCL and cuBLAS work runs there).
+  cudaStream_t stream() const { return streams_[0]; }
 
  private:
   void* allocate(size_t bytes);
@@ -111,21 +123,31 @@ class CudaDevice final : public Device {
   }
   void copy_in(void* dst, const void* src, size_t bytes);
 
+  cudaStream_t current() const { return streams_[static_cast<int>(queue_)]; }
+  // Rethrows an exception a host task raised on the driver's thread.
+  void check_host_tasks();
+
   int index_, cuda_id_;
   int64_t cap_;
   int64_t bytes_ = 0;
-  cudaStream_t stream_ = nullptr;
-  cudaStream_t copy_stream_ = nullptr;  // write-behind copies
-  cudaEvent_t queued_ = nullptr;        // "work so far" mark on stream_
-  cudaEvent_t copied_[2] = {nullptr, nullptr};  // last write-behind of each slot done
+  cudaStream_t streams_[kNumQueues] = {};  // by Queue: compute, load, store, host
+  std::vector<cudaEvent_t> events_;        // Device::create_event, no timing
+  // Timeline: timing events recorded in pairs; [0] marks the start.
+  std::vector<cudaEvent_t> timing_;
+  int64_t timing_used_ = 0;
+  int64_t open_[kNumQueues] = {};          // begin_work's event per queue
+  struct Pair {
+    WorkKind kind;
+    int64_t begin, end;
+  };
+  std::vector<Pair> pairs_;
+  double timeline_offset_ = 0;             // start event vs the host's clock at reset
   cublasHandle_t blas_ = nullptr;
   std::vector<std::unique_ptr<DeviceBuffer>> buffers_;
-  float* staging_ = nullptr;        // device: compacted gradient rows
-  int64_t staging_floats_ = 0;
-  std::unique_ptr<PinnedBuffer> host_staging_;
+  std::shared_ptr<struct HostTaskErrors> host_errors_;
   float* scratch_ = nullptr;        // device: GAT backward per-edge values
   int64_t scratch_floats_ = 0;
-  void* stats_ = nullptr;           // device: loss statistics
+  void* stats_ = nullptr;           // device: loss statistics, accumulated until read
 };
 
 }  // namespace ht

@@ -1,5 +1,6 @@
 #include "cuda/cuda_executor.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -43,11 +44,21 @@ class CudaExecutor final : public Executor {
   Device& device(int i) override { return *devices_.at(i); }
 
   HostMat alloc_host(int64_t rows, int64_t cols) override {
-    const size_t bytes = static_cast<size_t>(rows * cols) * 4;
-    host_.push_back(std::make_unique<PinnedBuffer>(bytes));
-    std::memset(host_.back()->data(), 0, bytes);
-    host_bytes_ += static_cast<int64_t>(bytes);
-    return {static_cast<float*>(host_.back()->data()), rows, cols};
+    const int64_t n = rows * cols;
+    host_.push_back(std::make_unique<PinnedBuffer>(static_cast<size_t>(n) * 4));
+    float* p = static_cast<float*>(host_.back()->data());
+    // Zeroed by all cores: a store can be hundreds of GiB.
+    constexpr int64_t kBlock = int64_t{1} << 22;
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < n; b += kBlock) std::memset(p + b, 0, static_cast<size_t>(std::min(kBlock, n - b)) * 4);
+    host_bytes_ += n * 4;
+    return {p, rows, cols};
+  }
+
+  std::byte* alloc_pinned_bytes(int64_t n) override {
+    host_.push_back(std::make_unique<PinnedBuffer>(static_cast<size_t>(n)));
+    host_bytes_ += n;
+    return static_cast<std::byte*>(host_.back()->data());
   }
 
   bool has_device_memory() const override { return true; }
@@ -65,8 +76,10 @@ class CudaExecutor final : public Executor {
 
   void store_zero(const HostMat& dst) override {
     if (!dst.on_device()) return Executor::store_zero(dst);
-    devices_.at(dst.device)->zero(DevArray<float>{dst.data, dst.rows * dst.cols});
-    devices_.at(dst.device)->synchronize();
+    Device& d = *devices_.at(dst.device);
+    d.use(Queue::compute);
+    d.zero(DevArray<float>{dst.data, dst.rows * dst.cols});
+    d.synchronize();
   }
 
   void store_read(const HostMat& src, std::span<float> dst) override {

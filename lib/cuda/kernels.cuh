@@ -10,7 +10,8 @@
 namespace ht::cuda {
 
 // ---- communication (comm_kernels.cu)
-// dst[dst_rows[k]] = drop(src[src_rows[k]]); src may be mapped host memory.
+// dst[dst_rows[k]] = drop(src[src_rows[k]]); src may be mapped host memory;
+// a null index list stands for 0, 1, 2, ... (contiguous rows).
 void gather_rows(const float* src, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n, int64_t cols,
                  float* dst, const DropoutSpec& drop, cudaStream_t s);
 // dst[dst_row0 + k] = src[rows[k]]; src may be a peer device's memory.
@@ -45,7 +46,8 @@ void gat_backward(const DevTopology& t, const float* g, int64_t gcols, const flo
                   float* d_att_dst, float* scratch, cudaStream_t s);
 
 // ---- loss (loss_kernels.cu). `stats` is device memory: double loss, then
-// 8 unsigned long long counters (correct[4], count[4]).
+// 8 unsigned long long counters (correct[4], count[4]); the kernel adds to
+// them (the caller clears them).
 void softmax_xent(const float* logits, int64_t rows, int64_t cols, const int32_t* labels, const uint8_t* split,
                   int64_t first_vertex, float scale, float* dlogits, void* stats, cudaStream_t s);
 

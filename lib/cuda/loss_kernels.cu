@@ -49,7 +49,6 @@ __global__ void xent_kernel(const float* logits, int64_t rows, int64_t cols, con
 
 void softmax_xent(const float* logits, int64_t rows, int64_t cols, const int32_t* labels, const uint8_t* split,
                   int64_t first_vertex, float scale, float* dlogits, void* stats, cudaStream_t s) {
-  HT_CUDA_TRY(cudaMemsetAsync(stats, 0, sizeof(Stats), s));
   if (rows == 0) return;
   xent_kernel<<<blocks_for(rows, 256), 256, 0, s>>>(logits, rows, cols, labels, split, first_vertex, scale, dlogits,
                                                     static_cast<Stats*>(stats));

@@ -49,288 +49,452 @@ DevArray<float> CpuDevice::alloc_floats(int64_t n) {
   return {f32_.back().data(), n};
 }
 
+DevArray<std::byte> CpuDevice::alloc_bytes(int64_t n) {
+  bytes_pool_.emplace_back(static_cast<size_t>(n), std::byte{0});
+  bytes_ += n;
+  return {bytes_pool_.back().data(), n};
+}
+
+void CpuDevice::copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, int64_t n) {
+  HT_ASSERT(n <= dst.size);
+  if (n > 0) enqueue([=] { std::memcpy(dst.data, src, static_cast<size_t>(n)); });
+}
+
+// Parameters change between epochs, when every queue is idle.
 void CpuDevice::write(DevArray<float> dst, std::span<const float> src) {
   HT_ASSERT(static_cast<int64_t>(src.size()) <= dst.size);
+  synchronize();
   std::copy(src.begin(), src.end(), dst.data);
 }
 void CpuDevice::read(DevArray<float> src, std::span<float> dst) {
   HT_ASSERT(static_cast<int64_t>(dst.size()) <= src.size);
+  synchronize();
   std::copy(src.data, src.data + dst.size(), dst.begin());
+}
+
+// ---- queues
+
+void CpuDevice::enqueue(std::function<void()> op) {
+  QueueState& q = state(queue_);
+  ++q.issued;
+  if (deferred(queue_)) {
+    q.pending.push_back(std::move(op));
+    return;
+  }
+  run_until(queue_, q.issued - 1);  // nothing may overtake earlier deferred work
+  ++q.done;
+  op();
+}
+
+void CpuDevice::run_until(Queue which, int64_t pos) {
+  QueueState& q = state(which);
+  if (q.done >= pos) return;
+  // A queue forced while it runs an operation means events wait on each other
+  // in a cycle: a GPU would hang.
+  HT_CHECK(!q.running, "emulated device {}: event cycle on queue {}", index_, static_cast<int>(which));
+  q.running = true;
+  while (q.done < pos) {
+    std::function<void()> op = std::move(q.pending.front());
+    q.pending.pop_front();
+    ++q.done;
+    op();
+  }
+  q.running = false;
+}
+
+Event CpuDevice::create_event() {
+  events_.push_back({});
+  return {static_cast<int>(events_.size()) - 1};
+}
+
+void CpuDevice::record(Event e) {
+  HT_ASSERT(e.id >= 0 && e.id < static_cast<int>(events_.size()));
+  events_[e.id] = {queue_, state(queue_).issued};
+}
+
+void CpuDevice::wait(const Device& owner_base, Event e) {
+  auto& owner = const_cast<CpuDevice&>(static_cast<const CpuDevice&>(owner_base));
+  HT_ASSERT(e.id >= 0 && e.id < static_cast<int>(owner.events_.size()));
+  const Mark mark = owner.events_[e.id];
+  enqueue([&owner, mark] { owner.run_until(mark.queue, mark.position); });
+}
+
+void CpuDevice::host_task(std::function<void()> fn) { enqueue(std::move(fn)); }
+
+void CpuDevice::begin_work() {
+  const Queue q = queue_;
+  enqueue([this, q] { state(q).open = Clock::now(); });
+}
+
+void CpuDevice::end_work(WorkKind kind) {
+  const Queue q = queue_;
+  enqueue([this, q, kind] {
+    auto seconds = [&](Clock::time_point t) { return std::chrono::duration<double>(t - timeline_start_).count(); };
+    intervals_.push_back({kind, seconds(state(q).open), seconds(Clock::now())});
+  });
+}
+
+void CpuDevice::reset_timeline() {
+  synchronize();
+  intervals_.clear();
+  timeline_start_ = Clock::now();
+}
+
+std::vector<BusyInterval> CpuDevice::timeline() {
+  synchronize();
+  return intervals_;
+}
+
+void CpuDevice::synchronize() {
+  // Deferred operations may force other queues (of this device or a peer),
+  // so run until nothing is left.
+  for (bool more = true; more;) {
+    more = false;
+    for (int q = 0; q < kNumQueues; ++q) {
+      if (queues_[q].done < queues_[q].issued) {
+        run_until(static_cast<Queue>(q), queues_[q].issued);
+        more = true;
+      }
+    }
+  }
 }
 
 void CpuDevice::gather_from_host(const HostMat& src, DevIdx src_rows, DevIdx dst_rows, DevMat dst,
                                  const DropoutSpec& drop) {
-  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
-  const int64_t c = src.cols;
-#pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < src_rows.size; ++k) {
-    const float* s = src.row(src_rows.data[k]);
-    float* d = dst.row(dst_rows.data[k]);
-    if (!drop.active) {
-      std::memcpy(d, s, static_cast<size_t>(c) * 4);
-    } else {
-      const int64_t key = drop.keys[src_rows.data[k]];
-      for (int64_t j = 0; j < c; ++j) d[j] = s[j] * keep_scale(drop, key, j);
+  enqueue([=, this] {
+    HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
+    const int64_t c = src.cols;
+  #pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < src_rows.size; ++k) {
+      const int64_t sr = src_rows.data ? src_rows.data[k] : k;
+      const float* s = src.row(sr);
+      float* d = dst.row(dst_rows.data ? dst_rows.data[k] : k);
+      if (!drop.active) {
+        std::memcpy(d, s, static_cast<size_t>(c) * 4);
+      } else {
+        const int64_t key = drop.keys[sr];
+        for (int64_t j = 0; j < c; ++j) d[j] = s[j] * keep_scale(drop, key, j);
+      }
     }
-  }
+  });
 }
 
 void CpuDevice::copy_from_host(const HostMat& src, int64_t src_row0, int64_t n, DevMat dst, int64_t dst_row0) {
-  HT_ASSERT(src.cols == dst.cols);
-  if (n > 0) std::memcpy(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4);
+  enqueue([=, this] {
+    HT_ASSERT(src.cols == dst.cols);
+    if (n > 0) std::memcpy(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4);
+  });
 }
 
 void CpuDevice::copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) {
-  HT_ASSERT(src.cols == dst.cols);
-  if (n > 0) std::memcpy(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4);
+  enqueue([=, this] {
+    HT_ASSERT(src.cols == dst.cols);
+    if (n > 0) std::memcpy(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4);
+  });
 }
 
 void CpuDevice::pull_from_peer(Device&, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) {
-  HT_ASSERT(peer_src.cols == dst.cols);
-#pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < peer_rows.size; ++k)
-    std::memcpy(dst.row(dst_row0 + k), peer_src.row(peer_rows.data[k]), static_cast<size_t>(dst.cols) * 4);
+  enqueue([=, this] {
+    HT_ASSERT(peer_src.cols == dst.cols);
+  #pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < peer_rows.size; ++k)
+      std::memcpy(dst.row(dst_row0 + k), peer_src.row(peer_rows.data[k]), static_cast<size_t>(dst.cols) * 4);
+  });
 }
 
 void CpuDevice::push_add_to_peer(DevMat src, int64_t src_row0, Device&, DevMat peer_dst, DevIdx peer_rows) {
-  HT_ASSERT(peer_dst.cols == src.cols);
-#pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < peer_rows.size; ++k) {
-    const float* s = src.row(src_row0 + k);
-    float* d = peer_dst.row(peer_rows.data[k]);
-    for (int64_t j = 0; j < src.cols; ++j) d[j] += s[j];
-  }
+  enqueue([=, this] {
+    HT_ASSERT(peer_dst.cols == src.cols);
+  #pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < peer_rows.size; ++k) {
+      const float* s = src.row(src_row0 + k);
+      float* d = peer_dst.row(peer_rows.data[k]);
+      for (int64_t j = 0; j < src.cols; ++j) d[j] += s[j];
+    }
+  });
 }
 
-void CpuDevice::flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, std::span<const uint32_t>,
-                                  const HostMat& host) {
-  HT_ASSERT(src.cols == host.cols && src_rows.size == host_rows.size);
+void CpuDevice::add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) {
+  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
+  enqueue([=] {
 #pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < src_rows.size; ++k) {
-    float* s = src.row(src_rows.data[k]);
-    float* d = host.row(host_rows.data[k]);
-    for (int64_t j = 0; j < src.cols; ++j) d[j] += s[j];
-    std::memset(s, 0, static_cast<size_t>(src.cols) * 4);
-  }
+    for (int64_t k = 0; k < src_rows.size; ++k) {
+      float* s = src.row(src_rows.data[k]);
+      float* d = dst.row(dst_rows.data[k]);
+      for (int64_t j = 0; j < src.cols; ++j) d[j] += s[j];
+      std::memset(s, 0, static_cast<size_t>(src.cols) * 4);
+    }
+  });
+}
+
+void CpuDevice::compact_and_zero(DevMat src, DevIdx rows, DevMat staging) {
+  HT_ASSERT(src.cols == staging.cols && rows.size <= staging.rows);
+  enqueue([=] {
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < rows.size; ++k) {
+      float* s = src.row(rows.data[k]);
+      std::memcpy(staging.row(k), s, static_cast<size_t>(src.cols) * 4);
+      std::memset(s, 0, static_cast<size_t>(src.cols) * 4);
+    }
+  });
 }
 
 void CpuDevice::zero(DevMat m, int64_t row0, int64_t n) {
-  if (n > 0) std::memset(m.row(row0), 0, static_cast<size_t>(n * m.cols) * 4);
+  if (n > 0) enqueue([=] { std::memset(m.row(row0), 0, static_cast<size_t>(n * m.cols) * 4); });
 }
 void CpuDevice::zero(DevArray<float> a) {
-  if (a.size > 0) std::memset(a.data, 0, static_cast<size_t>(a.size) * 4);
+  if (a.size > 0) enqueue([=] { std::memset(a.data, 0, static_cast<size_t>(a.size) * 4); });
 }
 
 void CpuDevice::gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  // Row-major: A is m x k (or k x m if ta), B is k x n (or n x k if tb).
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < m; ++i) {
-    float* ci = c + i * ldc;
-    for (int64_t j = 0; j < n; ++j) ci[j] = beta == 0.0f ? 0.0f : beta * ci[j];
-    for (int64_t p = 0; p < k; ++p) {
-      const float aip = alpha * (ta ? a[p * lda + i] : a[i * lda + p]);
-      if (aip == 0.0f) continue;
-      if (!tb) {
-        const float* bp = b + p * ldb;
-        for (int64_t j = 0; j < n; ++j) ci[j] += aip * bp[j];
-      } else {
-        for (int64_t j = 0; j < n; ++j) ci[j] += aip * b[j * ldb + p];
+  enqueue([=, this] {
+    // Row-major: A is m x k (or k x m if ta), B is k x n (or n x k if tb).
+  #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; ++i) {
+      float* ci = c + i * ldc;
+      for (int64_t j = 0; j < n; ++j) ci[j] = beta == 0.0f ? 0.0f : beta * ci[j];
+      for (int64_t p = 0; p < k; ++p) {
+        const float aip = alpha * (ta ? a[p * lda + i] : a[i * lda + p]);
+        if (aip == 0.0f) continue;
+        if (!tb) {
+          const float* bp = b + p * ldb;
+          for (int64_t j = 0; j < n; ++j) ci[j] += aip * bp[j];
+        } else {
+          for (int64_t j = 0; j < n; ++j) ci[j] += aip * b[j * ldb + p];
+        }
       }
     }
-  }
+  });
 }
 
 void CpuDevice::spmm(const DevTopology& t, DevMat x, DevMat out) {
-  HT_ASSERT(x.cols == out.cols);
-  const int64_t c = x.cols;
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t d = 0; d < t.num_dst; ++d) {
-    float* o = out.row(d);
-    std::fill(o, o + c, 0.0f);
-    for (int64_t e = t.offsets.data[d]; e < t.offsets.data[d + 1]; ++e) {
-      const float w = t.weight.size ? t.weight.data[e] : 1.0f;
-      const float* xs = x.row(t.src.data[e]);
-      for (int64_t j = 0; j < c; ++j) o[j] += w * xs[j];
+  enqueue([=, this] {
+    HT_ASSERT(x.cols == out.cols);
+    const int64_t c = x.cols;
+  #pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t d = 0; d < t.num_dst; ++d) {
+      float* o = out.row(d);
+      std::fill(o, o + c, 0.0f);
+      for (int64_t e = t.offsets.data[d]; e < t.offsets.data[d + 1]; ++e) {
+        const float w = t.weight.size ? t.weight.data[e] : 1.0f;
+        const float* xs = x.row(t.src.data[e]);
+        for (int64_t j = 0; j < c; ++j) o[j] += w * xs[j];
+      }
     }
-  }
+  });
 }
 
 void CpuDevice::spmm_transpose_add(const DevTopology& t, DevMat dout, DevMat dx) {
-  HT_ASSERT(dout.cols == dx.cols);
-  const int64_t c = dx.cols;
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t r = 0; r < t.num_src_rows; ++r) {
-    float* o = dx.row(r);
-    for (int64_t k = t.t_offsets.data[r]; k < t.t_offsets.data[r + 1]; ++k) {
-      const uint32_t e = t.t_edge.data[k];
-      const float w = t.weight.size ? t.weight.data[e] : 1.0f;
-      const float* g = dout.row(t.edge_dst.data[e]);
-      for (int64_t j = 0; j < c; ++j) o[j] += w * g[j];
+  enqueue([=, this] {
+    HT_ASSERT(dout.cols == dx.cols);
+    const int64_t c = dx.cols;
+  #pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t r = 0; r < t.num_src_rows; ++r) {
+      float* o = dx.row(r);
+      for (int64_t k = t.t_offsets.data[r]; k < t.t_offsets.data[r + 1]; ++k) {
+        const uint32_t e = t.t_edge.data[k];
+        const float w = t.weight.size ? t.weight.data[e] : 1.0f;
+        const float* g = dout.row(t.edge_dst.data[e]);
+        for (int64_t j = 0; j < c; ++j) o[j] += w * g[j];
+      }
     }
-  }
+  });
 }
 
 void CpuDevice::bias_act(DevMat z, DevArray<float> bias, Act act, DevMat h) {
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < z.rows; ++r) {
-    float* zr = z.row(r);
-    float* hr = h.row(r);
-    for (int64_t j = 0; j < z.cols; ++j) {
-      if (bias.size) zr[j] += bias.data[j];
-      hr[j] = activate(zr[j], act);
+  enqueue([=, this] {
+  #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < z.rows; ++r) {
+      float* zr = z.row(r);
+      float* hr = h.row(r);
+      for (int64_t j = 0; j < z.cols; ++j) {
+        if (bias.size) zr[j] += bias.data[j];
+        hr[j] = activate(zr[j], act);
+      }
     }
-  }
+  });
 }
 
 void CpuDevice::act_backward(DevMat dh, DevMat z, Act act, DevMat dz) {
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < dh.rows; ++r)
-    for (int64_t j = 0; j < dh.cols; ++j) dz.row(r)[j] = dh.row(r)[j] * activate_grad(z.row(r)[j], act);
+  enqueue([=, this] {
+  #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < dh.rows; ++r)
+      for (int64_t j = 0; j < dh.cols; ++j) dz.row(r)[j] = dh.row(r)[j] * activate_grad(z.row(r)[j], act);
+  });
 }
 
 void CpuDevice::col_sum_add(DevMat m, DevArray<float> grad) {
-  for (int64_t r = 0; r < m.rows; ++r)
-    for (int64_t j = 0; j < m.cols; ++j) grad.data[j] += m.row(r)[j];
+  enqueue([=, this] {
+    for (int64_t r = 0; r < m.rows; ++r)
+      for (int64_t j = 0; j < m.cols; ++j) grad.data[j] += m.row(r)[j];
+  });
 }
 
 void CpuDevice::dropout_rows(DevMat m, int64_t key_row0, const DropoutSpec& drop) {
-  if (!drop.active) return;
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < m.rows; ++r) {
-    const int64_t key = drop.keys[key_row0 + r];
-    for (int64_t j = 0; j < m.cols; ++j) m.row(r)[j] *= keep_scale(drop, key, j);
-  }
+  enqueue([=, this] {
+    if (!drop.active) return;
+  #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < m.rows; ++r) {
+      const int64_t key = drop.keys[key_row0 + r];
+      for (int64_t j = 0; j < m.cols; ++j) m.row(r)[j] *= keep_scale(drop, key, j);
+    }
+  });
 }
 
 void CpuDevice::gat_scores(const DevTopology& t, DevMat g, DevArray<float> att_src, DevArray<float> att_dst,
                            int heads, float slope, DevArray<float> pre, DevArray<float> score) {
-  const int64_t f = g.cols / heads;
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t d = 0; d < t.num_dst; ++d) {
-    const float* gd = g.row(t.dst_row.data[d]);
-    for (int64_t e = t.offsets.data[d]; e < t.offsets.data[d + 1]; ++e) {
-      const float* gs = g.row(t.src.data[e]);
-      for (int h = 0; h < heads; ++h) {
-        float s = 0;
-        for (int64_t j = 0; j < f; ++j)
-          s += att_src.data[h * f + j] * gs[h * f + j] + att_dst.data[h * f + j] * gd[h * f + j];
-        pre.data[e * heads + h] = s;
-        score.data[e * heads + h] = s > 0 ? s : slope * s;
+  enqueue([=, this] {
+    const int64_t f = g.cols / heads;
+  #pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t d = 0; d < t.num_dst; ++d) {
+      const float* gd = g.row(t.dst_row.data[d]);
+      for (int64_t e = t.offsets.data[d]; e < t.offsets.data[d + 1]; ++e) {
+        const float* gs = g.row(t.src.data[e]);
+        for (int h = 0; h < heads; ++h) {
+          float s = 0;
+          for (int64_t j = 0; j < f; ++j)
+            s += att_src.data[h * f + j] * gs[h * f + j] + att_dst.data[h * f + j] * gd[h * f + j];
+          pre.data[e * heads + h] = s;
+          score.data[e * heads + h] = s > 0 ? s : slope * s;
+        }
       }
     }
-  }
+  });
 }
 
 void CpuDevice::gat_softmax(const DevTopology& t, int heads, DevArray<float> score, DevArray<float> alpha,
                             DevArray<float> alpha_drop, const DropoutSpec& attn) {
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t d = 0; d < t.num_dst; ++d) {
-    const int64_t b = t.offsets.data[d], en = t.offsets.data[d + 1];
-    for (int h = 0; h < heads; ++h) {
-      float mx = -INFINITY;
-      for (int64_t e = b; e < en; ++e) mx = std::max(mx, score.data[e * heads + h]);
-      double sum = 0;
-      for (int64_t e = b; e < en; ++e) sum += std::exp(score.data[e * heads + h] - mx);
-      for (int64_t e = b; e < en; ++e) {
-        const float a = static_cast<float>(std::exp(score.data[e * heads + h] - mx) / sum);
-        alpha.data[e * heads + h] = a;
-        alpha_drop.data[e * heads + h] = a * attn_scale(attn, h, t.edge_src_key.data[e], t.edge_dst_key.data[e]);
+  enqueue([=, this] {
+  #pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t d = 0; d < t.num_dst; ++d) {
+      const int64_t b = t.offsets.data[d], en = t.offsets.data[d + 1];
+      for (int h = 0; h < heads; ++h) {
+        float mx = -INFINITY;
+        for (int64_t e = b; e < en; ++e) mx = std::max(mx, score.data[e * heads + h]);
+        double sum = 0;
+        for (int64_t e = b; e < en; ++e) sum += std::exp(score.data[e * heads + h] - mx);
+        for (int64_t e = b; e < en; ++e) {
+          const float a = static_cast<float>(std::exp(score.data[e * heads + h] - mx) / sum);
+          alpha.data[e * heads + h] = a;
+          alpha_drop.data[e * heads + h] = a * attn_scale(attn, h, t.edge_src_key.data[e], t.edge_dst_key.data[e]);
+        }
       }
     }
-  }
+  });
 }
 
 void CpuDevice::gat_aggregate(const DevTopology& t, DevMat g, DevArray<float> alpha_drop, int heads, bool mean,
                               DevMat out) {
-  const int64_t f = g.cols / heads;
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t d = 0; d < t.num_dst; ++d) {
-    float* o = out.row(d);
-    std::fill(o, o + out.cols, 0.0f);
-    for (int64_t e = t.offsets.data[d]; e < t.offsets.data[d + 1]; ++e) {
-      const float* gs = g.row(t.src.data[e]);
-      for (int h = 0; h < heads; ++h) {
-        const float a = alpha_drop.data[e * heads + h] * (mean ? 1.0f / heads : 1.0f);
-        float* oh = mean ? o : o + h * f;
-        for (int64_t j = 0; j < f; ++j) oh[j] += a * gs[h * f + j];
+  enqueue([=, this] {
+    const int64_t f = g.cols / heads;
+  #pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t d = 0; d < t.num_dst; ++d) {
+      float* o = out.row(d);
+      std::fill(o, o + out.cols, 0.0f);
+      for (int64_t e = t.offsets.data[d]; e < t.offsets.data[d + 1]; ++e) {
+        const float* gs = g.row(t.src.data[e]);
+        for (int h = 0; h < heads; ++h) {
+          const float a = alpha_drop.data[e * heads + h] * (mean ? 1.0f / heads : 1.0f);
+          float* oh = mean ? o : o + h * f;
+          for (int64_t j = 0; j < f; ++j) oh[j] += a * gs[h * f + j];
+        }
       }
     }
-  }
+  });
 }
 
 void CpuDevice::gat_backward(const DevTopology& t, DevMat g, DevArray<float> att_src, DevArray<float> att_dst,
                              int heads, float slope, bool mean, DevArray<float> pre, DevArray<float> alpha,
                              DevArray<float> alpha_drop, const DropoutSpec& attn, DevMat dout, DevMat dg,
                              DevArray<float> d_att_src, DevArray<float> d_att_dst) {
-  const int64_t f = g.cols / heads;
-  const int64_t ne = t.num_edges;
-  // dO[d][h][j]: gradient of head h's aggregate.
-  auto d_out = [&](int64_t d, int h, int64_t j) {
-    return mean ? dout.row(d)[j] / static_cast<float>(heads) : dout.row(d)[h * f + j];
-  };
-  // Per edge and head: gradient of the pre-activation score.
-  std::vector<float> dpre(static_cast<size_t>(ne * heads));
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t d = 0; d < t.num_dst; ++d) {
-    const int64_t b = t.offsets.data[d], en = t.offsets.data[d + 1];
-    for (int h = 0; h < heads; ++h) {
-      double dot = 0;  // Σ_e alpha * dalpha
-      for (int64_t e = b; e < en; ++e) {
-        const float* gs = g.row(t.src.data[e]);
-        float da_drop = 0;
-        for (int64_t j = 0; j < f; ++j) da_drop += d_out(d, h, j) * gs[h * f + j];
-        const float da = da_drop * attn_scale(attn, h, t.edge_src_key.data[e], t.edge_dst_key.data[e]);
-        dpre[e * heads + h] = da;  // temporarily dalpha
-        dot += static_cast<double>(alpha.data[e * heads + h]) * da;
-      }
-      for (int64_t e = b; e < en; ++e) {
-        const float ds = alpha.data[e * heads + h] * (dpre[e * heads + h] - static_cast<float>(dot));
-        dpre[e * heads + h] = ds * (pre.data[e * heads + h] > 0 ? 1.0f : slope);
-      }
-    }
-  }
-  // dg by source rows: aggregation term + att_src term.
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t r = 0; r < t.num_src_rows; ++r) {
-    float* o = dg.row(r);
-    std::fill(o, o + dg.cols, 0.0f);
-    for (int64_t k = t.t_offsets.data[r]; k < t.t_offsets.data[r + 1]; ++k) {
-      const uint32_t e = t.t_edge.data[k];
-      const int64_t d = t.edge_dst.data[e];
+  enqueue([=, this] {
+    const int64_t f = g.cols / heads;
+    const int64_t ne = t.num_edges;
+    // dO[d][h][j]: gradient of head h's aggregate.
+    auto d_out = [&](int64_t d, int h, int64_t j) {
+      return mean ? dout.row(d)[j] / static_cast<float>(heads) : dout.row(d)[h * f + j];
+    };
+    // Per edge and head: gradient of the pre-activation score.
+    std::vector<float> dpre(static_cast<size_t>(ne * heads));
+  #pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t d = 0; d < t.num_dst; ++d) {
+      const int64_t b = t.offsets.data[d], en = t.offsets.data[d + 1];
       for (int h = 0; h < heads; ++h) {
-        const float a = alpha_drop.data[e * heads + h], dp = dpre[e * heads + h];
-        for (int64_t j = 0; j < f; ++j) o[h * f + j] += a * d_out(d, h, j) + dp * att_src.data[h * f + j];
-      }
-    }
-  }
-  // dg of destination rows: att_dst term (each destination row is distinct).
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t d = 0; d < t.num_dst; ++d) {
-    float* o = dg.row(t.dst_row.data[d]);
-    for (int64_t e = t.offsets.data[d]; e < t.offsets.data[d + 1]; ++e)
-      for (int h = 0; h < heads; ++h)
-        for (int64_t j = 0; j < f; ++j) o[h * f + j] += dpre[e * heads + h] * att_dst.data[h * f + j];
-  }
-  // Attention vector gradients (sequential: deterministic and small).
-  for (int64_t d = 0; d < t.num_dst; ++d) {
-    const float* gd = g.row(t.dst_row.data[d]);
-    for (int64_t e = t.offsets.data[d]; e < t.offsets.data[d + 1]; ++e) {
-      const float* gs = g.row(t.src.data[e]);
-      for (int h = 0; h < heads; ++h) {
-        const float dp = dpre[e * heads + h];
-        for (int64_t j = 0; j < f; ++j) {
-          d_att_src.data[h * f + j] += dp * gs[h * f + j];
-          d_att_dst.data[h * f + j] += dp * gd[h * f + j];
+        double dot = 0;  // Σ_e alpha * dalpha
+        for (int64_t e = b; e < en; ++e) {
+          const float* gs = g.row(t.src.data[e]);
+          float da_drop = 0;
+          for (int64_t j = 0; j < f; ++j) da_drop += d_out(d, h, j) * gs[h * f + j];
+          const float da = da_drop * attn_scale(attn, h, t.edge_src_key.data[e], t.edge_dst_key.data[e]);
+          dpre[e * heads + h] = da;  // temporarily dalpha
+          dot += static_cast<double>(alpha.data[e * heads + h]) * da;
+        }
+        for (int64_t e = b; e < en; ++e) {
+          const float ds = alpha.data[e * heads + h] * (dpre[e * heads + h] - static_cast<float>(dot));
+          dpre[e * heads + h] = ds * (pre.data[e * heads + h] > 0 ? 1.0f : slope);
         }
       }
     }
-  }
+    // dg by source rows: aggregation term + att_src term.
+  #pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t r = 0; r < t.num_src_rows; ++r) {
+      float* o = dg.row(r);
+      std::fill(o, o + dg.cols, 0.0f);
+      for (int64_t k = t.t_offsets.data[r]; k < t.t_offsets.data[r + 1]; ++k) {
+        const uint32_t e = t.t_edge.data[k];
+        const int64_t d = t.edge_dst.data[e];
+        for (int h = 0; h < heads; ++h) {
+          const float a = alpha_drop.data[e * heads + h], dp = dpre[e * heads + h];
+          for (int64_t j = 0; j < f; ++j) o[h * f + j] += a * d_out(d, h, j) + dp * att_src.data[h * f + j];
+        }
+      }
+    }
+    // dg of destination rows: att_dst term (each destination row is distinct).
+  #pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t d = 0; d < t.num_dst; ++d) {
+      float* o = dg.row(t.dst_row.data[d]);
+      for (int64_t e = t.offsets.data[d]; e < t.offsets.data[d + 1]; ++e)
+        for (int h = 0; h < heads; ++h)
+          for (int64_t j = 0; j < f; ++j) o[h * f + j] += dpre[e * heads + h] * att_dst.data[h * f + j];
+    }
+    // Attention vector gradients (sequential: deterministic and small).
+    for (int64_t d = 0; d < t.num_dst; ++d) {
+      const float* gd = g.row(t.dst_row.data[d]);
+      for (int64_t e = t.offsets.data[d]; e < t.offsets.data[d + 1]; ++e) {
+        const float* gs = g.row(t.src.data[e]);
+        for (int h = 0; h < heads; ++h) {
+          const float dp = dpre[e * heads + h];
+          for (int64_t j = 0; j < f; ++j) {
+            d_att_src.data[h * f + j] += dp * gs[h * f + j];
+            d_att_dst.data[h * f + j] += dp * gd[h * f + j];
+          }
+        }
+      }
+    }
+  });
 }
 
-LossStats CpuDevice::softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split,
-                                  int64_t first_vertex, float scale, DevMat dlogits) {
-  LossStats st;
+namespace {
+void add_loss(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex, float scale,
+              DevMat dlogits, LossStats& st);
+}  // namespace
+
+void CpuDevice::softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex,
+                             float scale, DevMat dlogits) {
+  enqueue([=, this] { add_loss(logits, labels, split, first_vertex, scale, dlogits, loss_); });
+}
+
+LossStats CpuDevice::take_loss_stats() {
+  synchronize();
+  LossStats st = loss_;
+  loss_ = {};
+  return st;
+}
+
+namespace {
+void add_loss(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex, float scale,
+              DevMat dlogits, LossStats& st) {
   const int64_t c = logits.cols;
   for (int64_t r = 0; r < logits.rows; ++r) {
     const int64_t v = first_vertex + r;
@@ -355,27 +519,12 @@ LossStats CpuDevice::softmax_xent(DevMat logits, DevArray<int32_t> labels, DevAr
       }
     }
   }
-  return st;
 }
+}  // namespace
 
 CpuExecutor::CpuExecutor(int num_devices, CopyTiming timing) {
   HT_CHECK(num_devices >= 1, "the CPU executor needs at least one (emulated) device");
   for (int i = 0; i < num_devices; ++i) devices_.push_back(std::make_unique<CpuDevice>(i, timing));
-}
-
-void CpuDevice::write_behind(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0,
-                             int slot) {
-  if (timing_ == CopyTiming::eager) return copy_to_host(src, src_row0, n, dst, dst_row0);
-  pending_writes_[slot].push_back([=, this] { copy_to_host(src, src_row0, n, dst, dst_row0); });
-}
-
-void CpuDevice::wait_write_behind(int slot) {
-  for (auto& copy : pending_writes_[slot]) copy();
-  pending_writes_[slot].clear();
-}
-
-void CpuDevice::drain() {
-  for (int s = 0; s < 2; ++s) wait_write_behind(s);
 }
 
 HostMat CpuExecutor::alloc_host(int64_t rows, int64_t cols) {
@@ -386,6 +535,7 @@ HostMat CpuExecutor::alloc_host(int64_t rows, int64_t cols) {
 
 void CpuExecutor::allreduce_sum(std::span<DevArray<float>> per_device) {
   HT_ASSERT(static_cast<int>(per_device.size()) == num_devices());
+  synchronize_all();
   const int64_t n = per_device[0].size;
   // Fixed order (device 0, 1, ...) so the sum is deterministic.
   for (int64_t j = 0; j < n; ++j) {
@@ -393,6 +543,11 @@ void CpuExecutor::allreduce_sum(std::span<DevArray<float>> per_device) {
     for (auto& a : per_device) s += a.data[j];
     for (auto& a : per_device) a.data[j] = s;
   }
+}
+
+std::byte* CpuExecutor::alloc_pinned_bytes(int64_t n) {
+  host_bytes_pool_.emplace_back(static_cast<size_t>(n));
+  return host_bytes_pool_.back().data();
 }
 
 int64_t CpuExecutor::peak_device_bytes() const {

@@ -4,10 +4,17 @@
 // runs and is tested on a machine with no GPU. It is the oracle for the CUDA
 // executor and a usable fallback.
 //
-// Copy timing: write-behind copies run either at once (`eager`, the earliest
-// moment a GPU could run them) or as late as the ordering calls allow
-// (`late`: at wait_write_behind of their slot, or drain). A missing wait or
-// drain in the training loop then shows up as a wrong result in CPU tests.
+// Queue timing: every queue of an emulated device is a list of operations.
+// `eager` runs each operation when it is issued (program order: an operation
+// issued ahead of the work it must not disturb shows a missing buffer
+// rotation). `late` runs compute at once but defers the load, store and host
+// queues until an event wait or a synchronize forces them, so an operation
+// runs as late as the events allow: a missing wait shows up as a stale or
+// overwritten row. `late_compute` is the mirror image: copies and host tasks
+// run when issued, compute waits until forced, so a load that overwrites a
+// buffer an earlier batch still has to read shows up. The equivalence tests
+// run all three timings.
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -17,15 +24,28 @@
 
 namespace ht {
 
-enum class CopyTiming { eager, late };
+enum class CopyTiming { eager, late, late_compute };
+
+using Clock = std::chrono::steady_clock;
 
 class CpuDevice final : public Device {
  public:
   explicit CpuDevice(int index, CopyTiming timing = CopyTiming::eager) : index_(index), timing_(timing) {}
   int index() const override { return index_; }
 
+  Event create_event() override;
+  void record(Event e) override;
+  void wait(const Device& owner, Event e) override;
+  void host_task(std::function<void()> fn) override;
+  void begin_work() override;
+  void end_work(WorkKind kind) override;
+  void reset_timeline() override;
+  std::vector<BusyInterval> timeline() override;
+
   DevMat alloc_mat(int64_t rows, int64_t cols) override;
   DevArray<float> alloc_floats(int64_t n) override;
+  DevArray<std::byte> alloc_bytes(int64_t n) override;
+  void copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, int64_t n) override;
   DevIdx upload(std::span<const uint32_t> v) override { return store(u32_, v); }
   DevArray<int64_t> upload(std::span<const int64_t> v) override { return store(i64_, v); }
   DevArray<float> upload(std::span<const float> v) override { return store(f32_, v); }
@@ -40,12 +60,8 @@ class CpuDevice final : public Device {
   void copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) override;
   void pull_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) override;
   void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) override;
-  void flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows, std::span<const uint32_t> host_rows_cpu,
-                         const HostMat& host) override;
-  void write_behind(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0,
-                    int slot) override;
-  void wait_write_behind(int slot) override;
-  void drain() override;
+  void add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) override;
+  void compact_and_zero(DevMat src, DevIdx rows, DevMat staging) override;
   void zero(DevMat m, int64_t row0, int64_t n) override;
   void zero(DevArray<float> a) override;
 
@@ -69,24 +85,50 @@ class CpuDevice final : public Device {
                     const DropoutSpec& attn, DevMat dout, DevMat dg, DevArray<float> d_att_src,
                     DevArray<float> d_att_dst) override;
 
-  LossStats softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex,
-                         float scale, DevMat dlogits) override;
-  void synchronize() override {}
+  void softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex,
+                    float scale, DevMat dlogits) override;
+  LossStats take_loss_stats() override;
+  void synchronize() override;
+  void drain() override { synchronize(); }
 
   int64_t allocated_bytes() const { return bytes_; }
 
  private:
+  struct QueueState {
+    std::deque<std::function<void()>> pending;  // deferred operations, oldest first
+    int64_t issued = 0, done = 0;
+    bool running = false;
+    Clock::time_point open;  // begin_work's time
+  };
+  struct Mark {
+    Queue queue = Queue::compute;
+    int64_t position = 0;  // the queue's issued count at record time
+  };
   template <typename T>
   DevArray<T> store(std::deque<std::vector<T>>& pool, std::span<const T> v) {
     pool.emplace_back(v.begin(), v.end());
     bytes_ += static_cast<int64_t>(v.size() * sizeof(T));
     return {pool.back().data(), static_cast<int64_t>(v.size())};
   }
+  // Issues `op` on the current queue: runs it now, or defers it (late timing).
+  void enqueue(std::function<void()> op);
+  bool deferred(Queue q) const {
+    return timing_ == CopyTiming::late ? q != Queue::compute : timing_ == CopyTiming::late_compute && q == Queue::compute;
+  }
+  // Runs queue q's deferred operations up to its issued position `pos`.
+  void run_until(Queue q, int64_t pos);
+  QueueState& state(Queue q) { return queues_[static_cast<int>(q)]; }
+
   int index_;
   CopyTiming timing_;
-  std::vector<std::function<void()>> pending_writes_[2];  // late write-behind copies by slot
+  QueueState queues_[kNumQueues];
+  std::vector<Mark> events_;
+  Clock::time_point timeline_start_ = Clock::now();
+  std::vector<BusyInterval> intervals_;
+  LossStats loss_;
   int64_t bytes_ = 0;
   std::deque<std::vector<float>> f32_;
+  std::deque<std::vector<std::byte>> bytes_pool_;
   std::deque<std::vector<uint32_t>> u32_;
   std::deque<std::vector<int64_t>> i64_;
   std::deque<std::vector<uint8_t>> u8_;
@@ -100,6 +142,7 @@ class CpuExecutor final : public Executor {
   int num_devices() const override { return static_cast<int>(devices_.size()); }
   Device& device(int i) override { return *devices_.at(i); }
   HostMat alloc_host(int64_t rows, int64_t cols) override;
+  std::byte* alloc_pinned_bytes(int64_t n) override;
   void allreduce_sum(std::span<DevArray<float>> per_device) override;
   int64_t peak_device_bytes() const override;
   int64_t host_bytes() const override { return host_bytes_; }
@@ -107,6 +150,7 @@ class CpuExecutor final : public Executor {
  private:
   std::vector<std::unique_ptr<CpuDevice>> devices_;
   std::deque<std::vector<float>> host_;
+  std::deque<std::vector<std::byte>> host_bytes_pool_;
   int64_t host_bytes_ = 0;
 };
 

@@ -1,7 +1,9 @@
 #include "engine/device_plan.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
+#include <string>
 
 #include "core/error.hpp"
 
@@ -85,54 +87,209 @@ std::vector<PeerRange> peer_ranges(const ChunkPlan& s) {
   return out;
 }
 
+// Lays typed arrays out one after another, each 256-byte aligned.
+class Packer {
+ public:
+  template <typename T>
+  Slice add(int64_t count) {
+    const Slice sl{end_, count};
+    end_ = (end_ + count * static_cast<int64_t>(sizeof(T)) + 255) / 256 * 256;
+    return sl;
+  }
+  int64_t bytes() const { return std::max<int64_t>(end_, 256); }
+
+ private:
+  int64_t end_ = 0;
+};
+
+template <typename T>
+void put(std::byte* base, Slice sl, const std::vector<T>& v) {
+  HT_ASSERT(static_cast<int64_t>(v.size()) == sl.count);
+  if (!v.empty()) std::memcpy(base + sl.offset, v.data(), v.size() * sizeof(T));
+}
+
+template <typename T>
+DevArray<T> at(DevArray<std::byte> base, Slice sl) {
+  return {reinterpret_cast<T*>(base.data + sl.offset), sl.count};
+}
+
+// The host rows each batch loads and returns, in the comm mode's terms.
+struct StepIndexLists {
+  std::vector<uint32_t> load_vids, load_rows, flush_rows, flush_vids;
+  std::span<const vid_t> flush_vids_host;
+  int64_t reused = 0;
+};
+
+StepIndexLists index_lists(const ChunkPlan& s, CommMode mode) {
+  StepIndexLists x;
+  if (mode == CommMode::baseline) {
+    x.load_vids.assign(s.nbr.begin(), s.nbr.end());
+    x.load_rows.resize(x.load_vids.size());
+    std::iota(x.load_rows.begin(), x.load_rows.end(), 0u);
+    x.flush_rows = x.load_rows;
+    x.flush_vids = x.load_vids;
+    x.flush_vids_host = s.nbr;
+    return x;
+  }
+  for (size_t t = 0; t < s.trans_vid.size(); ++t) {
+    if (mode == CommMode::full && s.trans_reused[t]) {
+      ++x.reused;
+      continue;
+    }
+    x.load_vids.push_back(s.trans_vid[t]);
+    x.load_rows.push_back(s.trans_slot[t]);
+  }
+  if (mode == CommMode::full) {
+    x.flush_rows.assign(s.flush_slot.begin(), s.flush_slot.end());
+    x.flush_vids.assign(s.flush_vid.begin(), s.flush_vid.end());
+    x.flush_vids_host = s.flush_vid;
+  } else {
+    x.flush_rows.assign(s.trans_slot.begin(), s.trans_slot.end());
+    x.flush_vids.assign(s.trans_vid.begin(), s.trans_vid.end());
+    x.flush_vids_host = s.trans_vid;
+  }
+  return x;
+}
+
+void lay_out(DeviceStep& ds, Packer& pk, const HostTopology& t, const StepIndexLists& x, size_t remote) {
+  ds.num_dst = t.num_dst;
+  ds.num_edges = static_cast<int64_t>(t.src.size());
+  ds.num_src_rows = t.num_src_rows;
+  ds.offsets = pk.add<int64_t>(static_cast<int64_t>(t.offsets.size()));
+  ds.src = pk.add<uint32_t>(ds.num_edges);
+  ds.weight = pk.add<float>(static_cast<int64_t>(t.weight.size()));
+  ds.dst_row = pk.add<uint32_t>(t.num_dst);
+  ds.t_offsets = pk.add<int64_t>(static_cast<int64_t>(t.t_offsets.size()));
+  ds.t_edge = pk.add<uint32_t>(ds.num_edges);
+  ds.edge_dst = pk.add<uint32_t>(ds.num_edges);
+  ds.src_key = pk.add<int64_t>(static_cast<int64_t>(t.src_key.size()));
+  ds.dst_key = pk.add<int64_t>(static_cast<int64_t>(t.dst_key.size()));
+  ds.load_vids = pk.add<uint32_t>(static_cast<int64_t>(x.load_vids.size()));
+  ds.load_rows = pk.add<uint32_t>(static_cast<int64_t>(x.load_rows.size()));
+  ds.remote_slots = pk.add<uint32_t>(static_cast<int64_t>(remote));
+  ds.flush_rows = pk.add<uint32_t>(static_cast<int64_t>(x.flush_rows.size()));
+  ds.flush_vids = pk.add<uint32_t>(static_cast<int64_t>(x.flush_vids.size()));
+}
+
+void pack(const DeviceStep& ds, std::byte* base, const HostTopology& t, const StepIndexLists& x,
+          const ChunkPlan& s) {
+  put(base, ds.offsets, t.offsets);
+  put(base, ds.src, t.src);
+  put(base, ds.weight, t.weight);
+  put(base, ds.dst_row, t.dst_row);
+  put(base, ds.t_offsets, t.t_offsets);
+  put(base, ds.t_edge, t.t_edge);
+  put(base, ds.edge_dst, t.edge_dst);
+  put(base, ds.src_key, t.src_key);
+  put(base, ds.dst_key, t.dst_key);
+  put(base, ds.load_vids, x.load_vids);
+  put(base, ds.load_rows, x.load_rows);
+  if (ds.remote_slots.count) put(base, ds.remote_slots, s.remote_slot);
+  put(base, ds.flush_rows, x.flush_rows);
+  put(base, ds.flush_vids, x.flush_vids);
+}
+
 }  // namespace
 
-DevicePlan upload_device_plan(Device& dev, const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys,
-                              bool need_edge_keys) {
+StepLists DeviceStep::bind(DevArray<std::byte> b) const {
+  StepLists l;
+  DevTopology& t = l.topo;
+  t.num_dst = num_dst;
+  t.num_edges = num_edges;
+  t.num_src_rows = num_src_rows;
+  t.offsets = at<int64_t>(b, offsets);
+  t.src = at<uint32_t>(b, src);
+  t.weight = at<float>(b, weight);
+  t.dst_row = at<uint32_t>(b, dst_row);
+  t.t_offsets = at<int64_t>(b, t_offsets);
+  t.t_edge = at<uint32_t>(b, t_edge);
+  t.edge_dst = at<uint32_t>(b, edge_dst);
+  t.edge_src_key = at<int64_t>(b, src_key);
+  t.edge_dst_key = at<int64_t>(b, dst_key);
+  l.load_vids = at<uint32_t>(b, load_vids);
+  l.load_rows = at<uint32_t>(b, load_rows);
+  l.remote_slots = at<uint32_t>(b, remote_slots);
+  l.flush_rows = at<uint32_t>(b, flush_rows);
+  l.flush_vids = at<uint32_t>(b, flush_vids);
+  return l;
+}
+
+DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys, bool need_edge_keys,
+                             const std::function<std::byte*(int64_t)>& alloc) {
   DevicePlan dp;
   dp.trans_capacity = plan.trans_capacity[gpu];
   dp.buffer_rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu);
   EdgeKeys k = keys;
   if (!need_edge_keys) k.orig_id = {};
+  dp.steps.resize(plan.n);
+  // Steps are independent: build them in parallel (setup time scales with
+  // the edges), allocating the pinned blocks one at a time.
+  std::string error;
+#pragma omp parallel for schedule(dynamic, 1)
   for (int j = 0; j < plan.n; ++j) {
-    const ChunkPlan& s = plan.step(j, gpu);
-    DeviceStep ds;
-    ds.plan = &s;
-    ds.topo = upload_topology(dev, make_topology(s, mode, dp.buffer_rows, k));
-    std::vector<uint32_t> vids, rows;
-    if (mode == CommMode::baseline) {
-      vids.assign(s.nbr.begin(), s.nbr.end());
-      rows.resize(vids.size());
-      std::iota(rows.begin(), rows.end(), 0u);
-      ds.flush_rows = dev.upload(std::span<const uint32_t>(rows));
-      ds.flush_vids = dev.upload(std::span<const uint32_t>(vids));
-      ds.flush_vids_host = s.nbr;
-    } else {
-      for (size_t t = 0; t < s.trans_vid.size(); ++t) {
-        if (mode == CommMode::full && s.trans_reused[t]) {
-          ++ds.reused_rows;
-          continue;
-        }
-        vids.push_back(s.trans_vid[t]);
-        rows.push_back(s.trans_slot[t]);
-      }
-      ds.remote_slots = dev.upload(std::span<const uint32_t>(s.remote_slot));
-      ds.peers = peer_ranges(s);
-      if (mode == CommMode::full) {
-        ds.flush_rows = dev.upload(std::span<const uint32_t>(s.flush_slot));
-        ds.flush_vids = dev.upload(std::span<const uint32_t>(s.flush_vid));
-        ds.flush_vids_host = s.flush_vid;
-      } else {
-        ds.flush_rows = dev.upload(std::span<const uint32_t>(s.trans_slot));
-        ds.flush_vids = dev.upload(std::span<const uint32_t>(s.trans_vid));
-        ds.flush_vids_host = s.trans_vid;
-      }
+    try {
+      const ChunkPlan& s = plan.step(j, gpu);
+      DeviceStep& ds = dp.steps[j];
+      ds.plan = &s;
+      const HostTopology t = make_topology(s, mode, dp.buffer_rows, k);
+      const StepIndexLists x = index_lists(s, mode);
+      Packer pk;
+      lay_out(ds, pk, t, x, mode == CommMode::baseline ? 0 : s.remote_slot.size());
+      std::byte* base = nullptr;
+#pragma omp critical(ht_pinned_alloc)
+      base = alloc(pk.bytes());
+      pack(ds, base, t, x, s);
+      ds.bytes = {base, static_cast<size_t>(pk.bytes())};
+      ds.flush_vids_host = x.flush_vids_host;
+      ds.reused_rows = x.reused;
+      if (mode != CommMode::baseline) ds.peers = peer_ranges(s);
+    } catch (const std::exception& e) {
+#pragma omp critical(ht_device_plan_error)
+      if (error.empty()) error = e.what();
     }
-    ds.load_vids = dev.upload(std::span<const uint32_t>(vids));
-    ds.load_rows = dev.upload(std::span<const uint32_t>(rows));
-    dp.steps.push_back(std::move(ds));
+  }
+  if (!error.empty()) throw Error(error);
+  for (int j = 0; j < plan.n; ++j) {
+    const DeviceStep& ds = dp.steps[j];
+    dp.max_step_bytes = std::max<int64_t>(dp.max_step_bytes, static_cast<int64_t>(ds.bytes.size()));
+    if (j > 0) dp.max_later_loads = std::max(dp.max_later_loads, ds.load_count());
+    dp.max_flush = std::max(dp.max_flush, ds.flush_count());
   }
   return dp;
+}
+
+bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices) {
+  std::vector<uint8_t> seen(static_cast<size_t>(num_vertices), 0);
+  int64_t covered = 0;
+  const size_t n = plans.empty() ? 0 : plans[0]->steps.size();
+  for (size_t j = 0; j < n; ++j) {
+    for (DevicePlan* dp : plans) {
+      DeviceStep& s = dp->steps[j];
+      s.flush_first.resize(s.flush_vids_host.size());
+      for (size_t k = 0; k < s.flush_vids_host.size(); ++k) {
+        uint8_t& seen_v = seen[s.flush_vids_host[k]];
+        s.flush_first[k] = seen_v ? 0 : 1;
+        covered += seen_v ? 0 : 1;
+        seen_v = 1;
+      }
+    }
+  }
+  return covered == num_vertices;
+}
+
+int64_t packed_step_bytes(const ChunkPlan& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys) {
+  const int64_t ne = s.num_edges(), nd = s.num_dst();
+  const int64_t loads = mode == CommMode::baseline ? static_cast<int64_t>(s.nbr.size())
+                                                   : static_cast<int64_t>(s.trans_vid.size());
+  const int64_t flushes = mode == CommMode::baseline ? loads
+                          : mode == CommMode::full   ? static_cast<int64_t>(s.flush_slot.size())
+                                                     : static_cast<int64_t>(s.trans_vid.size());
+  const int64_t remote = mode == CommMode::baseline ? 0 : static_cast<int64_t>(s.remote_slot.size());
+  int64_t b = 8 * (nd + 1) + 4 * ne * 3 + 4 * nd + 8 * (buffer_rows + 1);
+  if (weights) b += 4 * ne;
+  if (edge_keys) b += 16 * ne;
+  b += 8 * loads + 4 * remote + 8 * flushes;
+  return b + 17 * 256;  // alignment of the 17 arrays
 }
 
 }  // namespace ht

@@ -2,6 +2,8 @@
 // The plan as one device sees it: for each batch, the chunk topology in the
 // comm mode's index space, the rows to load from host, the remote rows per
 // peer, and the gradient flush lists, uploaded once at setup.
+#include <functional>
+#include <span>
 #include <vector>
 
 #include "engine/executor.hpp"
@@ -34,24 +36,60 @@ struct PeerRange {
   int64_t begin = 0, count = 0;  // rows [begin, begin + count) of the remote list
 };
 
+// A typed array inside a step's packed bytes.
+struct Slice {
+  int64_t offset = 0, count = 0;
+};
+
+// Device views of one step's arrays, bound to where its bytes are on the device.
+struct StepLists {
+  DevTopology topo;
+  DevIdx load_vids, load_rows;  // host rows -> buffer rows (transition slots or baseline rows) not kept in place
+  DevIdx remote_slots;          // peer slot of each remote row (full list)
+  DevIdx flush_rows, flush_vids;  // buffer rows whose gradient leaves the device after this batch
+};
+
+// What one device does in one batch. Everything the device reads for the
+// step (topology, index lists) is packed into one block of pinned host
+// memory and streamed to the device with the batch's data (Trainer's
+// topology ring), so that device memory holds the steps in flight only.
 struct DeviceStep {
   const ChunkPlan* plan = nullptr;
-  DevTopology topo;
-  DevIdx load_vids, load_rows;    // host rows -> buffer rows (transition slots or baseline rows)
-  DevIdx remote_slots;            // peer slot of each remote row (full list)
-  std::vector<PeerRange> peers;   // per-peer ranges of the remote list
-  DevIdx flush_rows, flush_vids;  // buffer rows whose gradient goes to host after this batch
-  std::span<const vid_t> flush_vids_host;  // the same vertex ids, in the plan (host memory)
-  int64_t reused_rows = 0;        // rows kept in place (full mode)
+  std::span<const std::byte> bytes;  // the packed block (pinned host memory)
+  int64_t num_dst = 0, num_edges = 0, num_src_rows = 0;
+  Slice offsets, src, weight, dst_row, t_offsets, t_edge, edge_dst, src_key, dst_key;
+  Slice load_vids, load_rows, remote_slots, flush_rows, flush_vids;
+  std::vector<PeerRange> peers;            // per-peer ranges of the remote list
+  std::span<const vid_t> flush_vids_host;  // flush_vids, in the plan (host memory)
+  // Per flushed row: 1 where this is the row's first return in a layer (in the
+  // order the host adds them), so the host writes it instead of adding to a
+  // zeroed store: no per-layer clear of the gradient matrix.
+  std::vector<uint8_t> flush_first;
+  int64_t reused_rows = 0;  // rows kept in place (full mode)
+  int64_t load_count() const { return load_vids.count; }
+  int64_t flush_count() const { return flush_rows.count; }
+  StepLists bind(DevArray<std::byte> at) const;
 };
 
 struct DevicePlan {
   std::vector<DeviceStep> steps;  // by batch
   int64_t buffer_rows = 0;        // rows of the data/gradient buffer (merged or baseline)
   int64_t trans_capacity = 0;
+  int64_t max_step_bytes = 0;     // largest packed step
+  int64_t max_later_loads = 0;    // most rows any batch but the first loads from host
+  int64_t max_flush = 0;          // most rows one batch returns to host
 };
 
-DevicePlan upload_device_plan(Device& dev, const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys,
-                              bool need_edge_keys);
+// Builds the device's steps; `alloc` provides pinned host memory for the packed blocks.
+DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys, bool need_edge_keys,
+                             const std::function<std::byte*(int64_t)>& alloc);
+
+// Sets flush_first over every device's steps in the order the host adds
+// returned rows (batch by batch, devices in order). Returns false when some
+// vertex is never returned (its gradient row would then need a clear).
+bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices);
+
+// Packed bytes of one step (for the memory planner).
+int64_t packed_step_bytes(const ChunkPlan& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys);
 
 }  // namespace ht

@@ -7,7 +7,9 @@
 // Handles are plain pointers + sizes into device memory (host memory for the
 // CPU executor); the loop never dereferences them. Every buffer is allocated
 // at setup, sized from the plan: nothing is allocated inside the epoch loop.
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -76,10 +78,56 @@ struct LossStats {
 
 enum class Act { none, relu, elu };
 
+// Each device runs work on a few queues (CUDA streams on a GPU). Work on one
+// queue runs in issue order; queues run concurrently and are ordered only by
+// events. Every device operation goes to the queue chosen with Device::use
+// (compute by default).
+enum class Queue : int { compute = 0, load = 1, store = 2, host = 3 };
+inline constexpr int kNumQueues = 4;
+
+// A mark in one device's queue, created at setup. record() places it after
+// the work issued so far on a queue; wait() makes a queue's later work wait
+// until the most recent record has completed (a queue of any device may wait
+// for an event of any device: dependencies between GPUs need no host).
+struct Event {
+  int id = -1;
+  bool valid() const { return id >= 0; }
+};
+
+// What a stretch of queue work was doing, for the epoch's timeline.
+enum class WorkKind : int { compute = 0, h2d = 1, d2h = 2, d2d = 3, host = 4 };
+inline constexpr int kNumWorkKinds = 5;
+
+// One stretch of work on a queue, seconds since the timeline's start.
+struct BusyInterval {
+  WorkKind kind = WorkKind::compute;
+  double begin = 0, end = 0;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
   virtual int index() const = 0;
+
+  // ---- queues and events
+  // Operations issued after this call go to `q` (until the next call).
+  void use(Queue q) { queue_ = q; }
+  Queue queue() const { return queue_; }
+  virtual Event create_event() = 0;  // setup only
+  virtual void record(Event e) = 0;  // on the current queue
+  // The current queue's later work waits for `owner`'s event `e`.
+  virtual void wait(const Device& owner, Event e) = 0;
+  // Runs `fn` on the host once the current queue's earlier work has
+  // completed; the queue's later work waits for it. `fn` must not call the
+  // device (on a GPU it runs on the driver's callback thread).
+  virtual void host_task(std::function<void()> fn) = 0;
+  // Timeline: the current queue's work between begin_work and end_work is
+  // one busy interval of `kind` (times taken when the queue gets there).
+  virtual void begin_work() = 0;
+  virtual void end_work(WorkKind kind) = 0;
+  // Starts a new timeline (queues idle) / the intervals since (queues idle).
+  virtual void reset_timeline() = 0;
+  virtual std::vector<BusyInterval> timeline() = 0;
 
   // ---- memory (setup only)
   virtual DevMat alloc_mat(int64_t rows, int64_t cols) = 0;
@@ -89,15 +137,15 @@ class Device {
   virtual DevArray<float> upload(std::span<const float> v) = 0;
   virtual DevArray<uint8_t> upload(std::span<const uint8_t> v) = 0;
   virtual DevArray<int32_t> upload(std::span<const int32_t> v) = 0;
+  virtual DevArray<std::byte> alloc_bytes(int64_t n) = 0;
+  // dst[0, n) = src[0, n): host memory (pinned) to device memory, queued.
+  virtual void copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, int64_t n) = 0;
   virtual void write(DevArray<float> dst, std::span<const float> src) = 0;  // small host->device copy
   virtual void read(DevArray<float> src, std::span<float> dst) = 0;        // small device->host copy
 
-  // Reserves per-device working memory used inside ops (gradient staging for
-  // flushes, GAT scratch), so that nothing is allocated in the epoch loop.
-  virtual void reserve(int64_t staging_floats, int64_t scratch_floats) {
-    (void)staging_floats;
-    (void)scratch_floats;
-  }
+  // Reserves per-device working memory used inside ops (GAT backward
+  // scratch), so that nothing is allocated in the epoch loop.
+  virtual void reserve(int64_t scratch_floats) { (void)scratch_floats; }
 
   // ---- communication
   // dst[dst_rows[k]] = drop(src[src_rows[k]]): sparse rows from host (zero-copy gather).
@@ -110,23 +158,13 @@ class Device {
   virtual void pull_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) = 0;
   // peer_dst[peer_rows[k]] += src[src_row0 + k] (P2P push-accumulate).
   virtual void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) = 0;
-  // host[host_rows[k]] += src[src_rows[k]], then src[src_rows[k]] = 0
-  // (compaction on the device, copy to host, accumulation by the CPU).
-  // The destination rows come twice: on the device (for stores in device
-  // memory) and on the host (for the CPU accumulation).
-  virtual void flush_add_to_host(DevMat src, DevIdx src_rows, DevIdx host_rows,
-                                 std::span<const uint32_t> host_rows_cpu, const HostMat& host) = 0;
-  // Write-behind: like copy_to_host, but on a separate copy queue after the
-  // work queued so far, so that later work overlaps the copy. `slot` (0 or 1)
-  // names the set of source buffers: call wait_write_behind(slot) before
-  // overwriting a source of that slot. The host rows are complete after drain().
-  virtual void write_behind(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0,
-                            int slot) {
-    (void)slot;
-    copy_to_host(src, src_row0, n, dst, dst_row0);
-  }
-  // Later work waits until the write-behind copies of `slot` have read their sources.
-  virtual void wait_write_behind(int slot) { (void)slot; }
+  // dst[dst_rows[k]] += src[src_rows[k]], then src[src_rows[k]] = 0: gradient
+  // rows returned into a vertex-store matrix in this device's memory
+  // (in-memory mode; host stores go through compact_and_zero, a copy and a
+  // host task).
+  virtual void add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) = 0;
+  // staging[k] = src[rows[k]]; src[rows[k]] = 0 (gradient rows leaving the device).
+  virtual void compact_and_zero(DevMat src, DevIdx rows, DevMat staging) = 0;
   virtual void zero(DevMat m, int64_t row0, int64_t n) = 0;
   virtual void zero(DevArray<float> a) = 0;
 
@@ -167,14 +205,19 @@ class Device {
 
   // ---- loss: rows r of logits are vertices first_vertex + r (new ids).
   // Writes dlogits = (softmax - onehot) * scale for training rows (0 else);
-  // counts correct predictions per split.
-  virtual LossStats softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex,
-                                 float scale, DevMat dlogits) = 0;
+  // adds the loss and the correct predictions per split to the device's
+  // statistics, which take_loss_stats reads (waiting for the device) and clears.
+  virtual void softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex,
+                            float scale, DevMat dlogits) = 0;
+  virtual LossStats take_loss_stats() = 0;
 
   // Waits for this device's queued work, write-behind copies excepted.
   virtual void synchronize() = 0;
-  // Waits for everything, write-behind copies included.
+  // Waits for everything, write-behind copies and every queue included.
   virtual void drain() { synchronize(); }
+
+ protected:
+  Queue queue_ = Queue::compute;
 };
 
 // Bytes moved per link, for the summary and the metrics file.
@@ -191,6 +234,8 @@ class Executor {
   virtual Device& device(int i) = 0;
   // Host vertex buffers (pinned + mapped for the CUDA executor).
   virtual HostMat alloc_host(int64_t rows, int64_t cols) = 0;
+  // Host bytes the devices copy from (pinned for the CUDA executor), not zeroed.
+  virtual std::byte* alloc_pinned_bytes(int64_t n) = 0;
   // Whether devices have memory of their own (in-memory mode is possible).
   virtual bool has_device_memory() const { return false; }
   // In-memory mode: a vertex-store matrix in device `device`'s memory, or

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/memory.hpp"
+#include "engine/device_plan.hpp"
 
 namespace ht {
 
@@ -22,6 +23,11 @@ LayerExtents layer_extents(const ModelConfig& m, GcnOrder order) {
   return x;
 }
 
+// Mirrors Trainer::setup_devices: what a device holds is the merged data and
+// gradient buffers, two slots of everything a batch in flight needs (packed
+// step, read-ahead rows, inputs, outputs), the staging ring of returned
+// gradient pieces, and the per-vertex arrays and parameters. Only the two
+// slots' steps are resident, so more chunks shrink the per-batch terms.
 DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt) {
   const ModelConfig& m = opt.model;
   const CommMode mode = opt.comm;
@@ -29,22 +35,31 @@ DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOpti
   const bool gat = m.kind == ModelKind::gat;
   const int64_t rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu);
   const int64_t nd = plan.max_dst[gpu], ne = plan.max_edges[gpu];
-  DeviceMemoryNeed need;
-  int64_t& var = need.per_chunk_bytes;
-  var += 4 * rows * max_gather * 3;  // data, gradient and flush staging buffers
-  // Aggregate, output, output gradient (doubled for write-behind), transform, transform gradient.
-  const int64_t copies = opt.overlap_copies ? 2 : 1;
-  var += 4 * nd * (copies * (max_in + 2 * max_out) + 2 * max_out);
-  if (gat) var += 4 * rows * max_tw * 2 + 4 * 5 * ne * max_heads;
-  // Topology and index lists of every batch (they stay resident).
+  int64_t max_step = 0, max_later = 0, max_flush = 0;
   for (int j = 0; j < plan.n; ++j) {
     const ChunkPlan& s = plan.step(j, gpu);
-    const int64_t e = s.num_edges();
-    var += 8 * (s.num_dst() + 1) + 4 * e * 4 + 4 * s.num_dst() + 8 * (rows + 1) + (gat ? 16 * e : 0);
-    var += 8 * static_cast<int64_t>(s.trans_vid.size() + s.flush_slot.size()) + 4 * s.remote_slot.size();
+    max_step = std::max(max_step, packed_step_bytes(s, mode, rows, m.kind == ModelKind::gcn, gat));
+    int64_t loads = 0;
+    for (size_t t = 0; t < s.trans_vid.size(); ++t) loads += s.trans_reused[t] ? 0 : 1;
+    if (j > 0) max_later = std::max(max_later, loads);
+    const int64_t flush = mode == CommMode::baseline ? static_cast<int64_t>(s.nbr.size())
+                          : mode == CommMode::full   ? static_cast<int64_t>(s.flush_slot.size())
+                                                     : static_cast<int64_t>(s.trans_vid.size());
+    max_flush = std::max(max_flush, flush);
   }
+  const bool ahead = mode == CommMode::full && opt.overlap_copies && plan.n > 1;
+  DeviceMemoryNeed need;
+  int64_t& var = need.per_chunk_bytes;
+  var += 4 * rows * max_gather * 2;  // merged data and gradient buffers
+  var += 2 * max_step;               // the ring of packed steps
+  if (ahead) var += 2 * 4 * max_later * max_gather;
+  // Per slot: inputs (a, h, ∇h), outputs (a, h, ∇logits); z and ∇z once.
+  var += 4 * nd * (2 * (2 * max_in + 3 * max_out + m.dims.back()) + 2 * max_out);
+  if (gat) var += 4 * rows * max_tw * 2 + 4 * 5 * ne * max_heads;
+  const int64_t piece = std::max<int64_t>(1, std::min(max_flush, staging_piece_rows(max_gather)));
   need.fixed_bytes = plan.num_vertices * (8 + 4 + 1) + 3 * 4 * m.dims.front() * static_cast<int64_t>(max_tw + max_out) +
-                     (int64_t{16} << 20);  // keys/labels/split, parameters, library workspace
+                     3 * 4 * piece * max_gather +  // staging ring
+                     (int64_t{16} << 20);          // keys/labels/split, parameters, library workspace
   return need;
 }
 

@@ -2,6 +2,7 @@
 // Per-device memory the trainer will allocate for a plan and model, computed
 // before allocating anything, so that a plan that does not fit is refused with
 // an error that says how many chunks per GPU would fit.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -22,6 +23,13 @@ struct LayerExtents {
   int64_t max_gather = 0; // widest row gathered, aggregated and returned (gather_width)
 };
 LayerExtents layer_extents(const ModelConfig& m, GcnOrder order);
+
+// Rows of one staging piece for gradient rows returned to the host (64 MiB
+// at the widest gathered row): returns stream through a few such pieces
+// instead of a staging buffer as large as the merged buffer.
+inline int64_t staging_piece_rows(int64_t width) {
+  return width > 0 ? std::max<int64_t>(1, (int64_t{64} << 20) / (4 * width)) : 1;
+}
 
 struct DeviceMemoryNeed {
   int64_t per_chunk_bytes = 0;  // buffers and topology that shrink with more chunks

@@ -1,68 +1,28 @@
 #include "engine/trainer.hpp"
 
-#include "engine/memory_plan.hpp"
-
 #include <algorithm>
+#include <chrono>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/timer.hpp"
+#include "engine/memory_plan.hpp"
+#include "engine/timeline.hpp"
+#include "engine/trainer_state.hpp"
 
 namespace ht {
 
-struct Trainer::Layer {
-  DevArray<float> W, b, att_src, att_dst;
-  DevArray<float> dW, db, d_att_src, d_att_dst;
-};
-
-struct Trainer::DeviceState {
-  Device* dev = nullptr;
-  DevicePlan plan;
-  std::vector<Layer> layers;
-  DevArray<float> x, g;        // data and gradient buffers: buffer_rows x max gather width
-  // By slot (batch parity): buffers that write-behind copies read from; both
-  // slots are one allocation when copies run in line.
-  DevArray<float> a[2];        // GCN aggregate / its gradient, own input rows: max_dst x max input width
-  DevArray<float> h[2], dh[2];  // outputs (or t) and their gradients: max_dst x max output width
-  DevArray<float> z, dz;       // max_dst x max output width
-  DevArray<float> gt, dgt;     // GAT transform and its gradient: buffer_rows x max transform width
-  DevArray<float> pre, score, alpha, alpha_drop;  // GAT: max_edges x max heads
-  DevArray<int64_t> keys;      // new id -> graph file id
-  DevArray<int32_t> labels;
-  DevArray<uint8_t> split;
-};
+using engine_detail::view;
 
 namespace {
-
-DevMat view(DevArray<float> storage, int64_t rows, int64_t cols) {
-  HT_ASSERT(rows * cols <= storage.size);
-  return {storage.data, rows, cols};
-}
-
-Act to_act(Activation a) {
-  switch (a) {
-    case Activation::relu: return Act::relu;
-    case Activation::elu: return Act::elu;
-    case Activation::none: break;
-  }
-  return Act::none;
-}
 
 DevArray<float> tensor_or_empty(Device& d, const ModelParams& p, int layer, const char* what, bool exists) {
   if (!exists) return {};
   return d.upload(std::span<const float>(p.get(layer, what).value));
 }
 
-int64_t bytes_of(int64_t rows, int64_t cols) { return rows * cols * 4; }
-
-// Peers in the order i+1, i+2, ... (mod m) so that the GPUs do not all read
-// from (or push to) the same peer at once (Algorithms 2 and 3).
-std::vector<PeerRange> interleaved(const std::vector<PeerRange>& peers, int self, int m) {
-  std::vector<PeerRange> out(peers);
-  std::sort(out.begin(), out.end(), [&](const PeerRange& a, const PeerRange& b) {
-    return (a.peer - self + m) % m < (b.peer - self + m) % m;
-  });
-  return out;
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -130,53 +90,6 @@ HostMat Trainer::alloc_store(int64_t rows, int64_t cols) {
   return exec_.alloc_host(rows, cols);
 }
 
-// Rows moved between the vertex store and a device: over the host link, or
-// GPU-local in in-memory mode (counted with the in-place reuse).
-void Trainer::write_out(Device& d, DevMat src, const HostMat& dst, int64_t v0, int slot) {
-  if (opt_.overlap_copies) {
-    d.write_behind(src, 0, src.rows, dst, v0, slot);
-  } else {
-    d.copy_to_host(src, 0, src.rows, dst, v0);
-  }
-  count_host_rows(src.rows, src.cols, false);
-}
-
-void Trainer::read_in(Device& d, const HostMat& src, int64_t v0, DevMat dst) {
-  d.copy_from_host(src, v0, dst.rows, dst, 0);
-  count_host_rows(dst.rows, dst.cols, true);
-}
-
-// x = dropout(h^l) for batch j's own rows, in the slot's aggregate buffer
-// (the vertex-wise passes of transform-first layers).
-DevMat Trainer::own_input(DeviceState& st, int l, int j, int epoch, bool training) {
-  const ChunkPlan& c = *st.plan.steps[j].plan;
-  DevMat X = view(st.a[j & 1], c.num_dst(), opt_.model.in_width(l));
-  read_in(*st.dev, store_.h[l], c.dst_begin, X);
-  st.dev->dropout_rows(X, c.dst_begin, input_dropout(l, epoch, training, st.keys.data));
-  return X;
-}
-
-// End of a phase: the vertex store rows written behind are complete.
-void Trainer::drain() {
-  if (!opt_.overlap_copies) return;
-  Timer t;
-  exec_.drain_all();
-  timing_.t_compute += t.seconds();
-}
-
-void Trainer::count_host_rows(int64_t rows, int64_t width, bool to_device) {
-  auto& c = exec_.counters();
-  if (store_.residence == Residence::device) {
-    c.reuse_rows += rows;
-    c.reuse_bytes += bytes_of(rows, width);
-  } else if (to_device) {
-    c.h2d_rows += rows;
-    c.h2d_bytes += bytes_of(rows, width);
-  } else {
-    c.d2h_rows += rows;
-    c.d2h_bytes += bytes_of(rows, width);
-  }
-}
 
 std::vector<float> Trainer::logits() const {
   const HostMat& z = store_.h.back();
@@ -193,29 +106,46 @@ void Trainer::setup_devices() {
   EdgeKeys keys{inv_sqrt_deg_, orig_id_};
   for (int i = 0; i < plan_.m; ++i)
     check_device_memory(device_memory_need(plan_, i, opt_), exec_.memory_limit(i), i, plan_.n);
+  auto pinned = [&](int64_t bytes) { return exec_.alloc_pinned_bytes(bytes); };
+  std::vector<DevicePlan*> plans;
   for (int i = 0; i < plan_.m; ++i) {
     auto st = std::make_unique<DeviceState>();
     Device& d = exec_.device(i);
     st->dev = &d;
-    st->plan = upload_device_plan(d, plan_, i, opt_.comm, keys, gat);
-    const int64_t rows = std::max<int64_t>(st->plan.buffer_rows, 1);
+    d.use(Queue::compute);
+    st->plan = build_device_plan(plan_, i, opt_.comm, keys, gat, pinned);
+    const DevicePlan& dp = st->plan;
+    const int64_t rows = std::max<int64_t>(dp.buffer_rows, 1);
     const int64_t nd = std::max<int64_t>(plan_.max_dst[i], 1), ne = std::max<int64_t>(plan_.max_edges[i], 1);
     st->x = d.alloc_floats(rows * max_gather);
     st->g = d.alloc_floats(rows * max_gather);
     st->z = d.alloc_floats(nd * max_out);
-    for (int s = 0; s < 2; ++s) {
-      const bool own = s == 0 || opt_.overlap_copies;
-      st->a[s] = own ? d.alloc_floats(nd * max_in) : st->a[0];
-      st->h[s] = own ? d.alloc_floats(nd * max_out) : st->h[0];
-      st->dh[s] = own ? d.alloc_floats(nd * max_out) : st->dh[0];
-    }
     st->dz = d.alloc_floats(nd * max_out);
+    const int64_t later = read_ahead() ? std::max<int64_t>(dp.max_later_loads, 1) : 0;
+    // With one or two batches both steps stay in the ring: nothing streams.
+    for (int s = 0; s < kSlots; ++s) {
+      if (later) st->incoming[s] = d.alloc_floats(later * max_gather);
+      st->ring[s] = d.alloc_bytes(std::max<int64_t>(dp.max_step_bytes, 256));
+      st->in_a[s] = d.alloc_floats(nd * max_in);
+      st->in_h[s] = d.alloc_floats(nd * max_out);
+      st->in_dh[s] = d.alloc_floats(nd * max_out);
+      st->out_a[s] = d.alloc_floats(nd * max_in);
+      st->out_h[s] = d.alloc_floats(nd * max_out);
+      st->out_dl[s] = d.alloc_floats(nd * m.dims.back());
+    }
     if (gat) {
       st->gt = d.alloc_floats(rows * max_tw);
       st->dgt = d.alloc_floats(rows * max_tw);
       for (auto* a : {&st->pre, &st->score, &st->alpha, &st->alpha_drop}) *a = d.alloc_floats(ne * max_heads);
+      d.reserve(ne * max_heads);
     }
-    d.reserve(rows * max_gather, gat ? ne * max_heads : 0);
+    st->staging_rows = std::max<int64_t>(1, std::min(dp.max_flush, staging_piece_rows(max_gather)));
+    if (!store_on_device()) {
+      for (int k = 0; k < kStagingSlots; ++k) {
+        st->staging_dev[k] = d.alloc_floats(st->staging_rows * max_gather);
+        st->staging_host[k] = exec_.alloc_host(st->staging_rows, max_gather);
+      }
+    }
     st->keys = d.upload(orig_id_);
     st->labels = d.upload(g_.labels);
     st->split = d.upload(g_.split);
@@ -233,8 +163,21 @@ void Trainer::setup_devices() {
       }
       st->layers.push_back(ly);
     }
+    for (int s = 0; s < kSlots; ++s)
+      for (Event* e : {&st->loaded[s], &st->computed[s], &st->stored[s]}) *e = d.create_event();
+    for (Event* e : {&st->x_ready, &st->pulled, &st->pushed, &st->flushed, &st->phase_stored, &st->phase_host})
+      *e = d.create_event();
+    for (int k = 0; k < kStagingSlots; ++k) {
+      st->compacted[k] = d.create_event();
+      st->copied[k] = d.create_event();
+      st->added[k] = exec_.device(0).create_event();  // recorded on device 0's host queue
+    }
+    plans.push_back(&st->plan);
     dev_.push_back(std::move(st));
   }
+  write_first_ = mark_first_flushes(plans, g_.num_vertices);
+  if (!write_first_) log::debug("some vertex is never returned: gradient stores are cleared per layer");
+  exec_.synchronize_all();
 }
 
 void Trainer::upload_params() {
@@ -279,291 +222,96 @@ DropoutSpec Trainer::attn_dropout(int layer, int epoch, bool training, const int
   return d;
 }
 
-// The rows layer l aggregates: t^l (no dropout: the vertex-wise pass applied
-// it) when transform-first, else h^l with the layer's input dropout.
-void Trainer::load_layer_inputs(int l, int batch, int epoch, bool training) {
-  if (transform_first(l)) {
-    load_inputs(store_.agg[l], opt_.model.out_width(l), batch, -1, epoch, training);
-  } else {
-    load_inputs(store_.h[l], opt_.model.in_width(l), batch, l, epoch, training);
-  }
-}
+// Read-ahead of the next batch's new rows needs the in-place reuse of the
+// full mode (other modes reload the whole transition set every batch, which
+// would double the merged buffer).
+bool Trainer::read_ahead() const { return opt_.comm == CommMode::full && opt_.overlap_copies && plan_.n > 1; }
 
-// Algorithm 2: per device, rows of h^l from host into the data buffer
-// (transition slots, or the baseline neighbor buffer); then P2P pulls of the
-// remote rows from their owners' transition buffers.
-void Trainer::load_inputs(const HostMat& src, int64_t width, int batch, int drop_layer, int epoch, bool training) {
-  Timer t;
-  for (auto& st : dev_) {
-    DeviceStep& s = st->plan.steps[batch];
-    const DropoutSpec drop = drop_layer >= 0 ? input_dropout(drop_layer, epoch, training, st->keys.data) : DropoutSpec{};
-    st->dev->gather_from_host(src, s.load_vids, s.load_rows, view(st->x, st->plan.buffer_rows, width), drop);
-    count_host_rows(s.load_vids.size, width, true);
-    exec_.counters().reuse_rows += s.reused_rows;
-    exec_.counters().reuse_bytes += bytes_of(s.reused_rows, width);
-  }
-  exec_.synchronize_all();
-  timing_.t_h2d += t.seconds();
-  if (opt_.comm == CommMode::baseline) return;
-  t.reset();
-  for (auto& st : dev_) {
-    DeviceStep& s = st->plan.steps[batch];
-    for (const PeerRange& r : interleaved(s.peers, st->dev->index(), plan_.m)) {
-      DeviceState& peer = *dev_[r.peer];
-      st->dev->pull_from_peer(*peer.dev, view(peer.x, peer.plan.buffer_rows, width),
-                              s.remote_slots.sub(r.begin, r.count), view(st->x, st->plan.buffer_rows, width),
-                              st->plan.trans_capacity + r.begin);
-      exec_.counters().p2p_rows += r.count;
-      exec_.counters().p2p_bytes += bytes_of(r.count, width);
-    }
-  }
-  exec_.synchronize_all();
-  timing_.t_d2d += t.seconds();
-}
-
-void Trainer::forward_batch(int l, int j, bool training, int epoch, LossStats* stats) {
-  const ModelConfig& m = opt_.model;
-  const int64_t in_w = m.in_width(l), out_w = m.out_width(l), tw = m.transform_width(l);
-  const bool last = m.is_last(l);
-  const Act act = to_act(m.activation(l));
-  Timer t;
-  for (auto& st : dev_) {
-    Device& d = *st->dev;
-    DeviceStep& s = st->plan.steps[j];
-    const int64_t nd = s.plan->num_dst(), v0 = s.plan->dst_begin;
-    const DevTopology& topo = s.topo;
-    Layer& ly = st->layers[l];
-    // The gathered rows: t^l (out_w) when transform-first, else x^l (in_w).
-    DevMat X = view(st->x, st->plan.buffer_rows, gather_width(m, opt_.gcn_order, l));
-    const int slot = j & 1;
-    d.wait_write_behind(slot);  // batch j - 2's copies have read this slot's buffers
-    DevMat Z = view(st->z, nd, out_w), H = view(st->h[slot], nd, out_w);
-    const bool tf = transform_first(l);
-    if (tf) {
-      d.spmm(topo, X, Z);  // z = Â t
-    } else if (m.kind == ModelKind::gcn) {
-      DevMat A = view(st->a[slot], nd, in_w);
-      d.spmm(topo, X, A);
-      write_out(d, A, store_.agg[l], v0, slot);  // cache a^l for backward
-      d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
-    } else {
-      const int heads = m.layer_heads(l);
-      const DropoutSpec attn = attn_dropout(l, epoch, training, st->keys.data);
-      DevMat Gt = view(st->gt, st->plan.buffer_rows, tw);
-      d.gemm(false, false, X.rows, tw, in_w, 1.0f, X.data, in_w, ly.W.data, tw, 0.0f, Gt.data, tw);
-      d.gat_scores(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, st->pre, st->score);
-      d.gat_softmax(topo, heads, st->score, st->alpha, st->alpha_drop, attn);
-      d.gat_aggregate(topo, Gt, st->alpha_drop, heads, last, Z);
-    }
-    d.bias_act(Z, ly.b, act, H);
-    write_out(d, H, store_.h[l + 1], v0, slot);
-    if (last && stats) {
-      DevMat dL = training ? view(st->dh[slot], nd, out_w) : DevMat{};
-      LossStats ls = d.softmax_xent(H, st->labels, st->split, v0, 1.0f / static_cast<float>(num_train_), dL);
-      stats->loss_sum += ls.loss_sum;
-      for (int k = 0; k < 4; ++k) {
-        stats->correct[k] += ls.correct[k];
-        stats->count[k] += ls.count[k];
-      }
-      if (training) {
-        write_out(d, dL, store_.grad[l + 1], v0, slot);
+// One pass over the batches of a layer, issued without waiting: batch j + 1's
+// loads are issued before batch j's compute (read-ahead), and the host blocks
+// nowhere. The devices' queues order everything through events.
+void Trainer::run_pass(Pass pass, int l, int epoch, bool training, LossStats* stats) {
+  (void)stats;
+  for (auto& st : dev_) st->slot_of.assign(plan_.n, 0);
+  phase_barrier();
+  const bool ahead = read_ahead();
+  auto compute = [&](int j) {
+    for (auto& st : dev_) {
+      switch (pass) {
+        case Pass::forward: forward_batch(*st, l, j, training, epoch); break;
+        case Pass::transform: transform_batch(*st, l, j, epoch, training); break;
+        case Pass::backward: backward_batch(*st, l, j, epoch); break;
+        case Pass::transform_backward: transform_backward_batch(*st, l, j, epoch); break;
       }
     }
+  };
+  const bool gathers = pass == Pass::forward || (pass == Pass::backward && opt_.model.kind == ModelKind::gat);
+  auto compute_batch = [&](int j) {
+    if (gathers) issue_exchange(l, j, ahead && j > 0);
+    compute(j);
+    if (pass == Pass::backward) {
+      const bool tf = transform_first(l);
+      if (tf) {
+        issue_return(store_.agg[l], opt_.model.out_width(l), j);
+      } else if (l > 0) {
+        issue_return(store_.grad[l], opt_.model.in_width(l), j);
+      }
+    }
+  };
+  issue_loads(pass, l, 0, epoch, training, true);
+  for (int j = 0; j < plan_.n; ++j) {
+    if (ahead && j + 1 < plan_.n) issue_loads(pass, l, j + 1, epoch, training, false);
+    compute_batch(j);
+    if (!ahead && j + 1 < plan_.n) issue_loads(pass, l, j + 1, epoch, training, false);
   }
-  exec_.synchronize_all();
-  timing_.t_compute += t.seconds();
+  end_phase();
 }
 
 double Trainer::forward(int epoch, bool training, LossStats* stats) {
   const ModelConfig& m = opt_.model;
   for (int l = 0; l < m.num_layers(); ++l) {
     // Transform-first: every vertex's t = x W must be on host before any
-    // chunk gathers its neighbors' rows.
-    if (transform_first(l)) {
-      for (int j = 0; j < plan_.n; ++j) transform_batch(l, j, epoch, training);
-      drain();
-    }
-    for (int j = 0; j < plan_.n; ++j) {
-      load_layer_inputs(l, j, epoch, training);
-      forward_batch(l, j, training, epoch, m.is_last(l) ? stats : nullptr);
-    }
-    drain();
+    // chunk gathers its neighbors' rows (the pass ends with a barrier).
+    if (transform_first(l)) run_pass(Pass::transform, l, epoch, training, nullptr);
+    run_pass(Pass::forward, l, epoch, training, m.is_last(l) ? stats : nullptr);
   }
-  return stats ? stats->loss_sum / static_cast<double>(num_train_) : 0.0;
-}
-
-void Trainer::backward_batch(int l, int j, int epoch) {
-  const ModelConfig& m = opt_.model;
-  const int L = m.num_layers();
-  const int64_t in_w = m.in_width(l), out_w = m.out_width(l), tw = m.transform_width(l);
-  const Act act = to_act(m.activation(l));
-  if (m.kind == ModelKind::gat) load_layer_inputs(l, j, epoch, true);  // recomputation
-  const bool tf = transform_first(l);
-  Timer t;
+  if (!stats) return 0.0;
   for (auto& st : dev_) {
-    Device& d = *st->dev;
-    DeviceStep& s = st->plan.steps[j];
-    const int64_t nd = s.plan->num_dst(), v0 = s.plan->dst_begin;
-    Layer& ly = st->layers[l];
-    // Slot 0: write-behind copies are drained before every backward phase.
-    DevMat dH = view(st->dh[0], nd, out_w), Z = view(st->z, nd, out_w), H = view(st->h[0], nd, out_w);
-    DevMat dZ = view(st->dz, nd, out_w);
-    read_in(d, store_.grad[l + 1], v0, dH);
-    if (l + 1 < L) {  // ∇h^{l+1} = mask ⊙ ∇x^{l+1}: the next layer's input dropout
-      d.dropout_rows(dH, v0, input_dropout(l + 1, epoch, true, st->keys.data));
-    }
-    // Gradients of the gathered rows: ∇t^l (out_w) or ∇x^l (in_w).
-    DevMat G = view(st->g, st->plan.buffer_rows, gather_width(m, opt_.gcn_order, l));
-    if (tf) {
-      // ∇z = ∇h ⊙ relu'(z), and relu'(z) = [h > 0]: h^{l+1}, already on host, is the mask,
-      // so z needs no cache and no neighbor reload. The last layer has no activation.
-      HT_ASSERT(act == Act::relu || act == Act::none);
-      if (act == Act::relu) {
-        read_in(d, store_.h[l + 1], v0, H);
-        d.act_backward(dH, H, act, dZ);
-      }
-      const DevMat dT = act == Act::relu ? dZ : dH;
-      if (ly.db.size) d.col_sum_add(dT, ly.db);
-      d.spmm_transpose_add(s.topo, dT, G);  // ∇t = Âᵀ ∇z
-    } else if (m.kind == ModelKind::gcn) {
-      DevMat A = view(st->a[0], nd, in_w);
-      read_in(d, store_.agg[l], v0, A);  // cached aggregate: no neighbor reload
-      d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
-      d.bias_act(Z, ly.b, act, H);
-      d.act_backward(dH, Z, act, dZ);
-      d.gemm(true, false, in_w, out_w, nd, 1.0f, A.data, in_w, dZ.data, out_w, 1.0f, ly.dW.data, out_w);
-      if (ly.db.size) d.col_sum_add(dZ, ly.db);
-      if (l > 0) {
-        d.gemm(false, true, nd, in_w, out_w, 1.0f, dZ.data, out_w, ly.W.data, out_w, 0.0f, A.data, in_w);
-        d.spmm_transpose_add(s.topo, A, G);
-      }
-    } else {
-      const int heads = m.layer_heads(l);
-      const bool last = m.is_last(l);
-      const DropoutSpec attn = attn_dropout(l, epoch, true, st->keys.data);
-      DevMat X = view(st->x, st->plan.buffer_rows, in_w);
-      DevMat Gt = view(st->gt, st->plan.buffer_rows, tw), dGt = view(st->dgt, st->plan.buffer_rows, tw);
-      d.gemm(false, false, X.rows, tw, in_w, 1.0f, X.data, in_w, ly.W.data, tw, 0.0f, Gt.data, tw);
-      d.gat_scores(s.topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, st->pre, st->score);
-      d.gat_softmax(s.topo, heads, st->score, st->alpha, st->alpha_drop, attn);
-      d.gat_aggregate(s.topo, Gt, st->alpha_drop, heads, last, Z);
-      d.bias_act(Z, ly.b, act, H);
-      d.act_backward(dH, Z, act, dZ);
-      if (ly.db.size) d.col_sum_add(dZ, ly.db);
-      d.gat_backward(s.topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, last, st->pre, st->alpha,
-                     st->alpha_drop, attn, dZ, dGt, ly.d_att_src, ly.d_att_dst);
-      d.gemm(true, false, in_w, tw, X.rows, 1.0f, X.data, in_w, dGt.data, tw, 1.0f, ly.dW.data, tw);
-      if (l > 0) d.gemm(false, true, X.rows, in_w, tw, 1.0f, dGt.data, tw, ly.W.data, tw, 1.0f, G.data, in_w);
+    const LossStats ls = st->dev->take_loss_stats();
+    stats->loss_sum += ls.loss_sum;
+    for (int k = 0; k < 4; ++k) {
+      stats->correct[k] += ls.correct[k];
+      stats->count[k] += ls.count[k];
     }
   }
-  exec_.synchronize_all();
-  timing_.t_compute += t.seconds();
-  if (tf) {
-    return_gradients(store_.agg[l], out_w, j);
-  } else if (l > 0) {
-    return_gradients(store_.grad[l], in_w, j);
-  }
-}
-
-// Transform-first forward, vertex-wise: t = dropout(h^l) W for the batch's own
-// rows (contiguous in new ids), written to host for the chunks to gather.
-void Trainer::transform_batch(int l, int j, int epoch, bool training) {
-  const ModelConfig& m = opt_.model;
-  const int64_t in_w = m.in_width(l), out_w = m.out_width(l);
-  Timer t;
-  for (auto& st : dev_) {
-    Device& d = *st->dev;
-    const ChunkPlan& c = *st->plan.steps[j].plan;
-    const int64_t nd = c.num_dst(), v0 = c.dst_begin;
-    const int slot = j & 1;
-    d.wait_write_behind(slot);
-    const DevMat X = own_input(*st, l, j, epoch, training);
-    DevMat T = view(st->h[slot], nd, out_w);
-    d.gemm(false, false, nd, out_w, in_w, 1.0f, X.data, in_w, st->layers[l].W.data, out_w, 0.0f, T.data, out_w);
-    write_out(d, T, store_.agg[l], v0, slot);
-  }
-  exec_.synchronize_all();
-  timing_.t_compute += t.seconds();
-}
-
-// Transform-first backward, vertex-wise, once ∇t is complete on host:
-// ∇W += xᵀ ∇t and ∇x = ∇t Wᵀ for the batch's own rows (x recomputed from h^l).
-void Trainer::transform_backward_batch(int l, int j, int epoch) {
-  const ModelConfig& m = opt_.model;
-  const int64_t in_w = m.in_width(l), out_w = m.out_width(l);
-  Timer t;
-  for (auto& st : dev_) {
-    Device& d = *st->dev;
-    const ChunkPlan& c = *st->plan.steps[j].plan;
-    const int64_t nd = c.num_dst(), v0 = c.dst_begin;
-    Layer& ly = st->layers[l];
-    const int slot = j & 1;
-    d.wait_write_behind(slot);
-    DevMat dT = view(st->dz, nd, out_w);
-    read_in(d, store_.agg[l], v0, dT);
-    const DevMat X = own_input(*st, l, j, epoch, true);
-    d.gemm(true, false, in_w, out_w, nd, 1.0f, X.data, in_w, dT.data, out_w, 1.0f, ly.dW.data, out_w);
-    if (l == 0) continue;
-    d.gemm(false, true, nd, in_w, out_w, 1.0f, dT.data, out_w, ly.W.data, out_w, 0.0f, X.data, in_w);
-    write_out(d, X, store_.grad[l], v0, slot);
-  }
-  exec_.synchronize_all();
-  timing_.t_compute += t.seconds();
-}
-
-// Algorithm 3: remote gradient rows are pushed to their owners' transition
-// gradient slots (P2P accumulate); then the slots that leave the device are
-// compacted, copied to host and added into ∇x^l by the CPU.
-void Trainer::return_gradients(const HostMat& dst, int64_t width, int j) {
-  Timer t;
-  if (opt_.comm != CommMode::baseline) {
-    for (auto& st : dev_) {
-      DeviceStep& s = st->plan.steps[j];
-      DevMat G = view(st->g, st->plan.buffer_rows, width);
-      int64_t remote = 0;
-      for (const PeerRange& r : interleaved(s.peers, st->dev->index(), plan_.m)) {
-        DeviceState& peer = *dev_[r.peer];
-        st->dev->push_add_to_peer(G, st->plan.trans_capacity + r.begin, *peer.dev,
-                                  view(peer.g, peer.plan.buffer_rows, width), s.remote_slots.sub(r.begin, r.count));
-        exec_.counters().p2p_rows += r.count;
-        exec_.counters().p2p_bytes += bytes_of(r.count, width);
-        remote += r.count;
-      }
-      st->dev->zero(G, st->plan.trans_capacity, remote);
-    }
-    exec_.synchronize_all();
-    timing_.t_d2d += t.seconds();
-    t.reset();
-  }
-  for (auto& st : dev_) {
-    DeviceStep& s = st->plan.steps[j];
-    st->dev->flush_add_to_host(view(st->g, st->plan.buffer_rows, width), s.flush_rows, s.flush_vids,
-                               s.flush_vids_host, dst);
-    count_host_rows(s.flush_rows.size, width, false);
-  }
-  exec_.synchronize_all();
-  timing_.t_cpu += t.seconds();
+  return stats->loss_sum / static_cast<double>(num_train_);
 }
 
 void Trainer::backward(int epoch) {
   const ModelConfig& m = opt_.model;
   for (int l = m.num_layers() - 1; l >= 0; --l) {
     const bool tf = transform_first(l);
-    // The gradient the chunks return: ∇t^l (in t^l's place) or ∇x^l.
+    // The gradient the chunks return: ∇t^l (in t^l's place) or ∇x^l. Host
+    // stores are written by each row's first return; a store on the device
+    // (or a plan that never returns some row) is cleared on its queue.
     if (tf || l > 0) {
-      exec_.store_zero(tf ? store_.agg[l] : store_.grad[l]);
-      for (auto& st : dev_) st->dev->zero(st->g);
+      const HostMat& dst = tf ? store_.agg[l] : store_.grad[l];
+      if (store_on_device()) {
+        Device& d = exec_.device(dst.device);
+        d.use(Queue::compute);
+        d.zero(DevArray<float>{dst.data, dst.rows * dst.cols});
+      } else if (!write_first_) {
+        exec_.store_zero(dst);
+      }
     }
-    for (int j = 0; j < plan_.n; ++j) backward_batch(l, j, epoch);
-    if (tf) {
-      for (int j = 0; j < plan_.n; ++j) transform_backward_batch(l, j, epoch);
-      drain();
-    }
+    run_pass(Pass::backward, l, epoch, true, nullptr);
+    if (tf) run_pass(Pass::transform_backward, l, epoch, true, nullptr);
   }
 }
 
 void Trainer::reduce_and_collect_grads() {
   const ModelConfig& m = opt_.model;
+  exec_.synchronize_all();
   auto reduce = [&](auto member, int l, const char* name) {
     std::vector<DevArray<float>> parts;
     for (auto& st : dev_) parts.push_back(st->layers[l].*member);
@@ -581,13 +329,47 @@ void Trainer::reduce_and_collect_grads() {
   }
 }
 
+void Trainer::start_timeline() {
+  for (auto& st : dev_) st->dev->reset_timeline();
+  timeline_start_ = now_seconds();
+}
+
+// CUDA timelines are in host-clock seconds; the CPU executor's are relative
+// to its own reset, which came just before timeline_start_.
+void Trainer::finish_timeline(EpochResult& r, double wall) {
+  std::vector<BusyInterval> all;
+  for (auto& st : dev_) {
+    for (BusyInterval b : st->dev->timeline()) {
+      if (b.begin > 1e6) {  // absolute host seconds (CUDA)
+        b.begin -= timeline_start_;
+        b.end -= timeline_start_;
+      }
+      all.push_back(b);
+    }
+  }
+  const TimelineSplit s = split_timeline(all, wall);
+  r.t_compute = s.busy[static_cast<int>(WorkKind::compute)];
+  r.t_h2d = s.busy[static_cast<int>(WorkKind::h2d)];
+  r.t_d2h = s.busy[static_cast<int>(WorkKind::d2h)];
+  r.t_d2d = s.busy[static_cast<int>(WorkKind::d2d)];
+  r.t_cpu = s.busy[static_cast<int>(WorkKind::host)];
+  r.x_compute = s.compute;
+  r.x_h2d = s.h2d;
+  r.x_d2h = s.d2h;
+  r.x_host = s.host;
+  r.x_idle = s.idle;
+}
+
 double Trainer::compute_gradients(int epoch) {
   timing_ = {};
+  start_timeline();
   Timer total;
-  for (auto& st : dev_)
+  for (auto& st : dev_) {
+    st->dev->use(Queue::compute);
     for (auto& ly : st->layers)
       for (auto* a : {&ly.dW, &ly.db, &ly.d_att_src, &ly.d_att_dst})
         if (a->size) st->dev->zero(*a);
+  }
   LossStats stats;
   const double loss = forward(epoch, true, &stats);
   backward(epoch);
@@ -603,15 +385,16 @@ EpochResult Trainer::train_epoch(int epoch) {
   optimizer_.step(params_);
   upload_params();
   timing_.seconds = total.seconds();
+  finish_timeline(timing_, timing_.seconds);
   return timing_;
 }
 
 Evaluation Trainer::evaluate() {
   LossStats s;
-  const EpochResult saved = timing_;
+  Timer t;
   Evaluation r;
   r.loss = forward(0, false, &s);
-  timing_ = saved;
+  r.seconds = t.seconds();
   auto acc = [&](int k) { return s.count[k] ? static_cast<double>(s.correct[k]) / s.count[k] : 0.0; };
   r.train_acc = acc(1);
   r.val_acc = acc(2);

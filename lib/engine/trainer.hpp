@@ -31,7 +31,7 @@ struct EpochResult {
   // Time breakdown (seconds): host->device loads, device<->device, compute, CPU accumulation.
   // Busy time of each kind of work, summed over the devices' queues (work of
   // different kinds overlaps, so these add up to more than `seconds`).
-  double t_h2d = 0, t_d2d = 0, t_compute = 0, t_cpu = 0;
+  double t_h2d = 0, t_d2d = 0, t_compute = 0, t_cpu = 0, t_d2h = 0;
   // Exposed time: the epoch's wall time split by what was running, read from a
   // per-queue timeline (CUDA events on GPUs, host clocks on the CPU executor).
   // At every instant the time goes to the first busy kind in the order
@@ -71,38 +71,48 @@ class Trainer {
   const LinkCounters& counters() const { return exec_.counters(); }
 
  private:
-  struct Layer;   // per-device parameters and gradients of one layer
-  struct DeviceState;
+  struct Layer;        // per-device parameters and gradients of one layer
+  struct DeviceState;  // per-device buffers, ring slots and events (trainer_state.cpp)
   void setup_devices();
   void upload_params();
+  // ---- schedule (trainer.cpp): one pass over the batches of a layer.
+  enum class Pass { forward, transform, backward, transform_backward };
+  void run_pass(Pass pass, int layer, int epoch, bool training, LossStats* stats);
   double forward(int epoch, bool training, LossStats* stats);
   void backward(int epoch);
-  // Algorithm 2 for `src` (rows of `width` floats); input dropout of layer
-  // `drop_layer` applied on the way (none when negative).
-  void load_inputs(const HostMat& src, int64_t width, int batch, int drop_layer, int epoch, bool training);
-  void load_layer_inputs(int layer, int batch, int epoch, bool training);
-  void forward_batch(int layer, int batch, bool training, int epoch, LossStats* stats);
-  void backward_batch(int layer, int batch, int epoch);
-  // Transform-first GCN: the vertex-wise passes over each batch's own rows.
-  void transform_batch(int layer, int batch, int epoch, bool training);
-  void transform_backward_batch(int layer, int batch, int epoch);
-  // Algorithm 3 into `dst` (rows of `width` floats).
-  void return_gradients(const HostMat& dst, int64_t width, int batch);
-  bool transform_first(int layer) const { return ht::transform_first(opt_.model, opt_.gcn_order, layer); }
   void reduce_and_collect_grads();
+  // ---- data movement (trainer_io.cpp)
+  // Starts batch j's use of a slot on every device: topology and the
+  // contiguous inputs the pass reads, on the load queue.
+  void issue_loads(Pass pass, int layer, int j, int epoch, bool training, bool first);
+  // Algorithm 2: rows of the gathered matrix into the merged buffer (host
+  // gather, in place or read ahead into the incoming buffer), then P2P pulls.
+  void issue_gather(int layer, int j, int epoch, bool training, bool first);
+  void issue_exchange(int layer, int j, bool read_ahead);
+  // Algorithm 3: pushes to peers, then flushes to host in pieces through the
+  // staging ring (compact on the device, copy, add by a host task).
+  void issue_return(const HostMat& dst, int64_t width, int j);
+  struct Output;  // a batch's output rows and their place in the store
+  void publish(DeviceState& st, int slot, const std::vector<Output>& outputs);
+  void write_out(DeviceState& st, DevMat src, const HostMat& dst, int64_t v0);
+  void read_in(DeviceState& st, const HostMat& src, int64_t v0, DevMat dst);
+  void phase_barrier();
+  void end_phase();
+  // ---- math of one batch on one device (trainer_layers.cpp)
+  void forward_batch(DeviceState& st, int layer, int j, bool training, int epoch);
+  void backward_batch(DeviceState& st, int layer, int j, int epoch);
+  void transform_batch(DeviceState& st, int layer, int j, int epoch, bool training);
+  void transform_backward_batch(DeviceState& st, int layer, int j, int epoch);
+  bool transform_first(int layer) const { return ht::transform_first(opt_.model, opt_.gcn_order, layer); }
+  bool read_ahead() const;
   // Dropout of a layer's input / attention; `keys` = the device's copy of the
   // original vertex ids.
   DropoutSpec input_dropout(int layer, int epoch, bool training, const int64_t* keys) const;
   DropoutSpec attn_dropout(int layer, int epoch, bool training, const int64_t* keys) const;
   HostMat alloc_store(int64_t rows, int64_t cols);
   void count_host_rows(int64_t rows, int64_t width, bool to_device);
-  // Rows [v0, v0 + src.rows) of `dst` = src: write-behind with the batch's
-  // buffer slot when copies overlap, else in line.
-  void write_out(Device& d, DevMat src, const HostMat& dst, int64_t v0, int slot);
-  // dst = rows [v0, v0 + dst.rows) of `src` (a batch's own rows), counted.
-  void read_in(Device& d, const HostMat& src, int64_t v0, DevMat dst);
-  DevMat own_input(DeviceState& st, int layer, int batch, int epoch, bool training);
-  void drain();
+  void start_timeline();
+  void finish_timeline(EpochResult& r, double wall);
 
   Executor& exec_;
   const GraphView& g_;
@@ -114,7 +124,9 @@ class Trainer {
   VertexStore store_;
   std::vector<float> inv_sqrt_deg_;
   int64_t num_train_ = 0;
+  bool write_first_ = true;  // every gradient row's first return is a write (no clear)
   std::vector<std::unique_ptr<DeviceState>> dev_;
+  double timeline_start_ = 0;
   EpochResult timing_;
 };
 

@@ -1,0 +1,299 @@
+// Data movement of the trainer's schedule: loads on each device's load
+// queue, P2P exchange on the compute queue, write-behind on the store queue,
+// gradient returns through the staging ring to host tasks on device 0's host
+// queue. Event rules: engine/trainer_state.hpp.
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "engine/trainer.hpp"
+#include "engine/trainer_state.hpp"
+
+namespace ht {
+
+using engine_detail::bytes_of;
+using engine_detail::view;
+
+namespace {
+
+// Peers in the order i+1, i+2, ... (mod m) so that the GPUs do not all read
+// from (or push to) the same peer at once (Algorithms 2 and 3).
+std::vector<PeerRange> interleaved(const std::vector<PeerRange>& peers, int self, int m) {
+  std::vector<PeerRange> out(peers);
+  std::sort(out.begin(), out.end(), [&](const PeerRange& a, const PeerRange& b) {
+    return (a.peer - self + m) % m < (b.peer - self + m) % m;
+  });
+  return out;
+}
+
+}  // namespace
+
+void Trainer::count_host_rows(int64_t rows, int64_t width, bool to_device) {
+  auto& c = exec_.counters();
+  if (store_.residence == Residence::device) {
+    c.reuse_rows += rows;
+    c.reuse_bytes += bytes_of(rows, width);
+  } else if (to_device) {
+    c.h2d_rows += rows;
+    c.h2d_bytes += bytes_of(rows, width);
+  } else {
+    c.d2h_rows += rows;
+    c.d2h_bytes += bytes_of(rows, width);
+  }
+}
+
+// Rows [v0, v0 + src.rows) of `dst` = src, on the device's current queue.
+void Trainer::write_out(DeviceState& st, DevMat src, const HostMat& dst, int64_t v0) {
+  st.dev->copy_to_host(src, 0, src.rows, dst, v0);
+  count_host_rows(src.rows, src.cols, false);
+}
+
+// dst = rows [v0, v0 + dst.rows) of `src` (a batch's own rows), on the current queue.
+void Trainer::read_in(DeviceState& st, const HostMat& src, int64_t v0, DevMat dst) {
+  st.dev->copy_from_host(src, v0, dst.rows, dst, 0);
+  count_host_rows(dst.rows, dst.cols, true);
+}
+
+// The one barrier between passes: the next pass reads rows that any device
+// (or a host add) produced in this one. Device 0's host queue collects every
+// device's end of pass; every load queue waits for it.
+void Trainer::end_phase() {
+  Device& h = *dev_[0]->dev;
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    d.use(Queue::compute);
+    d.record(st->phase_stored);
+    d.use(Queue::store);
+    d.wait(d, st->phase_stored);  // the store queue passes the compute queue's end of pass
+    d.record(st->phase_stored);
+  }
+  h.use(Queue::host);
+  for (auto& st : dev_) h.wait(*st->dev, st->phase_stored);
+  h.record(dev_[0]->phase_host);
+}
+
+void Trainer::phase_barrier() {
+  for (auto& st : dev_) {
+    st->dev->use(Queue::load);
+    st->dev->wait(*dev_[0]->dev, dev_[0]->phase_host);
+  }
+}
+
+// Batch j takes the next slot on every device: the step's packed topology
+// (unless the ring slot still holds it) and the inputs the pass reads.
+void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, bool first) {
+  const ModelConfig& m = opt_.model;
+  const int64_t in_w = m.in_width(l), out_w = m.out_width(l);
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    const int s = static_cast<int>(st->seq++ % kSlots);
+    st->slot_of[j] = s;
+    const DeviceStep& step = st->plan.steps[j];
+    const ChunkPlan& c = *step.plan;
+    const int64_t nd = c.num_dst(), v0 = c.dst_begin;
+    d.use(Queue::load);
+    d.wait(d, st->computed[s]);  // batch k - 2 is done with the slot
+    d.begin_work();
+    if (st->ring_step[s] != j) {
+      d.copy_bytes_in(step.bytes.data(), st->ring[s], static_cast<int64_t>(step.bytes.size()));
+      st->ring_step[s] = j;
+    }
+    st->lists[s] = step.bind(st->ring[s]);
+    switch (pass) {
+      case Pass::forward: break;
+      case Pass::transform: read_in(*st, store_.h[l], v0, view(st->in_a[s], nd, in_w)); break;
+      case Pass::backward:
+        read_in(*st, store_.grad[l + 1], v0, view(st->in_dh[s], nd, out_w));
+        if (transform_first(l)) {
+          if (m.activation(l) == Activation::relu) read_in(*st, store_.h[l + 1], v0, view(st->in_h[s], nd, out_w));
+        } else if (m.kind == ModelKind::gcn) {
+          read_in(*st, store_.agg[l], v0, view(st->in_a[s], nd, in_w));  // cached aggregate: no neighbor reload
+        }
+        break;
+      case Pass::transform_backward:
+        read_in(*st, store_.agg[l], v0, view(st->in_dh[s], nd, out_w));
+        read_in(*st, store_.h[l], v0, view(st->in_a[s], nd, in_w));
+        break;
+    }
+    d.end_work(WorkKind::h2d);
+  }
+  const bool gathers = pass == Pass::forward || (pass == Pass::backward && m.kind == ModelKind::gat);
+  if (gathers) issue_gather(l, j, epoch, training, first);
+  for (auto& st : dev_) {
+    st->dev->use(Queue::load);
+    st->dev->record(st->loaded[st->slot_of[j]]);
+  }
+}
+
+// Algorithm 2, host part: the rows of batch j's transition set (or baseline
+// neighbor set) not kept in place. The first batch of a pass and every batch
+// without read-ahead load straight into the merged buffer (their issue comes
+// after the previous batch's compute and the peers' pulls); later batches
+// with read-ahead gather into the slot's incoming rows, scattered into place
+// on the compute queue after the previous batch (issue_exchange).
+void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
+  const bool tf = transform_first(l);
+  const HostMat& src = tf ? store_.agg[l] : store_.h[l];
+  const int64_t width = gather_width(opt_.model, opt_.gcn_order, l);
+  const bool ahead = read_ahead() && !first;
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    const int s = st->slot_of[j];
+    const DeviceStep& step = st->plan.steps[j];
+    const StepLists& lists = st->lists[s];
+    const DropoutSpec drop = tf ? DropoutSpec{} : input_dropout(l, epoch, training, st->keys.data);
+    d.use(Queue::load);
+    if (!ahead && !first) {
+      d.wait(d, st->computed[st->slot_of[j - 1]]);
+      for (auto& peer : dev_)
+        if (peer != st) d.wait(*peer->dev, peer->pulled);
+    }
+    d.begin_work();
+    if (ahead) {
+      d.gather_from_host(src, lists.load_vids, DevIdx{nullptr, step.load_count()},
+                         view(st->incoming[s], step.load_count(), width), drop);
+    } else {
+      d.gather_from_host(src, lists.load_vids, lists.load_rows, view(st->x, st->plan.buffer_rows, width), drop);
+    }
+    d.end_work(WorkKind::h2d);
+    count_host_rows(step.load_count(), width, true);
+    exec_.counters().reuse_rows += step.reused_rows;
+    exec_.counters().reuse_bytes += bytes_of(step.reused_rows, width);
+  }
+}
+
+// Algorithm 2, device part, on the compute queues: read-ahead rows into place
+// (after the peers have pulled the previous batch's rows), then P2P pulls of
+// the remote rows from their owners' merged buffers.
+void Trainer::issue_exchange(int l, int j, bool scatter) {
+  const int64_t width = gather_width(opt_.model, opt_.gcn_order, l);
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    const int s = st->slot_of[j];
+    const DeviceStep& step = st->plan.steps[j];
+    d.use(Queue::compute);
+    d.wait(d, st->loaded[s]);
+    if (scatter) {
+      for (auto& peer : dev_)
+        if (peer != st) d.wait(*peer->dev, peer->pulled);
+      d.begin_work();
+      const HostMat incoming{st->incoming[s].data, step.load_count(), width, d.index()};
+      d.gather_from_host(incoming, DevIdx{nullptr, step.load_count()}, st->lists[s].load_rows,
+                         view(st->x, st->plan.buffer_rows, width), DropoutSpec{});
+      d.end_work(WorkKind::compute);
+    }
+    d.record(st->x_ready);
+  }
+  if (opt_.comm == CommMode::baseline) return;
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    const int s = st->slot_of[j];
+    const DeviceStep& step = st->plan.steps[j];
+    d.use(Queue::compute);
+    for (const PeerRange& r : step.peers) d.wait(*dev_[r.peer]->dev, dev_[r.peer]->x_ready);
+    d.begin_work();
+    for (const PeerRange& r : interleaved(step.peers, d.index(), plan_.m)) {
+      DeviceState& peer = *dev_[r.peer];
+      d.pull_from_peer(*peer.dev, view(peer.x, peer.plan.buffer_rows, width),
+                       st->lists[s].remote_slots.sub(r.begin, r.count), view(st->x, st->plan.buffer_rows, width),
+                       st->plan.trans_capacity + r.begin);
+      exec_.counters().p2p_rows += r.count;
+      exec_.counters().p2p_bytes += bytes_of(r.count, width);
+    }
+    d.end_work(WorkKind::d2d);
+    d.record(st->pulled);
+  }
+}
+
+// Algorithm 3: remote gradient rows are pushed to their owners' slots (P2P
+// accumulate); then the slots that leave each device stream to the host in
+// pieces: compacted on the compute queue, copied on the store queue, written
+// or added into `dst` by a host task on device 0's host queue (one queue, so
+// rows returned by several devices are added in one fixed order).
+void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
+  if (opt_.comm != CommMode::baseline) {
+    for (auto& st : dev_) {
+      Device& d = *st->dev;
+      const DeviceStep& step = st->plan.steps[j];
+      DevMat G = view(st->g, st->plan.buffer_rows, width);
+      d.use(Queue::compute);
+      for (const PeerRange& r : step.peers) d.wait(*dev_[r.peer]->dev, dev_[r.peer]->flushed);
+      d.begin_work();
+      int64_t remote = 0;
+      for (const PeerRange& r : interleaved(step.peers, d.index(), plan_.m)) {
+        DeviceState& peer = *dev_[r.peer];
+        d.push_add_to_peer(G, st->plan.trans_capacity + r.begin, *peer.dev,
+                           view(peer.g, peer.plan.buffer_rows, width),
+                           st->lists[st->slot_of[j]].remote_slots.sub(r.begin, r.count));
+        exec_.counters().p2p_rows += r.count;
+        exec_.counters().p2p_bytes += bytes_of(r.count, width);
+        remote += r.count;
+      }
+      d.zero(G, st->plan.trans_capacity, remote);
+      d.end_work(WorkKind::d2d);
+      d.record(st->pushed);
+    }
+  }
+  Device& h = *dev_[0]->dev;
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    const DeviceStep& step = st->plan.steps[j];
+    const StepLists& lists = st->lists[st->slot_of[j]];
+    DevMat G = view(st->g, st->plan.buffer_rows, width);
+    d.use(Queue::compute);
+    if (opt_.comm != CommMode::baseline)
+      for (auto& peer : dev_)
+        if (peer != st) d.wait(*peer->dev, peer->pushed);
+    count_host_rows(step.flush_count(), width, false);
+    if (dst.on_device()) {  // in-memory mode: accumulate on the GPU
+      d.begin_work();
+      d.add_rows_and_zero(G, lists.flush_rows, lists.flush_vids, dst);
+      d.end_work(WorkKind::compute);
+      d.record(st->flushed);
+      continue;
+    }
+    for (int64_t p0 = 0; p0 < step.flush_count(); p0 += st->staging_rows) {
+      const int64_t cnt = std::min(st->staging_rows, step.flush_count() - p0);
+      const int k = static_cast<int>(st->stage_seq++ % kStagingSlots);
+      const DevMat staged = view(st->staging_dev[k], cnt, width);
+      d.use(Queue::compute);
+      d.wait(d, st->copied[k]);
+      d.begin_work();
+      d.compact_and_zero(G, lists.flush_rows.sub(p0, cnt), staged);
+      d.end_work(WorkKind::compute);
+      d.record(st->compacted[k]);
+      d.use(Queue::store);
+      d.wait(d, st->compacted[k]);
+      d.wait(h, st->added[k]);
+      d.begin_work();
+      const HostMat pinned{st->staging_host[k].data, cnt, width};
+      d.copy_to_host(staged, 0, cnt, pinned, 0);
+      d.end_work(WorkKind::d2h);
+      d.record(st->copied[k]);
+      h.use(Queue::host);
+      h.wait(d, st->copied[k]);
+      h.begin_work();
+      const uint32_t* rows = step.flush_vids_host.data() + p0;
+      const uint8_t* first = step.flush_first.data() + p0;
+      const bool write_first = write_first_;
+      h.host_task([pinned, rows, first, write_first, dst, cnt, width] {
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < cnt; ++k) {
+          float* out = dst.row(rows[k]);
+          const float* in = pinned.row(k);
+          if (write_first && first[k]) {
+            std::memcpy(out, in, static_cast<size_t>(width) * 4);
+          } else {
+            for (int64_t c = 0; c < width; ++c) out[c] += in[c];
+          }
+        }
+      });
+      h.end_work(WorkKind::host);
+      h.record(st->added[k]);
+    }
+    d.use(Queue::compute);
+    d.record(st->flushed);
+  }
+}
+
+}  // namespace ht

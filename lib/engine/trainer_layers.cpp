@@ -1,0 +1,200 @@
+// The math of one batch on one device (Algorithm 1's per-chunk work), issued
+// on the compute queue; outputs go to host on the store queue (publish).
+#include <vector>
+
+#include "core/error.hpp"
+#include "engine/trainer.hpp"
+#include "engine/trainer_state.hpp"
+
+namespace ht {
+
+using engine_detail::view;
+
+namespace {
+
+Act to_act(Activation a) {
+  switch (a) {
+    case Activation::relu: return Act::relu;
+    case Activation::elu: return Act::elu;
+    case Activation::none: break;
+  }
+  return Act::none;
+}
+
+
+}  // namespace
+
+// Start of a batch's compute: its loads are done and, when outputs are
+// written behind, batch k - 2's copies have read the slot's output buffers.
+static void begin_compute(Device& d, const Event& loaded, const Event& stored, bool overlap) {
+  d.use(Queue::compute);
+  d.wait(d, loaded);
+  if (overlap) d.wait(d, stored);
+  d.begin_work();
+}
+
+// End of a batch's compute: outputs go to host on the store queue (written
+// behind) or in line on the compute queue; `computed` frees the slot's inputs.
+void Trainer::publish(DeviceState& st, int s, const std::vector<Output>& outputs) {
+  Device& d = *st.dev;
+  if (!opt_.overlap_copies) {
+    for (const Output& o : outputs) write_out(st, o.rows, *o.dst, o.v0);
+    d.end_work(WorkKind::compute);
+    d.record(st.computed[s]);
+    return;
+  }
+  d.end_work(WorkKind::compute);
+  d.record(st.computed[s]);
+  if (outputs.empty()) return;
+  d.use(Queue::store);
+  d.wait(d, st.computed[s]);
+  d.begin_work();
+  for (const Output& o : outputs) write_out(st, o.rows, *o.dst, o.v0);
+  d.end_work(WorkKind::d2h);
+  d.record(st.stored[s]);
+}
+
+void Trainer::forward_batch(DeviceState& st, int l, int j, bool training, int epoch) {
+  const ModelConfig& m = opt_.model;
+  const int64_t in_w = m.in_width(l), out_w = m.out_width(l), tw = m.transform_width(l);
+  const bool last = m.is_last(l);
+  const Act act = to_act(m.activation(l));
+  Device& d = *st.dev;
+  const int s = st.slot_of[j];
+  const DevTopology& topo = st.lists[s].topo;
+  const ChunkPlan& c = *st.plan.steps[j].plan;
+  const int64_t nd = c.num_dst(), v0 = c.dst_begin;
+  Layer& ly = st.layers[l];
+  begin_compute(d, st.loaded[s], st.stored[s], opt_.overlap_copies);
+  std::vector<Output> outputs;
+  // The gathered rows: t^l (out_w) when transform-first, else x^l (in_w).
+  DevMat X = view(st.x, st.plan.buffer_rows, gather_width(m, opt_.gcn_order, l));
+  DevMat Z = view(st.z, nd, out_w), H = view(st.out_h[s], nd, out_w);
+  if (transform_first(l)) {
+    d.spmm(topo, X, Z);  // z = Â t
+  } else if (m.kind == ModelKind::gcn) {
+    DevMat A = view(st.out_a[s], nd, in_w);
+    d.spmm(topo, X, A);
+    outputs.push_back({A, &store_.agg[l], v0});  // cache a^l for backward
+    d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
+  } else {
+    const int heads = m.layer_heads(l);
+    const DropoutSpec attn = attn_dropout(l, epoch, training, st.keys.data);
+    DevMat Gt = view(st.gt, st.plan.buffer_rows, tw);
+    d.gemm(false, false, X.rows, tw, in_w, 1.0f, X.data, in_w, ly.W.data, tw, 0.0f, Gt.data, tw);
+    d.gat_scores(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, st.pre, st.score);
+    d.gat_softmax(topo, heads, st.score, st.alpha, st.alpha_drop, attn);
+    d.gat_aggregate(topo, Gt, st.alpha_drop, heads, last, Z);
+  }
+  d.bias_act(Z, ly.b, act, H);
+  outputs.push_back({H, &store_.h[l + 1], v0});
+  if (last) {
+    DevMat dL = training ? view(st.out_dl[s], nd, out_w) : DevMat{};
+    d.softmax_xent(H, st.labels, st.split, v0, 1.0f / static_cast<float>(num_train_), dL);
+    if (training) outputs.push_back({dL, &store_.grad[l + 1], v0});
+  }
+  publish(st, s, outputs);
+}
+
+void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
+  const ModelConfig& m = opt_.model;
+  const int L = m.num_layers();
+  const int64_t in_w = m.in_width(l), out_w = m.out_width(l), tw = m.transform_width(l);
+  const Act act = to_act(m.activation(l));
+  Device& d = *st.dev;
+  const int s = st.slot_of[j];
+  const DevTopology& topo = st.lists[s].topo;
+  const ChunkPlan& c = *st.plan.steps[j].plan;
+  const int64_t nd = c.num_dst(), v0 = c.dst_begin;
+  Layer& ly = st.layers[l];
+  begin_compute(d, st.loaded[s], st.stored[s], false);
+  const std::vector<Output> none;
+  DevMat dH = view(st.in_dh[s], nd, out_w), Z = view(st.z, nd, out_w), dZ = view(st.dz, nd, out_w);
+  DevMat H = view(st.in_h[s], nd, out_w);  // loaded (ReLU mask) or recomputed
+  if (l + 1 < L) {  // ∇h^{l+1} = mask ⊙ ∇x^{l+1}: the next layer's input dropout
+    d.dropout_rows(dH, v0, input_dropout(l + 1, epoch, true, st.keys.data));
+  }
+  // Gradients of the gathered rows: ∇t^l (out_w) or ∇x^l (in_w).
+  DevMat G = view(st.g, st.plan.buffer_rows, gather_width(m, opt_.gcn_order, l));
+  if (transform_first(l)) {
+    // ∇z = ∇h ⊙ relu'(z), and relu'(z) = [h > 0]: h^{l+1}, already on host, is the mask,
+    // so z needs no cache and no neighbor reload. The last layer has no activation.
+    HT_ASSERT(act == Act::relu || act == Act::none);
+    if (act == Act::relu) d.act_backward(dH, H, act, dZ);
+    const DevMat dT = act == Act::relu ? dZ : dH;
+    if (ly.db.size) d.col_sum_add(dT, ly.db);
+    d.spmm_transpose_add(topo, dT, G);  // ∇t = Âᵀ ∇z
+  } else if (m.kind == ModelKind::gcn) {
+    DevMat A = view(st.in_a[s], nd, in_w);  // cached aggregate: no neighbor reload
+    d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
+    d.bias_act(Z, ly.b, act, H);
+    d.act_backward(dH, Z, act, dZ);
+    d.gemm(true, false, in_w, out_w, nd, 1.0f, A.data, in_w, dZ.data, out_w, 1.0f, ly.dW.data, out_w);
+    if (ly.db.size) d.col_sum_add(dZ, ly.db);
+    if (l > 0) {
+      d.gemm(false, true, nd, in_w, out_w, 1.0f, dZ.data, out_w, ly.W.data, out_w, 0.0f, A.data, in_w);
+      d.spmm_transpose_add(topo, A, G);
+    }
+  } else {
+    const int heads = m.layer_heads(l);
+    const bool last = m.is_last(l);
+    const DropoutSpec attn = attn_dropout(l, epoch, true, st.keys.data);
+    DevMat X = view(st.x, st.plan.buffer_rows, in_w);
+    DevMat Gt = view(st.gt, st.plan.buffer_rows, tw), dGt = view(st.dgt, st.plan.buffer_rows, tw);
+    d.gemm(false, false, X.rows, tw, in_w, 1.0f, X.data, in_w, ly.W.data, tw, 0.0f, Gt.data, tw);
+    d.gat_scores(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, st.pre, st.score);
+    d.gat_softmax(topo, heads, st.score, st.alpha, st.alpha_drop, attn);
+    d.gat_aggregate(topo, Gt, st.alpha_drop, heads, last, Z);
+    d.bias_act(Z, ly.b, act, H);
+    d.act_backward(dH, Z, act, dZ);
+    if (ly.db.size) d.col_sum_add(dZ, ly.db);
+    d.gat_backward(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, last, st.pre, st.alpha, st.alpha_drop,
+                   attn, dZ, dGt, ly.d_att_src, ly.d_att_dst);
+    d.gemm(true, false, in_w, tw, X.rows, 1.0f, X.data, in_w, dGt.data, tw, 1.0f, ly.dW.data, tw);
+    if (l > 0) d.gemm(false, true, X.rows, in_w, tw, 1.0f, dGt.data, tw, ly.W.data, tw, 1.0f, G.data, in_w);
+  }
+  publish(st, s, none);
+}
+
+// Transform-first forward, vertex-wise: t = dropout(h^l) W for the batch's own
+// rows (contiguous in new ids), written to host for the chunks to gather.
+void Trainer::transform_batch(DeviceState& st, int l, int j, int epoch, bool training) {
+  const ModelConfig& m = opt_.model;
+  const int64_t in_w = m.in_width(l), out_w = m.out_width(l);
+  Device& d = *st.dev;
+  const int s = st.slot_of[j];
+  const ChunkPlan& c = *st.plan.steps[j].plan;
+  const int64_t nd = c.num_dst(), v0 = c.dst_begin;
+  begin_compute(d, st.loaded[s], st.stored[s], opt_.overlap_copies);
+  DevMat X = view(st.in_a[s], nd, in_w);
+  d.dropout_rows(X, v0, input_dropout(l, epoch, training, st.keys.data));
+  DevMat T = view(st.out_h[s], nd, out_w);
+  d.gemm(false, false, nd, out_w, in_w, 1.0f, X.data, in_w, st.layers[l].W.data, out_w, 0.0f, T.data, out_w);
+  const std::vector<Output> outputs{{T, &store_.agg[l], v0}};
+  publish(st, s, outputs);
+}
+
+// Transform-first backward, vertex-wise, once ∇t is complete on host:
+// ∇W += xᵀ ∇t and ∇x = ∇t Wᵀ for the batch's own rows (x recomputed from h^l).
+void Trainer::transform_backward_batch(DeviceState& st, int l, int j, int epoch) {
+  const ModelConfig& m = opt_.model;
+  const int64_t in_w = m.in_width(l), out_w = m.out_width(l);
+  Device& d = *st.dev;
+  const int s = st.slot_of[j];
+  const ChunkPlan& c = *st.plan.steps[j].plan;
+  const int64_t nd = c.num_dst(), v0 = c.dst_begin;
+  Layer& ly = st.layers[l];
+  begin_compute(d, st.loaded[s], st.stored[s], opt_.overlap_copies);
+  DevMat dT = view(st.in_dh[s], nd, out_w), X = view(st.in_a[s], nd, in_w);
+  d.dropout_rows(X, v0, input_dropout(l, epoch, true, st.keys.data));
+  d.gemm(true, false, in_w, out_w, nd, 1.0f, X.data, in_w, dT.data, out_w, 1.0f, ly.dW.data, out_w);
+  std::vector<Output> outputs;
+  if (l > 0) {
+    DevMat dX = view(st.out_a[s], nd, in_w);
+    d.gemm(false, true, nd, in_w, out_w, 1.0f, dT.data, out_w, ly.W.data, out_w, 0.0f, dX.data, in_w);
+    outputs.push_back({dX, &store_.grad[l], v0});
+  }
+  publish(st, s, outputs);
+}
+
+}  // namespace ht

@@ -1,0 +1,91 @@
+#pragma once
+// Internal to the trainer (trainer*.cpp): what each device holds and the
+// events that order its queues.
+//
+// Buffers rotate between two slots by the device's batch count (`seq`), so
+// that batch j + 1's loads and batch j - 1's write-behind copies run while
+// batch j computes. Event rules, per slot s:
+//   load queue   waits computed[s] (batch k - 2 is done with the slot), then
+//                loads; records loaded[s];
+//   compute      waits loaded[s]; waits stored[s] before writing the slot's
+//                outputs; records computed[s];
+//   store queue  waits computed[s]; copies outputs to host; records stored[s].
+// The merged buffer x is shared by the batches: batch j + 1's new rows are
+// gathered ahead into incoming[s] and scattered into x after batch j (waiting
+// for the peers' pulls of batch j: `pulled`); peers pull batch j + 1's rows
+// after the owner's scatter (`x_ready`). Gradient pushes wait for the owner's
+// previous flush (`flushed`), flushes wait for the peers' pushes (`pushed`).
+#include <memory>
+#include <vector>
+
+#include "engine/device_plan.hpp"
+#include "engine/executor.hpp"
+#include "engine/trainer.hpp"
+
+namespace ht {
+
+struct Trainer::Layer {
+  DevArray<float> W, b, att_src, att_dst;
+  DevArray<float> dW, db, d_att_src, d_att_dst;
+};
+
+inline constexpr int kSlots = 2;         // batches in flight per device (loading, computing)
+inline constexpr int kStagingSlots = 3;  // gradient pieces in flight (compacted, copied, added)
+
+struct Trainer::DeviceState {
+  Device* dev = nullptr;
+  DevicePlan plan;
+  std::vector<Layer> layers;
+  DevArray<float> x, g;             // merged data / gradient buffers: buffer_rows x max gather width
+  DevArray<float> incoming[kSlots]; // read-ahead rows of the next batch: max later loads x max gather width
+  DevArray<std::byte> ring[kSlots]; // packed step (topology, index lists)
+  int ring_step[kSlots] = {-1, -1}; // which step each ring slot holds
+  // Inputs read ahead by the load queue (max_dst rows each).
+  DevArray<float> in_a[kSlots];     // aggregate / own input rows: max input width
+  DevArray<float> in_h[kSlots];     // h^{l+1} (ReLU mask): max output width
+  DevArray<float> in_dh[kSlots];    // ∇x^{l+1} or ∇t: max output width
+  // Outputs written behind by the store queue (max_dst rows each).
+  DevArray<float> out_a[kSlots];    // cached aggregate or ∇x: max input width
+  DevArray<float> out_h[kSlots];    // h^{l+1} or t: max output width
+  DevArray<float> out_dl[kSlots];   // ∇logits: output width
+  DevArray<float> z, dz;            // max_dst x max output width
+  DevArray<float> gt, dgt;          // GAT transform and its gradient: buffer_rows x max transform width
+  DevArray<float> pre, score, alpha, alpha_drop;  // GAT: max_edges x max heads
+  DevArray<float> staging_dev[kStagingSlots];     // compacted gradient pieces
+  HostMat staging_host[kStagingSlots];            // their pinned host copies
+  int64_t staging_rows = 0;
+  DevArray<int64_t> keys;           // new id -> graph file id
+  DevArray<int32_t> labels;
+  DevArray<uint8_t> split;
+
+  // Scheduling state.
+  int64_t seq = 0;                  // batches started (slot = seq % kSlots)
+  std::vector<int> slot_of;         // slot of each batch of the pass being issued
+  StepLists lists[kSlots];          // the step in each slot, bound to its ring slot
+  int64_t stage_seq = 0;            // staging pieces started
+  Event loaded[kSlots], computed[kSlots], stored[kSlots];
+  Event x_ready, pulled, pushed, flushed;
+  Event compacted[kStagingSlots], copied[kStagingSlots];
+  Event added[kStagingSlots];       // on device 0's host queue: the host add of this device's piece is done
+  Event phase_stored;               // store queue: the phase's copies are done
+  Event phase_host;                 // device 0 only: host queue, the phase's adds are done
+};
+
+// A batch's output rows and where they go in the vertex store.
+struct Trainer::Output {
+  DevMat rows;
+  const HostMat* dst = nullptr;
+  int64_t v0 = 0;
+};
+
+namespace engine_detail {
+
+inline DevMat view(DevArray<float> storage, int64_t rows, int64_t cols) {
+  HT_ASSERT(rows * cols <= storage.size);
+  return {storage.data, rows, cols};
+}
+
+inline int64_t bytes_of(int64_t rows, int64_t cols) { return rows * cols * 4; }
+
+}  // namespace engine_detail
+}  // namespace ht

@@ -57,9 +57,9 @@ DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOpti
   var += 4 * nd * (2 * (2 * max_in + 3 * max_out + m.dims.back()) + 2 * max_out);
   if (gat) var += 4 * rows * max_tw * 2 + 4 * 5 * ne * max_heads;
   const int64_t piece = std::max<int64_t>(1, std::min(max_flush, staging_piece_rows(max_gather)));
+  var += 3 * 4 * piece * max_gather;  // staging ring (pieces of at most 64 MiB)
   need.fixed_bytes = plan.num_vertices * (8 + 4 + 1) + 3 * 4 * m.dims.front() * static_cast<int64_t>(max_tw + max_out) +
-                     3 * 4 * piece * max_gather +  // staging ring
-                     (int64_t{16} << 20);          // keys/labels/split, parameters, library workspace
+                     (int64_t{16} << 20);  // keys/labels/split, parameters, library workspace
   return need;
 }
 

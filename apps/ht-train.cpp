@@ -100,6 +100,13 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-overlap", job.trainer.overlap_copies,
                "Copy layer outputs to host in line with compute instead of behind the next batch (saves one set "
                "of output buffers per GPU; results are the same)");
+  ht::cli::add_enum(app, "--steps", job.trainer.steps,
+                    {{"auto", ht::StepPlacement::automatic},
+                     {"stream", ht::StepPlacement::streamed},
+                     {"resident", ht::StepPlacement::resident}},
+                    "Chunk topologies on the GPU: resident (copied once), stream (two in flight, copied with each "
+                    "batch: GPU memory shrinks with the chunk count, more host-link traffic), auto = resident when "
+                    "they fit under --gpu-mem or the free memory");
   ht::cli::add_enum(app, "--store", job.store,
                     {{"auto", ht::StoreChoice::automatic}, {"host", ht::StoreChoice::host}, {"device", ht::StoreChoice::device}},
                     "Vertex store: host (pinned), device (in-memory mode: m = 1, n = 1), auto = device when it fits");

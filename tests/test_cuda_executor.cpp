@@ -435,22 +435,28 @@ TEST(CudaEngine, WriteBehindEqualsInlineCopiesExactly) {
       cfg.bias = false;
       Partition p = test::range_partition(g, 1, chunks);
       Plan plan = build_plan(g.view(), p);
-      std::vector<double> loss[2];
-      std::vector<std::vector<float>> grads[2];
-      for (int overlap = 0; overlap < 2; ++overlap) {
+      // Variants: copies in line; written behind with read-ahead (resident
+      // steps); the same with the steps streamed through the two-slot ring.
+      std::vector<double> loss[3];
+      std::vector<std::vector<float>> grads[3];
+      for (int v = 0; v < 3; ++v) {
         auto gpu = make_cuda_executor(1);
         TrainerOptions opt{cfg, {}, CommMode::full, order};
-        opt.overlap_copies = overlap == 1;
+        opt.overlap_copies = v >= 1;
+        opt.steps = v == 2 ? StepPlacement::streamed : StepPlacement::resident;
         opt.store_on_device = chunks == 1;
         Trainer t(*gpu, g.view(), orig, plan, opt);
-        for (int e = 0; e < 3; ++e) loss[overlap].push_back(t.train_epoch(e).loss);
-        loss[overlap].push_back(t.compute_gradients(3));
-        for (const ParamTensor& pt : t.params().tensors) grads[overlap].push_back(pt.grad);
-        grads[overlap].push_back(t.logits());
+        for (int e = 0; e < 3; ++e) loss[v].push_back(t.train_epoch(e).loss);
+        loss[v].push_back(t.compute_gradients(3));
+        for (const ParamTensor& pt : t.params().tensors) grads[v].push_back(pt.grad);
+        grads[v].push_back(t.logits());
       }
-      for (size_t e = 0; e < loss[0].size(); ++e) EXPECT_NEAR(loss[1][e], loss[0][e], 1e-12 * loss[0][e]);
-      ASSERT_EQ(grads[1].size(), grads[0].size());
-      for (size_t k = 0; k < grads[0].size(); ++k) EXPECT_TRUE(grads[1][k] == grads[0][k]) << "tensor " << k;
+      for (int v = 1; v < 3; ++v) {
+        SCOPED_TRACE(v == 1 ? "written behind" : "streamed steps");
+        for (size_t e = 0; e < loss[0].size(); ++e) EXPECT_NEAR(loss[v][e], loss[0][e], 1e-12 * loss[0][e]);
+        ASSERT_EQ(grads[v].size(), grads[0].size());
+        for (size_t k = 0; k < grads[0].size(); ++k) EXPECT_TRUE(grads[v][k] == grads[0][k]) << "tensor " << k;
+      }
     }
 #endif
 }

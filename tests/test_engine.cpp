@@ -83,15 +83,17 @@ struct Case {
   GcnOrder order = GcnOrder::automatic;
   bool overlap = true;  // write-behind slots (in line when false)
   CopyTiming timing = CopyTiming::eager;
+  StepPlacement steps = StepPlacement::streamed;
 };
 
 std::string name(const Case& c) {
   const char* comm[] = {"baseline", "p2p", "full"};
   const char* order[] = {"auto", "aggregate-first", "transform-first"};
   const char* timing_name[] = {"", " late copies", " late compute"};
-  return fmt::format("{} m={} n={} {} dropout={} {}{}", c.kind == ModelKind::gcn ? "GCN" : "GAT", c.m, c.n,
+  return fmt::format("{} m={} n={} {} dropout={} {}{}{}", c.kind == ModelKind::gcn ? "GCN" : "GAT", c.m, c.n,
                      comm[static_cast<int>(c.comm)], c.dropout, order[static_cast<int>(c.order)],
-                     c.overlap ? timing_name[static_cast<int>(c.timing)] : " copies in line");
+                     c.overlap ? timing_name[static_cast<int>(c.timing)] : " copies in line",
+                     c.steps == StepPlacement::resident ? " resident steps" : "");
 }
 
 void check_case(const Case& c) {
@@ -117,6 +119,7 @@ void check_case(const Case& c) {
   CpuExecutor exec(c.m, c.timing);
   TrainerOptions opt{cfg, ocfg, c.comm, c.order};
   opt.overlap_copies = c.overlap;
+  opt.steps = c.steps;
   Trainer tr(exec, gn.view(), orig, plan, opt);
   const double loss = tr.compute_gradients(epoch);
   EXPECT_NEAR(loss, ref_loss, 1e-5 * std::abs(ref_loss));
@@ -137,6 +140,7 @@ TEST(Engine, EqualsReferenceGcn) {
         for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full})
           for (float d : {0.0f, 0.5f}) {
             check_case({ModelKind::gcn, m, n, comm, d, order, false});
+            check_case({ModelKind::gcn, m, n, comm, d, order, true, CopyTiming::late_compute, StepPlacement::resident});
             for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute})
               check_case({ModelKind::gcn, m, n, comm, d, order, true, timing});
           }

@@ -49,6 +49,7 @@ TEST(MemoryPlan, ShrinksWithChunksAndSuggestsAFittingCount) {
   Graph g = graph();
   TrainerOptions cfg;
   cfg.model.dims = {256, 128, 16};
+  cfg.steps = StepPlacement::streamed;  // only the steps in flight are on the device
   const DeviceMemoryNeed one = device_memory_need(plan_for(g, 1), 0, cfg);
   const DeviceMemoryNeed eight = device_memory_need(plan_for(g, 8), 0, cfg);
   EXPECT_LT(eight.per_chunk_bytes, one.per_chunk_bytes / 3);
@@ -87,6 +88,22 @@ TEST(MemoryPlan, ReadAheadAddsTheIncomingRows) {
   EXPECT_GT(later, 0);
   EXPECT_EQ(ahead.per_chunk_bytes - in_line.per_chunk_bytes, 2 * 4 * later * 128);
   EXPECT_EQ(ahead.fixed_bytes, in_line.fixed_bytes);
+}
+
+TEST(MemoryPlan, AutomaticStepsStreamOnlyWhenResidentStepsDoNotFit) {
+  Graph g = graph();
+  TrainerOptions cfg;
+  cfg.model.dims = {256, 128, 16};
+  const Plan plan = plan_for(g, 8);
+  const DeviceMemoryNeed resident = device_memory_need(plan, 0, cfg, false);
+  const DeviceMemoryNeed streamed = device_memory_need(plan, 0, cfg, true);
+  ASSERT_LT(streamed.total(), resident.total());
+  EXPECT_FALSE(streams_steps(plan, 0, cfg, 0));                 // no limit
+  EXPECT_FALSE(streams_steps(plan, 0, cfg, resident.total()));  // fits
+  EXPECT_TRUE(streams_steps(plan, 0, cfg, resident.total() - 1));
+  EXPECT_EQ(device_memory_need(plan, 0, cfg, resident.total() - 1).total(), streamed.total());
+  cfg.steps = StepPlacement::resident;
+  EXPECT_FALSE(streams_steps(plan, 0, cfg, 1));
 }
 
 }  // namespace ht

@@ -153,8 +153,9 @@ void CudaDevice::reset_timeline() {
   pairs_.clear();
 }
 
-// Seconds since the host clock's reading at reset_timeline, so that the
-// devices' timelines share one origin (the trainer subtracts its own start).
+// Seconds of the host's steady clock: the start event's time is the host
+// clock's reading when it completed (the queues were idle), plus the events'
+// elapsed times.
 std::vector<BusyInterval> CudaDevice::timeline() {
   drain();
   std::vector<BusyInterval> out;

@@ -129,7 +129,7 @@ void CpuDevice::begin_work() {
 void CpuDevice::end_work(WorkKind kind) {
   const Queue q = queue_;
   enqueue([this, q, kind] {
-    auto seconds = [&](Clock::time_point t) { return std::chrono::duration<double>(t - timeline_start_).count(); };
+    auto seconds = [](Clock::time_point t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); };
     intervals_.push_back({kind, seconds(state(q).open), seconds(Clock::now())});
   });
 }
@@ -137,7 +137,6 @@ void CpuDevice::end_work(WorkKind kind) {
 void CpuDevice::reset_timeline() {
   synchronize();
   intervals_.clear();
-  timeline_start_ = Clock::now();
 }
 
 std::vector<BusyInterval> CpuDevice::timeline() {

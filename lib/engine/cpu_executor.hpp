@@ -10,9 +10,9 @@
 // rotation). `late` runs compute at once but defers the load, store and host
 // queues until an event wait or a synchronize forces them, so an operation
 // runs as late as the events allow: a missing wait shows up as a stale or
-// overwritten row. `late_compute` is the mirror image: copies and host tasks
-// run when issued, compute waits until forced, so a load that overwrites a
-// buffer an earlier batch still has to read shows up. The equivalence tests
+// overwritten row. `late_compute` is the mirror image: loads run when issued,
+// every other queue waits until forced, so a load that overwrites a buffer
+// (or a packed step) that earlier work still has to read shows up. The equivalence tests
 // run all three timings.
 #include <chrono>
 #include <deque>
@@ -113,7 +113,7 @@ class CpuDevice final : public Device {
   // Issues `op` on the current queue: runs it now, or defers it (late timing).
   void enqueue(std::function<void()> op);
   bool deferred(Queue q) const {
-    return timing_ == CopyTiming::late ? q != Queue::compute : timing_ == CopyTiming::late_compute && q == Queue::compute;
+    return timing_ == CopyTiming::late ? q != Queue::compute : timing_ == CopyTiming::late_compute && q != Queue::load;
   }
   // Runs queue q's deferred operations up to its issued position `pos`.
   void run_until(Queue q, int64_t pos);
@@ -123,7 +123,6 @@ class CpuDevice final : public Device {
   CopyTiming timing_;
   QueueState queues_[kNumQueues];
   std::vector<Mark> events_;
-  Clock::time_point timeline_start_ = Clock::now();
   std::vector<BusyInterval> intervals_;
   LossStats loss_;
   int64_t bytes_ = 0;

@@ -125,7 +125,8 @@ class Device {
   // one busy interval of `kind` (times taken when the queue gets there).
   virtual void begin_work() = 0;
   virtual void end_work(WorkKind kind) = 0;
-  // Starts a new timeline (queues idle) / the intervals since (queues idle).
+  // Starts a new timeline (queues idle) / the intervals since (queues idle),
+  // in seconds of the host's steady clock (std::chrono::steady_clock).
   virtual void reset_timeline() = 0;
   virtual std::vector<BusyInterval> timeline() = 0;
 

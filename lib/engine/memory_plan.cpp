@@ -28,17 +28,19 @@ LayerExtents layer_extents(const ModelConfig& m, GcnOrder order) {
 // step, read-ahead rows, inputs, outputs), the staging ring of returned
 // gradient pieces, and the per-vertex arrays and parameters. Only the two
 // slots' steps are resident, so more chunks shrink the per-batch terms.
-DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt) {
+DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt, bool streamed) {
   const ModelConfig& m = opt.model;
   const CommMode mode = opt.comm;
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt.gcn_order);
   const bool gat = m.kind == ModelKind::gat;
   const int64_t rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu);
   const int64_t nd = plan.max_dst[gpu], ne = plan.max_edges[gpu];
-  int64_t max_step = 0, max_later = 0, max_flush = 0;
+  int64_t max_step = 0, all_steps = 0, max_later = 0, max_flush = 0;
   for (int j = 0; j < plan.n; ++j) {
     const ChunkPlan& s = plan.step(j, gpu);
-    max_step = std::max(max_step, packed_step_bytes(s, mode, rows, m.kind == ModelKind::gcn, gat));
+    const int64_t b = packed_step_bytes(s, mode, rows, m.kind == ModelKind::gcn, gat);
+    max_step = std::max(max_step, b);
+    all_steps += b;
     int64_t loads = 0;
     for (size_t t = 0; t < s.trans_vid.size(); ++t) loads += s.trans_reused[t] ? 0 : 1;
     if (j > 0) max_later = std::max(max_later, loads);
@@ -51,7 +53,7 @@ DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOpti
   DeviceMemoryNeed need;
   int64_t& var = need.per_chunk_bytes;
   var += 4 * rows * max_gather * 2;  // merged data and gradient buffers
-  var += 2 * max_step;               // the ring of packed steps
+  var += streamed ? 2 * max_step : all_steps;  // packed steps: a ring of two, or all of them
   if (ahead) var += 2 * 4 * max_later * max_gather;
   // Per slot: inputs (a, h, ∇h), outputs (a, h, ∇logits); z and ∇z once.
   var += 4 * nd * (2 * (2 * max_in + 3 * max_out + m.dims.back()) + 2 * max_out);
@@ -61,6 +63,20 @@ DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOpti
   need.fixed_bytes = plan.num_vertices * (8 + 4 + 1) + 3 * 4 * m.dims.front() * static_cast<int64_t>(max_tw + max_out) +
                      (int64_t{16} << 20);  // keys/labels/split, parameters, library workspace
   return need;
+}
+
+bool streams_steps(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t limit) {
+  switch (opt.steps) {
+    case StepPlacement::streamed: return plan.n > 2;
+    case StepPlacement::resident: return false;
+    case StepPlacement::automatic: break;
+  }
+  if (plan.n <= 2 || limit <= 0) return false;
+  return device_memory_need(plan, gpu, opt, false).total() > limit;
+}
+
+DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t limit) {
+  return device_memory_need(plan, gpu, opt, streams_steps(plan, gpu, opt, limit));
 }
 
 void check_device_memory(const DeviceMemoryNeed& need, int64_t limit, int gpu, int chunks) {

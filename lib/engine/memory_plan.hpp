@@ -37,7 +37,13 @@ struct DeviceMemoryNeed {
   int64_t total() const { return per_chunk_bytes + fixed_bytes; }
 };
 
-DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt);
+// Need with the steps placed as `streamed` says (opt.steps is not read).
+DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt, bool streamed);
+// Need with the placement opt.steps asks for, automatic resolved against `limit`.
+DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t limit = 0);
+// Whether steps stream for this device: opt.steps, with automatic = stream
+// only when the resident steps would not fit under `limit` (0 = no limit).
+bool streams_steps(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t limit);
 
 // Throws ht::Error when `need` exceeds `limit` (bytes; 0 = no limit), naming
 // the device, both sizes and an estimate of the chunks per GPU that would fit.

@@ -55,7 +55,7 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
     if (exec_.has_device_memory()) {
       store_.residence = Residence::device;
       // The store comes on top of what the plan needs.
-      DeviceMemoryNeed need = device_memory_need(plan_, 0, opt_);
+      DeviceMemoryNeed need = device_memory_need(plan_, 0, opt_, exec_.memory_limit(0));
       need.fixed_bytes += vertex_store_bytes(m, opt_.gcn_order, n);
       check_device_memory(need, exec_.memory_limit(0), 0, plan_.n);
     }
@@ -105,7 +105,7 @@ void Trainer::setup_devices() {
   const bool gat = m.kind == ModelKind::gat;
   EdgeKeys keys{inv_sqrt_deg_, orig_id_};
   for (int i = 0; i < plan_.m; ++i)
-    check_device_memory(device_memory_need(plan_, i, opt_), exec_.memory_limit(i), i, plan_.n);
+    check_device_memory(device_memory_need(plan_, i, opt_, exec_.memory_limit(i)), exec_.memory_limit(i), i, plan_.n);
   auto pinned = [&](int64_t bytes) { return exec_.alloc_pinned_bytes(bytes); };
   std::vector<DevicePlan*> plans;
   for (int i = 0; i < plan_.m; ++i) {
@@ -122,10 +122,20 @@ void Trainer::setup_devices() {
     st->z = d.alloc_floats(nd * max_out);
     st->dz = d.alloc_floats(nd * max_out);
     const int64_t later = read_ahead() ? std::max<int64_t>(dp.max_later_loads, 1) : 0;
-    // With one or two batches both steps stay in the ring: nothing streams.
+    st->streamed = streams_steps(plan_, i, opt_, exec_.memory_limit(i));
+    if (st->streamed) {
+      for (int s = 0; s < kSlots; ++s) st->ring.push_back(d.alloc_bytes(std::max<int64_t>(dp.max_step_bytes, 256)));
+      st->ring_step.assign(kSlots, -1);
+    } else {  // every step copied once, here
+      for (int j = 0; j < plan_.n; ++j) {
+        const DeviceStep& step = dp.steps[j];
+        st->ring.push_back(d.alloc_bytes(static_cast<int64_t>(step.bytes.size())));
+        d.copy_bytes_in(step.bytes.data(), st->ring.back(), static_cast<int64_t>(step.bytes.size()));
+        st->ring_step.push_back(j);
+      }
+    }
     for (int s = 0; s < kSlots; ++s) {
       if (later) st->incoming[s] = d.alloc_floats(later * max_gather);
-      st->ring[s] = d.alloc_bytes(std::max<int64_t>(dp.max_step_bytes, 256));
       st->in_a[s] = d.alloc_floats(nd * max_in);
       st->in_h[s] = d.alloc_floats(nd * max_out);
       st->in_dh[s] = d.alloc_floats(nd * max_out);
@@ -256,6 +266,11 @@ void Trainer::run_pass(Pass pass, int l, int epoch, bool training, LossStats* st
       } else if (l > 0) {
         issue_return(store_.grad[l], opt_.model.in_width(l), j);
       }
+      // The slot (and its packed step, which the return reads) is free now.
+      for (auto& st : dev_) {
+        st->dev->use(Queue::compute);
+        st->dev->record(st->computed[st->slot_of[j]]);
+      }
     }
   };
   issue_loads(pass, l, 0, epoch, training, true);
@@ -334,16 +349,13 @@ void Trainer::start_timeline() {
   timeline_start_ = now_seconds();
 }
 
-// CUDA timelines are in host-clock seconds; the CPU executor's are relative
-// to its own reset, which came just before timeline_start_.
+// Timelines are in seconds of the host's steady clock.
 void Trainer::finish_timeline(EpochResult& r, double wall) {
   std::vector<BusyInterval> all;
   for (auto& st : dev_) {
     for (BusyInterval b : st->dev->timeline()) {
-      if (b.begin > 1e6) {  // absolute host seconds (CUDA)
-        b.begin -= timeline_start_;
-        b.end -= timeline_start_;
-      }
+      b.begin -= timeline_start_;
+      b.end -= timeline_start_;
       all.push_back(b);
     }
   }

@@ -94,11 +94,14 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
     d.use(Queue::load);
     d.wait(d, st->computed[s]);  // batch k - 2 is done with the slot
     d.begin_work();
-    if (st->ring_step[s] != j) {
-      d.copy_bytes_in(step.bytes.data(), st->ring[s], static_cast<int64_t>(step.bytes.size()));
-      st->ring_step[s] = j;
+    // Vertex-wise passes read no topology: only batches over chunks need the step.
+    const bool chunk_pass = pass == Pass::forward || pass == Pass::backward;
+    const int r = st->ring_slot(j, s);
+    if (chunk_pass && st->ring_step[r] != j) {
+      d.copy_bytes_in(step.bytes.data(), st->ring[r], static_cast<int64_t>(step.bytes.size()));
+      st->ring_step[r] = j;
     }
-    st->lists[s] = step.bind(st->ring[s]);
+    st->lists[s] = chunk_pass ? step.bind(st->ring[r]) : StepLists{};
     switch (pass) {
       case Pass::forward: break;
       case Pass::transform: read_in(*st, store_.h[l], v0, view(st->in_a[s], nd, in_w)); break;

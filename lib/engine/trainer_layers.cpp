@@ -108,7 +108,6 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
   const int64_t nd = c.num_dst(), v0 = c.dst_begin;
   Layer& ly = st.layers[l];
   begin_compute(d, st.loaded[s], st.stored[s], false);
-  const std::vector<Output> none;
   DevMat dH = view(st.in_dh[s], nd, out_w), Z = view(st.z, nd, out_w), dZ = view(st.dz, nd, out_w);
   DevMat H = view(st.in_h[s], nd, out_w);  // loaded (ReLU mask) or recomputed
   if (l + 1 < L) {  // ∇h^{l+1} = mask ⊙ ∇x^{l+1}: the next layer's input dropout
@@ -153,7 +152,9 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
     d.gemm(true, false, in_w, tw, X.rows, 1.0f, X.data, in_w, dGt.data, tw, 1.0f, ly.dW.data, tw);
     if (l > 0) d.gemm(false, true, X.rows, in_w, tw, 1.0f, dGt.data, tw, ly.W.data, tw, 1.0f, G.data, in_w);
   }
-  publish(st, s, none);
+  // No `computed` here: the gradient return still reads the step's lists in
+  // the ring slot (Trainer::run_pass records it after the return).
+  d.end_work(WorkKind::compute);
 }
 
 // Transform-first forward, vertex-wise: t = dropout(h^l) W for the batch's own

@@ -7,6 +7,13 @@
 
 namespace ht {
 
+// Where each batch's packed step (topology, index lists) lives on the device.
+enum class StepPlacement {
+  automatic,  // resident when every step fits next to the rest, else streamed
+  streamed,   // two ring slots: a step is copied in with its batch's data
+  resident,   // every step copied once at setup (no per-batch step traffic)
+};
+
 struct TrainerOptions {
   ModelConfig model;
   OptimizerConfig optimizer;
@@ -19,6 +26,7 @@ struct TrainerOptions {
   // while the next batch computes (output buffers doubled); false = copies in
   // line with compute, as the paper does.
   bool overlap_copies = true;
+  StepPlacement steps = StepPlacement::automatic;
 };
 
 }  // namespace ht

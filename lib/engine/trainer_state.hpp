@@ -38,8 +38,12 @@ struct Trainer::DeviceState {
   std::vector<Layer> layers;
   DevArray<float> x, g;             // merged data / gradient buffers: buffer_rows x max gather width
   DevArray<float> incoming[kSlots]; // read-ahead rows of the next batch: max later loads x max gather width
-  DevArray<std::byte> ring[kSlots]; // packed step (topology, index lists)
-  int ring_step[kSlots] = {-1, -1}; // which step each ring slot holds
+  // Packed steps (topology, index lists): one per batch when resident; when
+  // streamed, two ring slots that follow the data slots.
+  bool streamed = false;
+  std::vector<DevArray<std::byte>> ring;
+  std::vector<int> ring_step;       // which step each ring slot holds (-1: none yet)
+  int ring_slot(int batch, int slot) const { return streamed ? slot : batch; }
   // Inputs read ahead by the load queue (max_dst rows each).
   DevArray<float> in_a[kSlots];     // aggregate / own input rows: max input width
   DevArray<float> in_h[kSlots];     // h^{l+1} (ReLU mask): max output width

@@ -84,6 +84,7 @@ struct Case {
   bool overlap = true;  // write-behind slots (in line when false)
   CopyTiming timing = CopyTiming::eager;
   StepPlacement steps = StepPlacement::streamed;
+  int merged_buffers = 2;  // 0: no early start
 };
 
 std::string name(const Case& c) {
@@ -93,7 +94,8 @@ std::string name(const Case& c) {
   return fmt::format("{} m={} n={} {} dropout={} {}{}{}", c.kind == ModelKind::gcn ? "GCN" : "GAT", c.m, c.n,
                      comm[static_cast<int>(c.comm)], c.dropout, order[static_cast<int>(c.order)],
                      c.overlap ? timing_name[static_cast<int>(c.timing)] : " copies in line",
-                     c.steps == StepPlacement::resident ? " resident steps" : "");
+                     std::string(c.steps == StepPlacement::resident ? " resident steps" : "") +
+                         (c.merged_buffers == 0 ? " barriers" : c.merged_buffers == 1 ? " one merged buffer" : ""));
 }
 
 void check_case(const Case& c) {
@@ -120,6 +122,8 @@ void check_case(const Case& c) {
   TrainerOptions opt{cfg, ocfg, c.comm, c.order};
   opt.overlap_copies = c.overlap;
   opt.steps = c.steps;
+  opt.early_start = c.merged_buffers > 0;
+  opt.merged_buffers = std::max(c.merged_buffers, 1);
   Trainer tr(exec, gn.view(), orig, plan, opt);
   const double loss = tr.compute_gradients(epoch);
   EXPECT_NEAR(loss, ref_loss, 1e-5 * std::abs(ref_loss));
@@ -141,6 +145,9 @@ TEST(Engine, EqualsReferenceGcn) {
           for (float d : {0.0f, 0.5f}) {
             check_case({ModelKind::gcn, m, n, comm, d, order, false});
             check_case({ModelKind::gcn, m, n, comm, d, order, true, CopyTiming::late_compute, StepPlacement::resident});
+            for (int buffers : {0, 1})
+              for (CopyTiming timing : {CopyTiming::late, CopyTiming::late_compute})
+                check_case({ModelKind::gcn, m, n, comm, d, order, true, timing, StepPlacement::streamed, buffers});
             for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute})
               check_case({ModelKind::gcn, m, n, comm, d, order, true, timing});
           }

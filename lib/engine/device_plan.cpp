@@ -249,6 +249,18 @@ DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const Edg
     }
   }
   if (!error.empty()) throw Error(error);
+  if (mode != CommMode::baseline) {
+    for (int j = 0; j < plan.n; ++j) {
+      const StepIndexLists x = index_lists(plan.step(j, gpu), mode);
+      const auto& v = x.load_vids;  // ascending: the owner's transition rows
+      for (int k = 0; k < plan.n; ++k) {
+        const ChunkPlan& c = plan.step(k, gpu);
+        const auto lo = std::lower_bound(v.begin(), v.end(), static_cast<uint32_t>(c.dst_begin));
+        const auto hi = std::lower_bound(v.begin(), v.end(), static_cast<uint32_t>(c.dst_end));
+        dp.steps[j].load_by_producer.push_back({lo - v.begin(), hi - lo});
+      }
+    }
+  }
   for (int j = 0; j < plan.n; ++j) {
     const DeviceStep& ds = dp.steps[j];
     dp.max_step_bytes = std::max<int64_t>(dp.max_step_bytes, static_cast<int64_t>(ds.bytes.size()));

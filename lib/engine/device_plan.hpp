@@ -66,6 +66,10 @@ struct DeviceStep {
   // zeroed store: no per-layer clear of the gradient matrix.
   std::vector<uint8_t> flush_first;
   int64_t reused_rows = 0;  // rows kept in place (full mode)
+  // p2p and full modes: the load list's rows produced by this device's batch
+  // k (its own partition's chunk in batch k), as [begin, begin + count) of
+  // the list; lets a pass gather rows as soon as their producer stored them.
+  std::vector<Slice> load_by_producer;
   int64_t load_count() const { return load_vids.count; }
   int64_t flush_count() const { return flush_rows.count; }
   StepLists bind(DevArray<std::byte> at) const;

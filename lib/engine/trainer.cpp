@@ -117,7 +117,7 @@ void Trainer::setup_devices() {
     const DevicePlan& dp = st->plan;
     const int64_t rows = std::max<int64_t>(dp.buffer_rows, 1);
     const int64_t nd = std::max<int64_t>(plan_.max_dst[i], 1), ne = std::max<int64_t>(plan_.max_edges[i], 1);
-    st->x = d.alloc_floats(rows * max_gather);
+    st->xs[0] = st->xs[1] = st->x = d.alloc_floats(rows * max_gather);
     st->g = d.alloc_floats(rows * max_gather);
     st->z = d.alloc_floats(nd * max_out);
     st->dz = d.alloc_floats(nd * max_out);
@@ -175,12 +175,24 @@ void Trainer::setup_devices() {
     }
     for (int s = 0; s < kSlots; ++s)
       for (Event* e : {&st->loaded[s], &st->computed[s], &st->stored[s]}) *e = d.create_event();
-    for (Event* e : {&st->x_ready, &st->pulled, &st->pushed, &st->flushed, &st->phase_stored, &st->phase_host})
+    for (Event* e : {&st->x_ready, &st->pulled, &st->pushed, &st->flushed, &st->phase_stored, &st->phase_host,
+                     &st->x_free[0], &st->x_free[1]})
       *e = d.create_event();
+    for (auto& set : st->batch_stored)
+      for (int j = 0; j < plan_.n; ++j) set.push_back(d.create_event());
     for (int k = 0; k < kStagingSlots; ++k) {
       st->compacted[k] = d.create_event();
       st->copied[k] = d.create_event();
       st->added[k] = exec_.device(0).create_event();  // recorded on device 0's host queue
+    }
+    // Last, so that it takes only what is left: the second merged buffer lets
+    // a gathering pass load while the previous one computes.
+    if (opt_.early_start && opt_.merged_buffers == 2 && plan_.n > 1) {
+      try {
+        st->xs[1] = d.alloc_floats(rows * max_gather);
+      } catch (const Error&) {
+        log::info("GPU {}: one merged buffer (no room for a second): gathering passes wait for the previous one", i);
+      }
     }
     plans.push_back(&st->plan);
     dev_.push_back(std::move(st));
@@ -243,7 +255,27 @@ bool Trainer::read_ahead() const { return opt_.comm == CommMode::full && opt_.ov
 void Trainer::run_pass(Pass pass, int l, int epoch, bool training, LossStats* stats) {
   (void)stats;
   for (auto& st : dev_) st->slot_of.assign(plan_.n, 0);
-  phase_barrier();
+  // A pass after gradient returns reads rows the host adds complete only at
+  // the end: a barrier. Otherwise batch j waits for the batches of the
+  // previous pass that produced its rows (wait_producer, issue_gather).
+  early_ = opt_.early_start && !prev_returned_ && opt_.comm != CommMode::baseline;
+  const bool gathering = pass == Pass::forward || (pass == Pass::backward && opt_.model.kind == ModelKind::gat);
+  const int xp = gather_seq_ & 1;
+  if (gathering) {
+    for (auto& st : dev_) {
+      st->x = st->xs[xp];
+      if (!early_) continue;
+      // The merged buffer's last users, on every device (peers pull from it):
+      // two gathering passes ago, or the last one when there is one buffer.
+      const bool one_buffer = st->xs[0].data == st->xs[1].data;
+      st->dev->use(Queue::load);
+      for (auto& peer : dev_) {
+        st->dev->wait(*peer->dev, peer->x_free[xp]);
+        if (one_buffer) st->dev->wait(*peer->dev, peer->x_free[xp ^ 1]);
+      }
+    }
+  }
+  if (!early_) phase_barrier();
   const bool ahead = read_ahead();
   auto compute = [&](int j) {
     for (auto& st : dev_) {
@@ -279,11 +311,22 @@ void Trainer::run_pass(Pass pass, int l, int epoch, bool training, LossStats* st
     compute_batch(j);
     if (!ahead && j + 1 < plan_.n) issue_loads(pass, l, j + 1, epoch, training, false);
   }
+  if (gathering) {
+    for (auto& st : dev_) {
+      st->dev->use(Queue::compute);
+      st->dev->record(st->x_free[xp]);
+    }
+    ++gather_seq_;
+  }
   end_phase();
+  prev_returned_ = pass == Pass::backward;
+  prev_produced_ = pass != Pass::backward;
+  ++pass_seq_;
 }
 
 double Trainer::forward(int epoch, bool training, LossStats* stats) {
   const ModelConfig& m = opt_.model;
+  prev_returned_ = true;  // the first pass waits for everything before it
   for (int l = 0; l < m.num_layers(); ++l) {
     // Transform-first: every vertex's t = x W must be on host before any
     // chunk gathers its neighbors' rows (the pass ends with a barrier).

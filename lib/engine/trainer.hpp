@@ -93,10 +93,12 @@ class Trainer {
   // staging ring (compact on the device, copy, add by a host task).
   void issue_return(const HostMat& dst, int64_t width, int j);
   struct Output;  // a batch's output rows and their place in the store
-  void publish(DeviceState& st, int slot, const std::vector<Output>& outputs);
+  void publish(DeviceState& st, int slot, int batch, const std::vector<Output>& outputs);
   void write_out(DeviceState& st, DevMat src, const HostMat& dst, int64_t v0);
   void read_in(DeviceState& st, const HostMat& src, int64_t v0, DevMat dst);
   void phase_barrier();
+  // How batch j's loads wait for the previous pass (trainer_io.cpp).
+  void wait_producer(DeviceState& st, int j, bool early);
   void end_phase();
   // ---- math of one batch on one device (trainer_layers.cpp)
   void forward_batch(DeviceState& st, int layer, int j, bool training, int epoch);
@@ -127,6 +129,12 @@ class Trainer {
   bool write_first_ = true;  // every gradient row's first return is a write (no clear)
   std::vector<std::unique_ptr<DeviceState>> dev_;
   double timeline_start_ = 0;
+  // Cross-pass scheduling: what the previous pass was.
+  int pass_seq_ = 0;            // passes issued (parity picks batch_stored)
+  int gather_seq_ = 0;          // gathering passes issued (parity picks the merged buffer)
+  bool prev_returned_ = true;   // the previous pass returned gradients through host adds (or none yet)
+  bool prev_produced_ = false;  // the previous pass wrote per-batch outputs the next one reads
+  bool early_ = false;          // the pass being issued started without a barrier
   EpochResult timing_;
 };
 

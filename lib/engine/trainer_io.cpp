@@ -72,6 +72,12 @@ void Trainer::end_phase() {
   h.record(dev_[0]->phase_host);
 }
 
+// Own rows a batch reads were written by the same batch of the previous pass
+// (same chunk, same device): wait for that batch's store, not for the pass.
+void Trainer::wait_producer(DeviceState& st, int j, bool early) {
+  if (early && prev_produced_) st.dev->wait(*st.dev, st.batch_stored[(pass_seq_ - 1) & 1][j]);
+}
+
 void Trainer::phase_barrier() {
   for (auto& st : dev_) {
     st->dev->use(Queue::load);
@@ -93,6 +99,7 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
     const int64_t nd = c.num_dst(), v0 = c.dst_begin;
     d.use(Queue::load);
     d.wait(d, st->computed[s]);  // batch k - 2 is done with the slot
+    if (pass != Pass::forward) wait_producer(*st, j, early_);
     d.begin_work();
     // Vertex-wise passes read no topology: only batches over chunks need the step.
     const bool chunk_pass = pass == Pass::forward || pass == Pass::backward;
@@ -151,14 +158,35 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
       for (auto& peer : dev_)
         if (peer != st) d.wait(*peer->dev, peer->pulled);
     }
-    d.begin_work();
-    if (ahead) {
-      d.gather_from_host(src, lists.load_vids, DevIdx{nullptr, step.load_count()},
-                         view(st->incoming[s], step.load_count(), width), drop);
+    const bool produced = early_ && prev_produced_;
+    if (first && produced) {
+      // Rows in the order their producers stored them: the gather starts as
+      // soon as the previous pass's first batch is on host.
+      const Event* stored = st->batch_stored[(pass_seq_ - 1) & 1].data();
+      int64_t covered = 0;
+      for (int k = 0; k < plan_.n; ++k) {
+        const Slice piece = step.load_by_producer[k];
+        d.wait(d, stored[k]);
+        if (piece.count == 0) continue;
+        d.begin_work();
+        d.gather_from_host(src, lists.load_vids.sub(piece.offset, piece.count),
+                           lists.load_rows.sub(piece.offset, piece.count),
+                           view(st->x, st->plan.buffer_rows, width), drop);
+        d.end_work(WorkKind::h2d);
+        covered += piece.count;
+      }
+      HT_ASSERT(covered == step.load_count());
     } else {
-      d.gather_from_host(src, lists.load_vids, lists.load_rows, view(st->x, st->plan.buffer_rows, width), drop);
+      if (produced) wait_producer(*st, plan_.n - 1, true);  // the store queue is in order: all of them
+      d.begin_work();
+      if (ahead) {
+        d.gather_from_host(src, lists.load_vids, DevIdx{nullptr, step.load_count()},
+                           view(st->incoming[s], step.load_count(), width), drop);
+      } else {
+        d.gather_from_host(src, lists.load_vids, lists.load_rows, view(st->x, st->plan.buffer_rows, width), drop);
+      }
+      d.end_work(WorkKind::h2d);
     }
-    d.end_work(WorkKind::h2d);
     count_host_rows(step.load_count(), width, true);
     exec_.counters().reuse_rows += step.reused_rows;
     exec_.counters().reuse_bytes += bytes_of(step.reused_rows, width);

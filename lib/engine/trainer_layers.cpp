@@ -35,23 +35,28 @@ static void begin_compute(Device& d, const Event& loaded, const Event& stored, b
 
 // End of a batch's compute: outputs go to host on the store queue (written
 // behind) or in line on the compute queue; `computed` frees the slot's inputs.
-void Trainer::publish(DeviceState& st, int s, const std::vector<Output>& outputs) {
+// `batch_stored` marks the batch's outputs on host for the next pass.
+void Trainer::publish(DeviceState& st, int s, int j, const std::vector<Output>& outputs) {
   Device& d = *st.dev;
+  const Event done = st.batch_stored[pass_seq_ & 1][j];
   if (!opt_.overlap_copies) {
     for (const Output& o : outputs) write_out(st, o.rows, *o.dst, o.v0);
     d.end_work(WorkKind::compute);
     d.record(st.computed[s]);
+    d.record(done);
     return;
   }
   d.end_work(WorkKind::compute);
   d.record(st.computed[s]);
-  if (outputs.empty()) return;
   d.use(Queue::store);
   d.wait(d, st.computed[s]);
-  d.begin_work();
-  for (const Output& o : outputs) write_out(st, o.rows, *o.dst, o.v0);
-  d.end_work(WorkKind::d2h);
-  d.record(st.stored[s]);
+  if (!outputs.empty()) {
+    d.begin_work();
+    for (const Output& o : outputs) write_out(st, o.rows, *o.dst, o.v0);
+    d.end_work(WorkKind::d2h);
+    d.record(st.stored[s]);
+  }
+  d.record(done);
 }
 
 void Trainer::forward_batch(DeviceState& st, int l, int j, bool training, int epoch) {
@@ -93,7 +98,7 @@ void Trainer::forward_batch(DeviceState& st, int l, int j, bool training, int ep
     d.softmax_xent(H, st.labels, st.split, v0, 1.0f / static_cast<float>(num_train_), dL);
     if (training) outputs.push_back({dL, &store_.grad[l + 1], v0});
   }
-  publish(st, s, outputs);
+  publish(st, s, j, outputs);
 }
 
 void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
@@ -172,7 +177,7 @@ void Trainer::transform_batch(DeviceState& st, int l, int j, int epoch, bool tra
   DevMat T = view(st.out_h[s], nd, out_w);
   d.gemm(false, false, nd, out_w, in_w, 1.0f, X.data, in_w, st.layers[l].W.data, out_w, 0.0f, T.data, out_w);
   const std::vector<Output> outputs{{T, &store_.agg[l], v0}};
-  publish(st, s, outputs);
+  publish(st, s, j, outputs);
 }
 
 // Transform-first backward, vertex-wise, once ∇t is complete on host:
@@ -195,7 +200,7 @@ void Trainer::transform_backward_batch(DeviceState& st, int l, int j, int epoch)
     d.gemm(false, true, nd, in_w, out_w, 1.0f, dT.data, out_w, ly.W.data, out_w, 0.0f, dX.data, in_w);
     outputs.push_back({dX, &store_.grad[l], v0});
   }
-  publish(st, s, outputs);
+  publish(st, s, j, outputs);
 }
 
 }  // namespace ht

@@ -27,6 +27,11 @@ struct TrainerOptions {
   // line with compute, as the paper does.
   bool overlap_copies = true;
   StepPlacement steps = StepPlacement::automatic;
+  // Passes start before the previous one has ended where the data flow
+  // allows (per-batch waits instead of a barrier; the merged buffer doubled
+  // when it fits, so that a gathering pass loads while the last one computes).
+  bool early_start = true;
+  int merged_buffers = 2;  // 1 or 2 (2 falls back to 1 when it does not fit)
 };
 
 }  // namespace ht

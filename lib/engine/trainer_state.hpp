@@ -36,7 +36,9 @@ struct Trainer::DeviceState {
   Device* dev = nullptr;
   DevicePlan plan;
   std::vector<Layer> layers;
-  DevArray<float> x, g;             // merged data / gradient buffers: buffer_rows x max gather width
+  DevArray<float> x;                // the merged data buffer of the pass being issued (one of xs)
+  DevArray<float> xs[2];            // merged data buffers, alternating between gathering passes (or one twice)
+  DevArray<float> g;                // merged gradient buffer: buffer_rows x max gather width
   DevArray<float> incoming[kSlots]; // read-ahead rows of the next batch: max later loads x max gather width
   // Packed steps (topology, index lists): one per batch when resident; when
   // streamed, two ring slots that follow the data slots.
@@ -72,6 +74,8 @@ struct Trainer::DeviceState {
   Event compacted[kStagingSlots], copied[kStagingSlots];
   Event added[kStagingSlots];       // on device 0's host queue: the host add of this device's piece is done
   Event phase_stored;               // store queue: the phase's copies are done
+  std::vector<Event> batch_stored[2];  // by pass parity, per batch: its outputs are on host
+  Event x_free[2];                  // compute queue: the last pass that used xs[p] is done with it
   Event phase_host;                 // device 0 only: host queue, the phase's adds are done
 };
 

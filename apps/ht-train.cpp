@@ -107,6 +107,13 @@ int main(int argc, char** argv) {
                     "Chunk topologies on the GPU: resident (copied once), stream (two in flight, copied with each "
                     "batch: GPU memory shrinks with the chunk count, more host-link traffic), auto = resident when "
                     "they fit under --gpu-mem or the free memory");
+  app.add_option("--merged-buffers", job.trainer.merged_buffers,
+                 "Merged data buffers per GPU: 2 lets a gathering pass load while the previous one computes "
+                 "(one more buffer of GPU memory, used only when it fits)")
+      ->check(CLI::Range(1, 2))
+      ->capture_default_str();
+  app.add_flag("!--no-early-start", job.trainer.early_start,
+               "Every pass waits for the previous one to end (a barrier) instead of for the batches it reads");
   ht::cli::add_enum(app, "--store", job.store,
                     {{"auto", ht::StoreChoice::automatic}, {"host", ht::StoreChoice::host}, {"device", ht::StoreChoice::device}},
                     "Vertex store: host (pinned), device (in-memory mode: m = 1, n = 1), auto = device when it fits");

@@ -31,7 +31,10 @@ struct TrainerOptions {
   // allows (per-batch waits instead of a barrier; the merged buffer doubled
   // when it fits, so that a gathering pass loads while the last one computes).
   bool early_start = true;
-  int merged_buffers = 2;  // 1 or 2 (2 falls back to 1 when it does not fit)
+  // 1 or 2 (2 falls back to 1 when it does not fit). One by default: on the
+  // products-like bench the second buffer's gain was within noise (n = 8
+  // faster, n = 4 slower) and it costs a merged buffer of GPU memory.
+  int merged_buffers = 1;
 };
 
 }  // namespace ht

@@ -120,6 +120,8 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-mem", ctx.gpu_mem_gib, "Cap on GPU memory per device in GiB (cuda; 0 = all free memory)");
   app.add_flag("--normalize-features", job.normalize_features, "Row-normalize features to sum 1 (Kipf & Welling)");
   app.add_option("--metrics-out", job.metrics_out, "JSON lines: one object per epoch and a final summary");
+  app.add_option("--timeline-out", job.timeline_out,
+                 "JSON: every device queue's busy intervals (ms) in the last training epoch, to see what overlaps");
   app.add_option("--save-model", job.save_model, "Write the final parameters to this checkpoint file");
   app.add_option("--load-model", job.load_model, "Start from this checkpoint")->check(CLI::ExistingFile);
   app.add_option("--predict-out", job.predict_out, "Write predictions (CSV id,prediction; original vertex ids)");

@@ -140,7 +140,7 @@ void CudaDevice::begin_work() {
 void CudaDevice::end_work(WorkKind kind) {
   const int64_t begin = open_[static_cast<int>(queue_)];
   begin_work();  // the end mark
-  pairs_.push_back({kind, begin, timing_used_ - 1});
+  pairs_.push_back({kind, begin, timing_used_ - 1, queue_});
 }
 
 void CudaDevice::reset_timeline() {
@@ -165,7 +165,7 @@ std::vector<BusyInterval> CudaDevice::timeline() {
     HT_CUDA_TRY(cudaEventElapsedTime(&ms, timing_[0], timing_[i]));
     return timeline_offset_ + ms * 1e-3;
   };
-  for (const Pair& p : pairs_) out.push_back({p.kind, at(p.begin), at(p.end)});
+  for (const Pair& p : pairs_) out.push_back({p.kind, at(p.begin), at(p.end), index_, p.queue});
   return out;
 }
 

@@ -139,6 +139,7 @@ class CudaDevice final : public Device {
   struct Pair {
     WorkKind kind;
     int64_t begin, end;
+    Queue queue;
   };
   std::vector<Pair> pairs_;
   double timeline_offset_ = 0;             // start event vs the host's clock at reset

@@ -130,7 +130,7 @@ void CpuDevice::end_work(WorkKind kind) {
   const Queue q = queue_;
   enqueue([this, q, kind] {
     auto seconds = [](Clock::time_point t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); };
-    intervals_.push_back({kind, seconds(state(q).open), seconds(Clock::now())});
+    intervals_.push_back({kind, seconds(state(q).open), seconds(Clock::now()), index_, q});
   });
 }
 

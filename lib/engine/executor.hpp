@@ -102,6 +102,8 @@ inline constexpr int kNumWorkKinds = 5;
 struct BusyInterval {
   WorkKind kind = WorkKind::compute;
   double begin = 0, end = 0;
+  int device = 0;
+  Queue queue = Queue::compute;
 };
 
 class Device {

@@ -403,6 +403,7 @@ void Trainer::finish_timeline(EpochResult& r, double wall) {
     }
   }
   const TimelineSplit s = split_timeline(all, wall);
+  last_timeline_ = std::move(all);
   r.t_compute = s.busy[static_cast<int>(WorkKind::compute)];
   r.t_h2d = s.busy[static_cast<int>(WorkKind::h2d)];
   r.t_d2h = s.busy[static_cast<int>(WorkKind::d2h)];

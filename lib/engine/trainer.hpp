@@ -69,6 +69,9 @@ class Trainer {
   std::vector<float> logits() const;
   bool store_on_device() const { return store_.residence == Residence::device; }
   const LinkCounters& counters() const { return exec_.counters(); }
+  // Busy intervals of every device queue in the last training epoch, seconds
+  // since its start (what --timeline-out writes).
+  const std::vector<BusyInterval>& last_timeline() const { return last_timeline_; }
 
  private:
   struct Layer;        // per-device parameters and gradients of one layer
@@ -129,6 +132,7 @@ class Trainer {
   bool write_first_ = true;  // every gradient row's first return is a write (no clear)
   std::vector<std::unique_ptr<DeviceState>> dev_;
   double timeline_start_ = 0;
+  std::vector<BusyInterval> last_timeline_;
   // Cross-pass scheduling: what the previous pass was.
   int pass_seq_ = 0;            // passes issued (parity picks batch_stored)
   int gather_seq_ = 0;          // gathering passes issued (parity picks the merged buffer)

@@ -102,6 +102,22 @@ bool resolve_store(const TrainJob& job, const TrainerOptions& opt, const Plan& p
   return fits;
 }
 
+// One object per busy interval of the last training epoch, in milliseconds
+// since its start: which device and queue, what kind of work.
+void write_timeline(const std::string& path, const std::vector<BusyInterval>& intervals, double median_epoch_ms) {
+  static const char* queue[] = {"compute", "load", "store", "host"};
+  static const char* kind[] = {"compute", "h2d", "d2h", "d2d", "host"};
+  JsonWriter w;
+  w.begin_object().field("median_epoch_ms", median_epoch_ms).key("intervals").begin_array();
+  for (const BusyInterval& b : intervals) {
+    w.begin_object().field("device", b.device).field("queue", queue[static_cast<int>(b.queue)]);
+    w.field("kind", kind[static_cast<int>(b.kind)]).field("begin_ms", b.begin * 1e3).field("end_ms", b.end * 1e3);
+    w.end_object();
+  }
+  w.end_array().end_object();
+  write_text_file_atomic(path, w.str() + "\n");
+}
+
 JsonWriter& counters_json(JsonWriter& w, const LinkCounters& c) {
   w.field("h2d_bytes", c.h2d_bytes).field("d2h_bytes", c.d2h_bytes).field("p2p_bytes", c.p2p_bytes);
   w.field("reuse_bytes", c.reuse_bytes).field("h2d_rows", c.h2d_rows).field("p2p_rows", c.p2p_rows);
@@ -314,6 +330,7 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
                          plan.n, comm_name(job.trainer.comm), orders};
   metrics.write(summary_json(sum, labels));
 
+  if (!job.timeline_out.empty()) write_timeline(job.timeline_out, trainer.last_timeline(), sum.epoch_ms_median);
   if (!job.save_model.empty()) save_model(job.save_model, topt.model, trainer.params());
   if (!job.predict_out.empty()) {
     trainer.evaluate();

@@ -29,6 +29,7 @@ struct TrainJob {
   bool normalize_features = false;
   StoreChoice store = StoreChoice::automatic;
   std::string metrics_out, save_model, load_model, predict_out;
+  std::string timeline_out;  // JSON: the last timed epoch's busy intervals per device queue
   std::string backend = "cpu";
   // Measures GPU 0's host link at start-up; ht-train sets it for --backend
   // cuda (this library is built without CUDA). Empty: the bound is not measured.

@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -27,20 +28,57 @@ T get(const std::byte* h, size_t off) {
 }
 uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-// Section checksum: XXH64 over the bytes, computed over 64 MiB blocks in
-// parallel and combined by hashing the block digests (documented).
-uint64_t section_checksum(const void* data, uint64_t len) {
-  constexpr uint64_t kBlock = uint64_t{64} << 20;
-  const uint64_t nblocks = (len + kBlock - 1) / kBlock;
-  if (nblocks <= 1) return xxh64(data, len);
-  std::vector<uint64_t> digests(nblocks);
-  auto p = static_cast<const unsigned char*>(data);
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t b = 0; b < static_cast<int64_t>(nblocks); ++b) {
-    const uint64_t off = static_cast<uint64_t>(b) * kBlock;
-    digests[b] = xxh64(p + off, std::min(kBlock, len - off));
-  }
+// Section checksum: XXH64 over the bytes; a section longer than one block
+// is hashed per 64 MiB block and its checksum is XXH64 over the block
+// digests, seeded with the length (docs/FORMATS.md), so that blocks can be
+// hashed in parallel.
+constexpr uint64_t kChecksumBlock = uint64_t{64} << 20;
+
+uint64_t checksum_blocks(uint64_t len) { return len <= kChecksumBlock ? 1 : (len + kChecksumBlock - 1) / kChecksumBlock; }
+
+uint64_t combine_digests(const std::vector<uint64_t>& digests, uint64_t len) {
+  if (digests.size() == 1) return digests[0];
   return xxh64(digests.data(), digests.size() * sizeof(uint64_t), len);
+}
+
+uint64_t section_checksum(const void* data, uint64_t len) {
+  std::vector<uint64_t> digests(checksum_blocks(len));
+  auto p = static_cast<const unsigned char*>(data);
+#pragma omp parallel for schedule(dynamic, 1) if (digests.size() > 1)
+  for (int64_t b = 0; b < static_cast<int64_t>(digests.size()); ++b) {
+    const uint64_t off = static_cast<uint64_t>(b) * kChecksumBlock;
+    digests[b] = xxh64(p + off, std::min(kChecksumBlock, len - off));
+  }
+  return combine_digests(digests, len);
+}
+
+// The checksum of every section: the blocks of all sections in one parallel
+// loop, largest first, so that a file of many small sections keeps every
+// thread busy instead of hashing one section after another.
+std::vector<uint64_t> all_section_checksums(const std::byte* base, const std::vector<SectionInfo>& sections) {
+  struct Block {
+    size_t section;
+    uint64_t index, offset, length;
+  };
+  std::vector<Block> blocks;
+  std::vector<std::vector<uint64_t>> digests(sections.size());
+  for (size_t i = 0; i < sections.size(); ++i) {
+    const uint64_t len = sections[i].length;
+    digests[i].resize(checksum_blocks(len));
+    for (uint64_t b = 0; b < digests[i].size(); ++b) {
+      const uint64_t off = b * kChecksumBlock;
+      blocks.push_back({i, b, sections[i].offset + off, std::min(kChecksumBlock, len - off)});
+    }
+  }
+  std::stable_sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return a.length > b.length; });
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t k = 0; k < static_cast<int64_t>(blocks.size()); ++k) {
+    const Block& b = blocks[k];
+    digests[b.section][b.index] = xxh64(base + b.offset, b.length);
+  }
+  std::vector<uint64_t> sums(sections.size());
+  for (size_t i = 0; i < sections.size(); ++i) sums[i] = combine_digests(digests[i], sections[i].length);
+  return sums;
 }
 }  // namespace
 
@@ -196,8 +234,10 @@ ContainerReader::ContainerReader(const std::string& path, const char (&magic)[9]
     sections_.push_back(s);
   }
   if (opt.verify_checksums) {
-    for (const auto& s : sections_) {
-      if (section_checksum(file_.data() + s.offset, s.length) != s.checksum)
+    const std::vector<uint64_t> sums = all_section_checksums(file_.data(), sections_);
+    for (size_t i = 0; i < sections_.size(); ++i) {
+      const SectionInfo& s = sections_[i];
+      if (sums[i] != s.checksum)
         throw offset_error(path, static_cast<int64_t>(s.offset),
                            "checksum mismatch in section '" + s.name + "' (corrupted data)");
     }

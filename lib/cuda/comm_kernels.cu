@@ -89,6 +89,22 @@ __global__ void add_rows_and_zero_kernel(float* __restrict__ src, const uint32_t
   }
 }
 
+__global__ void scatter_rows_and_zero_kernel(float* __restrict__ src, const uint32_t* __restrict__ src_rows,
+                                             const uint32_t* __restrict__ dst_rows, int64_t n, int64_t cols,
+                                             float* __restrict__ dst) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int64_t nwarps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  for (int64_t k = warp; k < n; k += nwarps) {
+    float* s = src + static_cast<int64_t>(src_rows[k]) * cols;
+    float* d = dst + static_cast<int64_t>(dst_rows[k]) * cols;
+    for (int64_t j = lane; j < cols; j += 32) {
+      d[j] = s[j];
+      s[j] = 0.f;
+    }
+  }
+}
+
 unsigned row_blocks(int64_t n) { return blocks_for(n, kWarpsPerBlock) > 65535u * 16 ? 65535u * 16 : blocks_for(n, kWarpsPerBlock); }
 
 }  // namespace
@@ -116,6 +132,13 @@ void add_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t* dst
                        float* dst, cudaStream_t s) {
   if (n == 0) return;
   add_rows_and_zero_kernel<<<row_blocks(n), 32 * kWarpsPerBlock, 0, s>>>(src, src_rows, dst_rows, n, cols, dst);
+  HT_CUDA_CHECK_LAST();
+}
+
+void scatter_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n, int64_t cols,
+                           float* dst, cudaStream_t s) {
+  if (n == 0) return;
+  scatter_rows_and_zero_kernel<<<row_blocks(n), 32 * kWarpsPerBlock, 0, s>>>(src, src_rows, dst_rows, n, cols, dst);
   HT_CUDA_CHECK_LAST();
 }
 

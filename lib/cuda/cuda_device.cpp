@@ -271,6 +271,12 @@ void CudaDevice::add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows,
   cuda::add_rows_and_zero(src.data, src_rows.data, dst_rows.data, src_rows.size, src.cols, dst.data, current());
 }
 
+void CudaDevice::scatter_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) {
+  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
+  activate();
+  cuda::scatter_rows_and_zero(src.data, src_rows.data, dst_rows.data, src_rows.size, src.cols, dst.data, current());
+}
+
 void CudaDevice::compact_and_zero(DevMat src, DevIdx rows, DevMat staging) {
   HT_ASSERT(src.cols == staging.cols && rows.size <= staging.rows);
   activate();

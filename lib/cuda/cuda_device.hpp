@@ -83,6 +83,7 @@ class CudaDevice final : public Device {
   void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) override;
   void add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) override;
   void compact_and_zero(DevMat src, DevIdx rows, DevMat staging) override;
+  void scatter_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) override;
   void zero(DevMat m, int64_t row0, int64_t n) override;
   void zero(DevArray<float> a) override;
 

@@ -22,6 +22,10 @@ void push_add_rows(const float* src, const uint32_t* rows, int64_t n, int64_t co
 // the gradient store is in device memory; dst rows are distinct).
 void add_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n, int64_t cols,
                        float* dst, cudaStream_t s);
+// dst[dst_rows[k]] = src[src_rows[k]]; src[src_rows[k]] = 0 (dst may be
+// mapped host memory: writes only, no read-modify-write over the link).
+void scatter_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n, int64_t cols,
+                           float* dst, cudaStream_t s);
 // staging[k] = src[rows[k]]; src[rows[k]] = 0.
 void compact_and_zero(float* src, const uint32_t* rows, int64_t n, int64_t cols, float* staging, cudaStream_t s);
 

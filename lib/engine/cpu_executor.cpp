@@ -226,6 +226,18 @@ void CpuDevice::add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, 
   });
 }
 
+void CpuDevice::scatter_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) {
+  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
+  enqueue([=] {
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < src_rows.size; ++k) {
+      float* s = src.row(src_rows.data[k]);
+      std::memcpy(dst.row(dst_rows.data[k]), s, static_cast<size_t>(src.cols) * 4);
+      std::memset(s, 0, static_cast<size_t>(src.cols) * 4);
+    }
+  });
+}
+
 void CpuDevice::compact_and_zero(DevMat src, DevIdx rows, DevMat staging) {
   HT_ASSERT(src.cols == staging.cols && rows.size <= staging.rows);
   enqueue([=] {

@@ -286,7 +286,32 @@ bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices) {
       }
     }
   }
-  return covered == num_vertices;
+  if (covered != num_vertices) {
+    for (DevicePlan* dp : plans)
+      for (DeviceStep& s : dp->steps) s.staged_vids.assign(s.flush_vids_host.begin(), s.flush_vids_host.end());
+    return false;
+  }
+  for (DevicePlan* dp : plans) {
+    for (DeviceStep& s : dp->steps) {
+      const int64_t n_flush = s.flush_count();
+      auto* rows = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_rows.offset);
+      auto* vids = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_vids.offset);
+      std::vector<uint32_t> r, v;
+      r.reserve(n_flush);
+      v.reserve(n_flush);
+      for (int pass = 1; pass >= 0; --pass)  // first returns, then the rest (stable)
+        for (int64_t k = 0; k < n_flush; ++k)
+          if (s.flush_first[k] == pass) {
+            r.push_back(rows[k]);
+            v.push_back(vids[k]);
+          }
+      std::copy(r.begin(), r.end(), rows);
+      std::copy(v.begin(), v.end(), vids);
+      s.first_count = std::count(s.flush_first.begin(), s.flush_first.end(), uint8_t{1});
+      s.staged_vids.assign(v.begin() + s.first_count, v.end());
+    }
+  }
+  return true;
 }
 
 int64_t packed_step_bytes(const ChunkPlan& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys) {

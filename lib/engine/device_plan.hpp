@@ -55,16 +55,22 @@ struct StepLists {
 // topology ring), so that device memory holds the steps in flight only.
 struct DeviceStep {
   const ChunkPlan* plan = nullptr;
-  std::span<const std::byte> bytes;  // the packed block (pinned host memory)
+  std::span<std::byte> bytes;  // the packed block (pinned host memory)
   int64_t num_dst = 0, num_edges = 0, num_src_rows = 0;
   Slice offsets, src, weight, dst_row, t_offsets, t_edge, edge_dst, src_key, dst_key;
   Slice load_vids, load_rows, remote_slots, flush_rows, flush_vids;
   std::vector<PeerRange> peers;            // per-peer ranges of the remote list
   std::span<const vid_t> flush_vids_host;  // flush_vids, in the plan (host memory)
   // Per flushed row: 1 where this is the row's first return in a layer (in the
-  // order the host adds them), so the host writes it instead of adding to a
-  // zeroed store: no per-layer clear of the gradient matrix.
+  // order returns are applied: batch by batch, devices in order).
   std::vector<uint8_t> flush_first;
+  // When every row has a first return (mark_first_flushes), the flush lists
+  // are reordered: the first `first_count` rows are first returns, which the
+  // device writes straight into the store (no clear of the gradient matrix,
+  // no staging, no host work); the rest, `staged_vids` on the host, go
+  // through staging and are added by the host.
+  int64_t first_count = 0;
+  std::vector<vid_t> staged_vids;
   int64_t reused_rows = 0;  // rows kept in place (full mode)
   // p2p and full modes: the load list's rows produced by this device's batch
   // k (its own partition's chunk in batch k), as [begin, begin + count) of
@@ -88,9 +94,11 @@ struct DevicePlan {
 DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys, bool need_edge_keys,
                              const std::function<std::byte*(int64_t)>& alloc);
 
-// Sets flush_first over every device's steps in the order the host adds
-// returned rows (batch by batch, devices in order). Returns false when some
-// vertex is never returned (its gradient row would then need a clear).
+// Sets flush_first over every device's steps in the order returns are
+// applied (batch by batch, devices in order) and, when every vertex is
+// returned, reorders each step's packed flush lists (first returns first) and
+// sets first_count and staged_vids. Returns false when some vertex is never
+// returned (its gradient row then needs a clear, and every return is added).
 bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices);
 
 // Packed bytes of one step (for the memory planner).

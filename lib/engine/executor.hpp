@@ -166,6 +166,10 @@ class Device {
   // (in-memory mode; host stores go through compact_and_zero, a copy and a
   // host task).
   virtual void add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) = 0;
+  // dst[dst_rows[k]] = src[src_rows[k]], then src[src_rows[k]] = 0: gradient
+  // rows returned for the first time in a layer, written by the device
+  // straight into the vertex store (mapped host memory or device memory).
+  virtual void scatter_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) = 0;
   // staging[k] = src[rows[k]]; src[rows[k]] = 0 (gradient rows leaving the device).
   virtual void compact_and_zero(DevMat src, DevIdx rows, DevMat staging) = 0;
   virtual void zero(DevMat m, int64_t row0, int64_t n) = 0;

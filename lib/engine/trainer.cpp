@@ -126,11 +126,9 @@ void Trainer::setup_devices() {
     if (st->streamed) {
       for (int s = 0; s < kSlots; ++s) st->ring.push_back(d.alloc_bytes(std::max<int64_t>(dp.max_step_bytes, 256)));
       st->ring_step.assign(kSlots, -1);
-    } else {  // every step copied once, here
+    } else {  // every step copied once, after mark_first_flushes below
       for (int j = 0; j < plan_.n; ++j) {
-        const DeviceStep& step = dp.steps[j];
-        st->ring.push_back(d.alloc_bytes(static_cast<int64_t>(step.bytes.size())));
-        d.copy_bytes_in(step.bytes.data(), st->ring.back(), static_cast<int64_t>(step.bytes.size()));
+        st->ring.push_back(d.alloc_bytes(static_cast<int64_t>(dp.steps[j].bytes.size())));
         st->ring_step.push_back(j);
       }
     }
@@ -199,6 +197,14 @@ void Trainer::setup_devices() {
   }
   write_first_ = mark_first_flushes(plans, g_.num_vertices);
   if (!write_first_) log::debug("some vertex is never returned: gradient stores are cleared per layer");
+  for (auto& st : dev_) {
+    if (st->streamed) continue;
+    st->dev->use(Queue::compute);
+    for (int j = 0; j < plan_.n; ++j) {
+      const DeviceStep& step = st->plan.steps[j];
+      st->dev->copy_bytes_in(step.bytes.data(), st->ring[j], static_cast<int64_t>(step.bytes.size()));
+    }
+  }
   exec_.synchronize_all();
 }
 

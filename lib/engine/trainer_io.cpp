@@ -283,14 +283,30 @@ void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
       d.record(st->flushed);
       continue;
     }
-    for (int64_t p0 = 0; p0 < step.flush_count(); p0 += st->staging_rows) {
-      const int64_t cnt = std::min(st->staging_rows, step.flush_count() - p0);
+    // First returns: the device writes them into the store itself.
+    const int64_t direct = write_first_ ? step.first_count : 0;
+    if (direct > 0) {
+      d.begin_work();
+      d.scatter_rows_and_zero(G, lists.flush_rows.sub(0, direct), lists.flush_vids.sub(0, direct), dst);
+      d.end_work(WorkKind::d2h);
+    }
+    // The rest add to rows another batch (or device) returned before: staged
+    // pieces, added on the host after those writes (the other devices'
+    // `flushed`, recorded earlier in this loop or in earlier batches).
+    const int64_t staged = step.flush_count() - direct;
+    if (staged > 0) {
+      h.use(Queue::host);
+      for (auto& other : dev_)
+        if (other != st) h.wait(*other->dev, other->flushed);
+    }
+    for (int64_t p0 = 0; p0 < staged; p0 += st->staging_rows) {
+      const int64_t cnt = std::min(st->staging_rows, staged - p0);
       const int k = static_cast<int>(st->stage_seq++ % kStagingSlots);
-      const DevMat staged = view(st->staging_dev[k], cnt, width);
+      const DevMat piece = view(st->staging_dev[k], cnt, width);
       d.use(Queue::compute);
       d.wait(d, st->copied[k]);
       d.begin_work();
-      d.compact_and_zero(G, lists.flush_rows.sub(p0, cnt), staged);
+      d.compact_and_zero(G, lists.flush_rows.sub(direct + p0, cnt), piece);
       d.end_work(WorkKind::compute);
       d.record(st->compacted[k]);
       d.use(Queue::store);
@@ -298,25 +314,19 @@ void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
       d.wait(h, st->added[k]);
       d.begin_work();
       const HostMat pinned{st->staging_host[k].data, cnt, width};
-      d.copy_to_host(staged, 0, cnt, pinned, 0);
+      d.copy_to_host(piece, 0, cnt, pinned, 0);
       d.end_work(WorkKind::d2h);
       d.record(st->copied[k]);
       h.use(Queue::host);
       h.wait(d, st->copied[k]);
       h.begin_work();
-      const uint32_t* rows = step.flush_vids_host.data() + p0;
-      const uint8_t* first = step.flush_first.data() + p0;
-      const bool write_first = write_first_;
-      h.host_task([pinned, rows, first, write_first, dst, cnt, width] {
+      const uint32_t* rows = step.staged_vids.data() + p0;
+      h.host_task([pinned, rows, dst, cnt, width] {
 #pragma omp parallel for schedule(static)
-        for (int64_t k = 0; k < cnt; ++k) {
-          float* out = dst.row(rows[k]);
-          const float* in = pinned.row(k);
-          if (write_first && first[k]) {
-            std::memcpy(out, in, static_cast<size_t>(width) * 4);
-          } else {
-            for (int64_t c = 0; c < width; ++c) out[c] += in[c];
-          }
+        for (int64_t r = 0; r < cnt; ++r) {
+          float* out = dst.row(rows[r]);
+          const float* in = pinned.row(r);
+          for (int64_t c = 0; c < width; ++c) out[c] += in[c];
         }
       });
       h.end_work(WorkKind::host);

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/bulk_memory.hpp"
+
 namespace ht {
 
 void write_graph(const std::string& path, const GraphView& g, GraphWriteOptions opt) {
@@ -63,7 +65,7 @@ GraphFile::GraphFile(const std::string& path, ReadOptions opt)
     view_.sources = reader_.array<vid_t>("csc_sources", e);
   } else {
     auto wide = reader_.array<uint64_t>("csc_sources", e);
-    narrowed_ids_.resize(wide.size());
+    resize_for_overwrite(narrowed_ids_, wide.size());
     std::atomic<bool> bad{false};
 #pragma omp parallel for
     for (int64_t i = 0; i < static_cast<int64_t>(wide.size()); ++i) {

@@ -1,10 +1,13 @@
 #include "plan/plan_file.hpp"
 
+#include <algorithm>
 #include <bit>
+#include <limits>
 #include <span>
 
 #include <fmt/format.h>
 
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "graph/types.hpp"
 
@@ -84,6 +87,28 @@ void check_shape(const Plan& plan) {
 
 double as_double(uint64_t bits) { return std::bit_cast<double>(bits); }
 
+// An offset table of the per-step arrays (steps + 1 entries) and the
+// parallel tasks over it: blocks of at most one grain, none across a step.
+struct StepIndex {
+  struct Task {
+    size_t step;
+    int64_t begin, end;
+  };
+  std::vector<int64_t> at;
+  std::vector<Task> tasks;
+
+  explicit StepIndex(std::vector<int64_t> offsets) : at(std::move(offsets)) {
+    const int64_t grain = static_cast<int64_t>(std::max<size_t>(bulk_tuning().grain, 1));
+    for (size_t s = 0; s + 1 < at.size(); ++s)
+      for (int64_t b = at[s]; b < at[s + 1]; b += grain) tasks.push_back({s, b, std::min(at[s + 1], b + grain)});
+  }
+  int64_t total() const { return at.back(); }
+  // The step that element k belongs to (empty steps own no element).
+  size_t step_of(int64_t k) const {
+    return static_cast<size_t>(std::upper_bound(at.begin(), at.end(), k) - at.begin()) - 1;
+  }
+};
+
 class PlanReader {
  public:
   PlanReader(const ContainerReader& r, Plan& plan) : r_(r), plan_(plan) {}
@@ -99,28 +124,56 @@ class PlanReader {
  private:
   [[noreturn]] void fail(const std::string& section, const std::string& what) const { r_.fail_in(section, what); }
   size_t steps() const { return plan_.steps.size(); }
-  std::vector<int64_t> index(const std::string& name, const std::vector<int64_t>* expected_sizes = nullptr) const;
+  int part(size_t s) const { return plan_.steps[s].part; }
+  StepIndex index(const std::string& name, const std::vector<int64_t>* expected_sizes = nullptr) const;
   template <typename T>
-  std::span<const T> values(const std::string& name, const std::vector<int64_t>& index) const {
-    return r_.array<T>(name, static_cast<uint64_t>(index.back()));
+  std::span<const T> values(const std::string& name, const StepIndex& index) const {
+    return r_.array<T>(name, static_cast<uint64_t>(index.total()));
   }
-  template <typename T>
-  void split(std::span<const T> all, const std::vector<int64_t>& index, Field<T> field) {
-    for (size_t s = 0; s < steps(); ++s)
-      (plan_.steps[s].*field).assign(all.begin() + index[s], all.begin() + index[s + 1]);
-  }
-  template <typename T, typename Pred>
-  void check_all(const std::string& name, std::span<const T> all, const std::vector<int64_t>& index, Pred ok,
-                 const char* what) const {
-    for (size_t s = 0; s < steps(); ++s)
-      for (int64_t k = index[s]; k < index[s + 1]; ++k)
-        if (!ok(plan_.steps[s], all[k]))
-          fail(name, fmt::format("element {} (step {}) = {} {}", k, s, static_cast<int64_t>(all[k]), what));
-  }
+  template <typename T, typename Ok>
+  int64_t load(std::span<const T> all, const StepIndex& index, Field<T> field, Ok ok);
+  template <typename T, typename Ok>
+  void load_checked(const std::string& name, const StepIndex& index, Field<T> field, Ok ok, const char* what);
 
   const ContainerReader& r_;
   Plan& plan_;
 };
+
+// Copies one field of every step out of its concatenated section and checks
+// each value with ok(step, k, value) in the same pass over the mapped file,
+// in parallel over the index's tasks. Returns the first element (in file
+// order, as a sequential check would find) that failed, or -1.
+template <typename T, typename Ok>
+int64_t PlanReader::load(std::span<const T> all, const StepIndex& index, Field<T> field, Ok ok) {
+  for (size_t s = 0; s < steps(); ++s)
+    resize_for_overwrite(plan_.steps[s].*field, static_cast<size_t>(index.at[s + 1] - index.at[s]));
+  int64_t first = std::numeric_limits<int64_t>::max();
+  const int64_t ntasks = static_cast<int64_t>(index.tasks.size());
+#pragma omp parallel for schedule(dynamic, 1) reduction(min : first) if (ntasks > 1)
+  for (int64_t t = 0; t < ntasks; ++t) {
+    const StepIndex::Task& task = index.tasks[t];
+    T* dst = (plan_.steps[task.step].*field).data();
+    const int64_t base = index.at[task.step];
+    for (int64_t k = task.begin; k < task.end; ++k) {
+      const T x = all[k];
+      dst[k - base] = x;
+      if (!ok(task.step, k, x)) {
+        first = std::min(first, k);
+        break;
+      }
+    }
+  }
+  return first == std::numeric_limits<int64_t>::max() ? -1 : first;
+}
+
+template <typename T, typename Ok>
+void PlanReader::load_checked(const std::string& name, const StepIndex& index, Field<T> field, Ok ok,
+                              const char* what) {
+  const auto all = values<T>(name, index);
+  const int64_t k = load(all, index, field, ok);
+  if (k >= 0)
+    fail(name, fmt::format("element {} (step {}) = {} {}", k, index.step_of(k), static_cast<int64_t>(all[k]), what));
+}
 
 void PlanReader::read_header() {
   const uint64_t m = r_.meta(kPlanMetaM), n = r_.meta(kPlanMetaN), nv = r_.meta(kPlanMetaVertices);
@@ -189,7 +242,7 @@ void PlanReader::read_per_gpu() {
 
 // An offset table: steps + 1 entries from 0, non-decreasing; optionally each
 // step's count must equal expected_sizes[s].
-std::vector<int64_t> PlanReader::index(const std::string& name, const std::vector<int64_t>* expected_sizes) const {
+StepIndex PlanReader::index(const std::string& name, const std::vector<int64_t>* expected_sizes) const {
   auto idx = r_.array<int64_t>(name, steps() + 1);
   if (idx[0] != 0) fail(name, "must start at 0");
   for (size_t s = 0; s < steps(); ++s) {
@@ -198,100 +251,89 @@ std::vector<int64_t> PlanReader::index(const std::string& name, const std::vecto
     if (expected_sizes && len != (*expected_sizes)[s])
       fail(name, fmt::format("step {} has {} entries, expected {}", s, len, (*expected_sizes)[s]));
   }
-  return {idx.begin(), idx.end()};
+  return StepIndex({idx.begin(), idx.end()});
 }
 
 void PlanReader::read_topology() {
   const int64_t nv = plan_.num_vertices;
-  const auto nbr_index = index("nbr_index");
-  auto nbr = values<vid_t>("nbr", nbr_index);
-  check_all("nbr", nbr, nbr_index, [&](const ChunkPlan&, vid_t v) { return v < nv; }, "is not a vertex");
-  split(nbr, nbr_index, &ChunkPlan::nbr);
+  const StepIndex nbr_index = index("nbr_index");
+  load_checked("nbr", nbr_index, &ChunkPlan::nbr, [&](size_t, int64_t, vid_t v) { return v < nv; },
+               "is not a vertex");
 
   std::vector<int64_t> offset_sizes;
   for (const ChunkPlan& cp : plan_.steps) offset_sizes.push_back(cp.num_dst() + 1);
-  const auto off_index = index("offsets_index", &offset_sizes);
-  auto offsets = values<int64_t>("offsets", off_index);
-  split(offsets, off_index, &ChunkPlan::offsets);
-  std::vector<int64_t> edge_sizes;
-  for (size_t s = 0; s < steps(); ++s) {
-    const auto& o = plan_.steps[s].offsets;
-    if (o[0] != 0) fail("offsets", fmt::format("step {}: offsets must start at 0", s));
-    for (size_t d = 0; d + 1 < o.size(); ++d)
-      if (o[d + 1] < o[d]) fail("offsets", fmt::format("step {}: offsets decrease at destination {}", s, d));
-    edge_sizes.push_back(o.back());
+  const StepIndex off_index = index("offsets_index", &offset_sizes);
+  const auto offsets = values<int64_t>("offsets", off_index);
+  const int64_t bad = load(offsets, off_index, &ChunkPlan::offsets, [&](size_t s, int64_t k, int64_t x) {
+    return k == off_index.at[s] ? x == 0 : x >= offsets[k - 1];
+  });
+  if (bad >= 0) {
+    const size_t s = off_index.step_of(bad);
+    const int64_t first = off_index.at[s];
+    if (bad == first) fail("offsets", fmt::format("step {}: offsets must start at 0", s));
+    fail("offsets", fmt::format("step {}: offsets decrease at destination {}", s, bad - first - 1));
   }
-  const auto edge_index = index("edge_index", &edge_sizes);
-  auto src_local = values<uint32_t>("src_local", edge_index);
-  check_all("src_local", src_local, edge_index, [](const ChunkPlan& cp, uint32_t x) { return x < cp.nbr.size(); },
-            "is outside the step's neighbor list");
-  split(src_local, edge_index, &ChunkPlan::src_local);
-  auto src_merged = values<uint32_t>("src_merged", edge_index);
-  check_all(
-      "src_merged", src_merged, edge_index,
-      [&](const ChunkPlan& cp, uint32_t x) { return x < plan_.merged_capacity(cp.part); },
+  std::vector<int64_t> edge_sizes;
+  for (const ChunkPlan& cp : plan_.steps) edge_sizes.push_back(cp.offsets.back());
+  const StepIndex edge_index = index("edge_index", &edge_sizes);
+  load_checked(
+      "src_local", edge_index, &ChunkPlan::src_local,
+      [&](size_t s, int64_t, uint32_t x) { return x < plan_.steps[s].nbr.size(); },
+      "is outside the step's neighbor list");
+  load_checked(
+      "src_merged", edge_index, &ChunkPlan::src_merged,
+      [&](size_t s, int64_t, uint32_t x) { return x < plan_.merged_capacity(part(s)); },
       "is outside the merged buffer");
-  split(src_merged, edge_index, &ChunkPlan::src_merged);
-  auto src_vid = values<vid_t>("src_vid", edge_index);
-  check_all("src_vid", src_vid, edge_index, [&](const ChunkPlan&, vid_t v) { return v < nv; }, "is not a vertex");
-  split(src_vid, edge_index, &ChunkPlan::src_vid);
+  load_checked("src_vid", edge_index, &ChunkPlan::src_vid, [&](size_t, int64_t, vid_t v) { return v < nv; },
+               "is not a vertex");
 }
 
 void PlanReader::read_transitions() {
-  const auto idx = index("trans_index");
-  auto vid = values<vid_t>("trans_vid", idx);
-  check_all(
-      "trans_vid", vid, idx,
-      [&](const ChunkPlan& cp, vid_t v) {
-        return v < plan_.num_vertices && static_cast<int64_t>(v) >= plan_.part_offsets[cp.part] &&
-               static_cast<int64_t>(v) < plan_.part_offsets[cp.part + 1];
+  const StepIndex idx = index("trans_index");
+  load_checked(
+      "trans_vid", idx, &ChunkPlan::trans_vid,
+      [&](size_t s, int64_t, vid_t v) {
+        return v < plan_.num_vertices && static_cast<int64_t>(v) >= plan_.part_offsets[part(s)] &&
+               static_cast<int64_t>(v) < plan_.part_offsets[part(s) + 1];
       },
       "is not a vertex of the step's partition");
-  split(vid, idx, &ChunkPlan::trans_vid);
-  auto slot = values<uint32_t>("trans_slot", idx);
-  check_all(
-      "trans_slot", slot, idx, [&](const ChunkPlan& cp, uint32_t x) { return x < plan_.trans_capacity[cp.part]; },
+  load_checked(
+      "trans_slot", idx, &ChunkPlan::trans_slot,
+      [&](size_t s, int64_t, uint32_t x) { return x < plan_.trans_capacity[part(s)]; },
       "is outside the transition buffer");
-  split(slot, idx, &ChunkPlan::trans_slot);
-  auto reused = values<uint8_t>("trans_reused", idx);
-  check_all("trans_reused", reused, idx, [](const ChunkPlan&, uint8_t x) { return x <= 1; }, "is not 0 or 1");
-  split(reused, idx, &ChunkPlan::trans_reused);
+  load_checked("trans_reused", idx, &ChunkPlan::trans_reused, [](size_t, int64_t, uint8_t x) { return x <= 1; },
+               "is not 0 or 1");
 }
 
 void PlanReader::read_remotes() {
-  const auto idx = index("remote_index");
+  const StepIndex idx = index("remote_index");
   for (size_t s = 0; s < steps(); ++s)
-    if (idx[s + 1] - idx[s] > plan_.remote_capacity[plan_.steps[s].part])
+    if (idx.at[s + 1] - idx.at[s] > plan_.remote_capacity[part(s)])
       fail("remote_index", fmt::format("step {} has more remote rows than the remote capacity", s));
-  auto vid = values<vid_t>("remote_vid", idx);
-  check_all("remote_vid", vid, idx, [&](const ChunkPlan&, vid_t v) { return v < plan_.num_vertices; },
-            "is not a vertex");
-  split(vid, idx, &ChunkPlan::remote_vid);
-  auto gpu = values<int32_t>("remote_gpu", idx);
-  check_all(
-      "remote_gpu", gpu, idx, [&](const ChunkPlan& cp, int32_t g) { return g >= 0 && g < plan_.m && g != cp.part; },
-      "is not another GPU");
-  split(gpu, idx, &ChunkPlan::remote_gpu);
-  auto slot = values<uint32_t>("remote_slot", idx);
-  for (size_t s = 0; s < steps(); ++s)
-    for (int64_t k = idx[s]; k < idx[s + 1]; ++k)
-      if (slot[k] >= plan_.trans_capacity[gpu[k]])
-        fail("remote_slot", fmt::format("element {} (step {}) = {} is outside GPU {}'s transition buffer", k, s,
-                                        slot[k], gpu[k]));
-  split(slot, idx, &ChunkPlan::remote_slot);
+  load_checked(
+      "remote_vid", idx, &ChunkPlan::remote_vid,
+      [&](size_t, int64_t, vid_t v) { return v < plan_.num_vertices; }, "is not a vertex");
+  const auto gpu = values<int32_t>("remote_gpu", idx);
+  load_checked(
+      "remote_gpu", idx, &ChunkPlan::remote_gpu,
+      [&](size_t s, int64_t, int32_t g) { return g >= 0 && g < plan_.m && g != part(s); }, "is not another GPU");
+  const auto slot = values<uint32_t>("remote_slot", idx);
+  const int64_t k = load(slot, idx, &ChunkPlan::remote_slot,
+                         [&](size_t, int64_t k, uint32_t x) { return x < plan_.trans_capacity[gpu[k]]; });
+  if (k >= 0)
+    fail("remote_slot", fmt::format("element {} (step {}) = {} is outside GPU {}'s transition buffer", k,
+                                    idx.step_of(k), slot[k], gpu[k]));
 }
 
 void PlanReader::read_flushes() {
-  const auto idx = index("flush_index");
-  auto slot = values<uint32_t>("flush_slot", idx);
-  check_all(
-      "flush_slot", slot, idx, [&](const ChunkPlan& cp, uint32_t x) { return x < plan_.trans_capacity[cp.part]; },
+  const StepIndex idx = index("flush_index");
+  load_checked(
+      "flush_slot", idx, &ChunkPlan::flush_slot,
+      [&](size_t s, int64_t, uint32_t x) { return x < plan_.trans_capacity[part(s)]; },
       "is outside the transition buffer");
-  split(slot, idx, &ChunkPlan::flush_slot);
-  auto vid = values<vid_t>("flush_vid", idx);
-  check_all("flush_vid", vid, idx, [&](const ChunkPlan&, vid_t v) { return v < plan_.num_vertices; },
-            "is not a vertex");
-  split(vid, idx, &ChunkPlan::flush_vid);
+  load_checked(
+      "flush_vid", idx, &ChunkPlan::flush_vid, [&](size_t, int64_t, vid_t v) { return v < plan_.num_vertices; },
+      "is not a vertex");
 }
 
 void check_step_maxima(const ContainerReader& r, const Plan& plan) {

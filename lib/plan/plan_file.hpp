@@ -3,7 +3,7 @@
 // plus the parameters it was made with and the identities of the graph and
 // partition files it was made for. Per-step arrays are concatenated into one
 // section each with a per-step offset table, so reading is a few large
-// sequential copies. Layout: docs/PLAN.md.
+// copies, each checked and copied in parallel in one pass. Layout: docs/PLAN.md.
 #include <string>
 
 #include "core/container.hpp"

@@ -1,0 +1,67 @@
+#include "core/bulk_memory.hpp"
+
+#include <sys/mman.h>
+
+#include <cstring>
+
+namespace ht {
+namespace {
+constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+constexpr size_t kPage = 4096;  // the smallest page: touching each one is enough for any page size
+
+// Bytes per block of a parallel copy: large enough that a block costs far
+// more than scheduling it, and scaled with the grain so that tests can shrink it.
+size_t copy_block_bytes() { return std::max<size_t>(bulk_tuning().grain, 1) * 64; }
+}  // namespace
+
+BulkTuning& bulk_tuning() {
+  static BulkTuning tuning;
+  return tuning;
+}
+
+void advise_huge_pages(void* p, size_t bytes) noexcept {
+  const auto begin = (reinterpret_cast<uintptr_t>(p) + kHugePage - 1) & ~(kHugePage - 1);
+  const auto end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHugePage - 1);
+  // Failure (no THP support, or a kernel that refuses) only costs speed.
+  if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
+void prefault_pages(void* p, size_t bytes) {
+  auto* c = static_cast<volatile unsigned char*>(p);
+  const int64_t pages = static_cast<int64_t>((bytes + kPage - 1) / kPage);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < pages; ++i) c[static_cast<size_t>(i) * kPage] = 0;
+}
+
+void parallel_copy(void* dst, const void* src, size_t bytes) {
+  const size_t block = copy_block_bytes();
+  const int64_t blocks = static_cast<int64_t>((bytes + block - 1) / block);
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+#pragma omp parallel for schedule(dynamic, 1) if (blocks > 1)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const size_t off = static_cast<size_t>(b) * block;
+    std::memcpy(d + off, s + off, std::min(block, bytes - off));
+  }
+}
+
+void parallel_inclusive_scan(std::span<int64_t> a) {
+  const int64_t n = static_cast<int64_t>(a.size());
+  const int64_t grain = static_cast<int64_t>(std::max<size_t>(bulk_tuning().grain, 1));
+  const int64_t blocks = (n + grain - 1) / grain;
+  std::vector<int64_t> start(static_cast<size_t>(blocks) + 1, 0);
+#pragma omp parallel for schedule(static) if (blocks > 1)
+  for (int64_t b = 0; b < blocks; ++b) {
+    int64_t sum = 0;
+    for (int64_t k = b * grain; k < std::min(n, (b + 1) * grain); ++k) sum += a[k];
+    start[b + 1] = sum;
+  }
+  for (int64_t b = 0; b < blocks; ++b) start[b + 1] += start[b];
+#pragma omp parallel for schedule(static) if (blocks > 1)
+  for (int64_t b = 0; b < blocks; ++b) {
+    int64_t sum = start[b];
+    for (int64_t k = b * grain; k < std::min(n, (b + 1) * grain); ++k) a[k] = sum += a[k];
+  }
+}
+
+}  // namespace ht

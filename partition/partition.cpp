@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 
 namespace ht {
@@ -34,16 +35,26 @@ void check_renumber_inputs(const GraphView& g, const Partition& p) {
            p.num_edges, g.num_edges);
 }
 
+// Offsets of the rows in new order: in-degrees gathered and summed in parallel.
+void renumber_offsets(const GraphView& g, const Partition& p, Graph& out) {
+  const int64_t n = g.num_vertices;
+  resize_for_overwrite(out.offsets, static_cast<size_t>(n) + 1);
+#pragma omp parallel for schedule(static)
+  for (int64_t v = 0; v < n; ++v) out.offsets[v + 1] = g.in_degree(p.new_to_old[v]);
+  parallel_inclusive_scan(out.offsets);
+}
+
 // Rows of the CSC in new order, sources mapped to new ids.
 void renumber_topology(const GraphView& g, const Partition& p, Graph& out) {
   const int64_t n = g.num_vertices;
-  out.offsets.assign(n + 1, 0);
-  for (int64_t v = 0; v < n; ++v) out.offsets[v + 1] = out.offsets[v] + g.in_degree(p.new_to_old[v]);
-  out.sources.resize(g.num_edges);
+  renumber_offsets(g, p, out);
+  resize_for_overwrite(out.sources, static_cast<size_t>(g.num_edges));
   const bool weighted = !g.weights.empty();
-  if (weighted) out.weights.resize(g.num_edges);
+  if (weighted) resize_for_overwrite(out.weights, static_cast<size_t>(g.num_edges));
   // Sorted input stays sorted in the new ids, so consumers relying on the
-  // flag (dedup checks, locality of gathers) keep working.
+  // flag (dedup checks, locality of gathers) keep working. A row whose
+  // mapped ids are still ascending (any order-preserving renumbering, e.g.
+  // range partitions) is left as it is.
   const bool sort = g.flags.sorted_neighbors;
 #pragma omp parallel
   {
@@ -52,9 +63,14 @@ void renumber_topology(const GraphView& g, const Partition& p, Graph& out) {
     for (int64_t v = 0; v < n; ++v) {
       const int64_t old = p.new_to_old[v];
       const int64_t b = g.offsets[old], e = g.offsets[old + 1], o = out.offsets[v];
-      for (int64_t i = b; i < e; ++i) out.sources[o + i - b] = p.old_to_new[g.sources[i]];
+      bool ascending = true;
+      for (int64_t i = b; i < e; ++i) {
+        const vid_t x = p.old_to_new[g.sources[i]];
+        out.sources[o + i - b] = x;
+        if (i > b && x < out.sources[o + i - b - 1]) ascending = false;
+      }
       if (weighted) std::copy(g.weights.begin() + b, g.weights.begin() + e, out.weights.begin() + o);
-      if (sort) {
+      if (sort && !ascending) {
         const size_t len = static_cast<size_t>(e - b);
         sort_row(std::span<vid_t>(out.sources).subspan(o, len),
                  weighted ? std::span<float>(out.weights).subspan(o, len) : std::span<float>(), tmp);
@@ -63,33 +79,37 @@ void renumber_topology(const GraphView& g, const Partition& p, Graph& out) {
   }
 }
 
+// dst[v] = src[new_to_old[v]] for every vertex, in parallel.
+template <typename T>
+void gather_by_new_id(std::span<const T> src, const Partition& p, std::vector<T>& dst) {
+  resize_for_overwrite(dst, p.new_to_old.size());
+#pragma omp parallel for schedule(static)
+  for (int64_t v = 0; v < static_cast<int64_t>(dst.size()); ++v) dst[v] = src[p.new_to_old[v]];
+}
+
 void renumber_vertex_data(const GraphView& g, const Partition& p, Graph& out) {
   const int64_t n = g.num_vertices;
   const size_t f = static_cast<size_t>(g.feature_dim);
   out.feature_dim = g.feature_dim;
   out.num_classes = g.num_classes;
   if (!g.features.empty()) {
-    out.features.resize(static_cast<size_t>(n) * f);
+    resize_for_overwrite(out.features, static_cast<size_t>(n) * f);
 #pragma omp parallel for schedule(static, 1024)
     for (int64_t v = 0; v < n; ++v)
       std::copy_n(g.features.begin() + static_cast<size_t>(p.new_to_old[v]) * f, f,
                   out.features.begin() + static_cast<size_t>(v) * f);
   }
-  if (!g.labels.empty()) {
-    out.labels.resize(n);
-    for (int64_t v = 0; v < n; ++v) out.labels[v] = g.labels[p.new_to_old[v]];
-  }
-  if (!g.split.empty()) {
-    out.split.resize(n);
-    for (int64_t v = 0; v < n; ++v) out.split[v] = g.split[p.new_to_old[v]];
-  }
+  if (!g.labels.empty()) gather_by_new_id(g.labels, p, out.labels);
+  if (!g.split.empty()) gather_by_new_id(g.split, p, out.split);
   // Always present after renumbering: the way back to the raw input's ids
   // (predictions are exported in those ids).
-  out.orig_ids.resize(n);
-  for (int64_t v = 0; v < n; ++v) {
-    const vid_t old = p.new_to_old[v];
-    out.orig_ids[v] = g.orig_ids.empty() ? static_cast<int64_t>(old) : g.orig_ids[old];
+  if (!g.orig_ids.empty()) {
+    gather_by_new_id(g.orig_ids, p, out.orig_ids);
+    return;
   }
+  resize_for_overwrite(out.orig_ids, static_cast<size_t>(n));
+#pragma omp parallel for schedule(static)
+  for (int64_t v = 0; v < n; ++v) out.orig_ids[v] = static_cast<int64_t>(p.new_to_old[v]);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include "partition/partition_file.hpp"
 
+#include <atomic>
 #include <bit>
 
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 
 namespace ht {
@@ -19,9 +21,9 @@ std::optional<PartitionProblem> offsets_problem(const std::vector<int64_t>& off,
   return std::nullopt;
 }
 
-std::optional<PartitionProblem> permutation_problem(const std::vector<vid_t>& new_to_old, int64_t n) {
-  if (static_cast<int64_t>(new_to_old.size()) != n)
-    return PartitionProblem{"new_to_old", fmt::format("{} entries for {} vertices", new_to_old.size(), n)};
+// The first problem in file order, found by a sequential scan; only run
+// once the parallel pass below has found that there is one.
+std::optional<PartitionProblem> first_permutation_problem(const std::vector<vid_t>& new_to_old, int64_t n) {
   std::vector<uint8_t> seen(n, 0);
   for (size_t i = 0; i < new_to_old.size(); ++i) {
     const vid_t old = new_to_old[i];
@@ -30,6 +32,27 @@ std::optional<PartitionProblem> permutation_problem(const std::vector<vid_t>& ne
     seen[old] = 1;
   }
   return std::nullopt;
+}
+
+// Checks that new_to_old is a permutation of [0, n) and fills `inverse`
+// (old_to_new) on the way, in parallel: ids in range, then inverse[old] = new
+// for every entry, then each entry must find itself there (a repeated old id
+// leaves only one of its entries). The stores of repeated ids race by
+// design, hence relaxed atomics (plain stores on x86).
+std::optional<PartitionProblem> permutation_problem(const std::vector<vid_t>& new_to_old, int64_t n,
+                                                    std::vector<vid_t>& inverse) {
+  if (static_cast<int64_t>(new_to_old.size()) != n)
+    return PartitionProblem{"new_to_old", fmt::format("{} entries for {} vertices", new_to_old.size(), n)};
+  if (first_bad(n, [&](int64_t i) { return new_to_old[i] >= n; }) >= 0) return first_permutation_problem(new_to_old, n);
+  resize_for_overwrite(inverse, static_cast<size_t>(n));
+  parallel_blocks(n, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      std::atomic_ref<vid_t>(inverse[new_to_old[i]]).store(static_cast<vid_t>(i), std::memory_order_relaxed);
+  });
+  const bool repeated = first_bad(n, [&](int64_t i) {
+    return std::atomic_ref<vid_t>(inverse[new_to_old[i]]).load(std::memory_order_relaxed) != static_cast<vid_t>(i);
+  }) >= 0;
+  return repeated ? first_permutation_problem(new_to_old, n) : std::nullopt;
 }
 
 template <typename E>
@@ -62,16 +85,15 @@ void read_params(const ContainerReader& r, Partition& p) {
 
 template <typename T>
 std::vector<T> copy_section(const ContainerReader& r, const char* name, uint64_t count) {
-  const auto a = r.array<T>(name, count);
-  return {a.begin(), a.end()};
+  return copy_to_vector(r.array<T>(name, count));
 }
 
-}  // namespace
-
-std::optional<PartitionProblem> find_partition_problem(const Partition& p) {
+// Everything of find_partition_problem(); `inverse` receives old_to_new
+// when new_to_old is a permutation.
+std::optional<PartitionProblem> partition_problem(const Partition& p, std::vector<vid_t>& inverse) {
   const int64_t n = p.num_vertices;
   if (p.m() < 1 || p.n() < 1) return PartitionProblem{"part_offsets", "m and n must be at least 1"};
-  if (auto q = permutation_problem(p.new_to_old, n)) return q;
+  if (auto q = permutation_problem(p.new_to_old, n, inverse)) return q;
   if (auto q = offsets_problem(p.part_offsets, static_cast<size_t>(p.m()) + 1, n, "part_offsets")) return q;
   if (auto q = offsets_problem(p.chunk_offsets, static_cast<size_t>(p.m()) * p.n() + 1, n, "chunk_offsets"))
     return q;
@@ -80,6 +102,13 @@ std::optional<PartitionProblem> find_partition_problem(const Partition& p) {
       return PartitionProblem{"chunk_offsets", fmt::format("chunk ({}, 0) starts at {} but partition {} at {}", i,
                                                            p.chunk_begin(i, 0), i, p.part_offsets[i])};
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<PartitionProblem> find_partition_problem(const Partition& p) {
+  std::vector<vid_t> inverse;
+  return partition_problem(p, inverse);
 }
 
 void write_partition(const std::string& path, const Partition& p) {
@@ -115,9 +144,7 @@ Partition read_partition(const std::string& path, ReadOptions opt) {
   p.new_to_old = copy_section<vid_t>(r, "new_to_old", static_cast<uint64_t>(p.num_vertices));
   p.part_offsets = copy_section<int64_t>(r, "part_offsets", m + 1);
   p.chunk_offsets = copy_section<int64_t>(r, "chunk_offsets", m * n + 1);
-  if (auto q = find_partition_problem(p)) r.fail_in(q->section, q->what);
-  p.old_to_new.resize(p.num_vertices);
-  for (int64_t v = 0; v < p.num_vertices; ++v) p.old_to_new[p.new_to_old[v]] = static_cast<vid_t>(v);
+  if (auto q = partition_problem(p, p.old_to_new)) r.fail_in(q->section, q->what);
   return p;
 }
 

@@ -113,6 +113,8 @@ void CpuDevice::record(Event e) {
 }
 
 void CpuDevice::wait(const Device& owner_base, Event e) {
+  // Waiting may run the owner's deferred operations (that is what "the event
+  // completes" means here), so the owner is changed through a const view.
   auto& owner = const_cast<CpuDevice&>(static_cast<const CpuDevice&>(owner_base));
   HT_ASSERT(e.id >= 0 && e.id < static_cast<int>(owner.events_.size()));
   const Mark mark = owner.events_[e.id];

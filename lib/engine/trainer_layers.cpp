@@ -22,16 +22,16 @@ Act to_act(Activation a) {
 }
 
 
-}  // namespace
-
 // Start of a batch's compute: its loads are done and, when outputs are
 // written behind, batch k - 2's copies have read the slot's output buffers.
-static void begin_compute(Device& d, const Event& loaded, const Event& stored, bool overlap) {
+void begin_compute(Device& d, const Event& loaded, const Event& stored, bool overlap) {
   d.use(Queue::compute);
   d.wait(d, loaded);
   if (overlap) d.wait(d, stored);
   d.begin_work();
 }
+
+}  // namespace
 
 // End of a batch's compute: outputs go to host on the store queue (written
 // behind) or in line on the compute queue; `computed` frees the slot's inputs.

@@ -7,6 +7,12 @@
 
 namespace ht {
 
+// Seconds on the steady clock since its epoch: a common origin for timelines
+// taken by different devices and threads.
+inline double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 class Timer {
  public:
   Timer() : start_(Clock::now()) {}

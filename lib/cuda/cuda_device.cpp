@@ -2,7 +2,6 @@
 
 #include <omp.h>
 
-#include <chrono>
 #include <cstring>
 #include <mutex>
 
@@ -10,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/memory.hpp"
+#include "core/timer.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernels.cuh"
 
@@ -55,10 +55,6 @@ void CUDART_CB run_host_task(void* p) {
     std::lock_guard lock(call->errors->mutex);
     if (call->errors->first.empty()) call->errors->first = e.what();
   }
-}
-
-double host_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -144,11 +140,11 @@ void CudaDevice::end_work(WorkKind kind) {
 }
 
 void CudaDevice::reset_timeline() {
-  drain();
+  synchronize();
   activate();
   HT_CUDA_TRY(cudaEventRecord(timing_[0], streams_[0]));
   HT_CUDA_TRY(cudaEventSynchronize(timing_[0]));
-  timeline_offset_ = host_seconds();
+  timeline_offset_ = steady_seconds();
   timing_used_ = 1;
   pairs_.clear();
 }
@@ -157,7 +153,7 @@ void CudaDevice::reset_timeline() {
 // clock's reading when it completed (the queues were idle), plus the events'
 // elapsed times.
 std::vector<BusyInterval> CudaDevice::timeline() {
-  drain();
+  synchronize();
   std::vector<BusyInterval> out;
   out.reserve(pairs_.size());
   auto at = [&](int64_t i) {
@@ -218,7 +214,7 @@ void CudaDevice::write(DevArray<float> dst, std::span<const float> src) {
 
 void CudaDevice::read(DevArray<float> src, std::span<float> dst) {
   HT_ASSERT(static_cast<int64_t>(dst.size()) <= src.size);
-  drain();
+  synchronize();
   HT_CUDA_TRY(cudaMemcpyAsync(dst.data(), src.data, dst.size_bytes(), cudaMemcpyDeviceToHost, streams_[0]));
   HT_CUDA_TRY(cudaStreamSynchronize(streams_[0]));
 }
@@ -397,9 +393,7 @@ LossStats CudaDevice::take_loss_stats() {
   return st;
 }
 
-void CudaDevice::synchronize() { drain(); }
-
-void CudaDevice::drain() {
+void CudaDevice::synchronize() {
   activate();
   for (cudaStream_t st : streams_) HT_CUDA_TRY(cudaStreamSynchronize(st));
   check_host_tasks();

@@ -109,7 +109,6 @@ class CudaDevice final : public Device {
                     float scale, DevMat dlogits) override;
   LossStats take_loss_stats() override;
   void synchronize() override;
-  void drain() override;
   // The compute stream (NCCL and cuBLAS work runs there).
   cudaStream_t stream() const { return streams_[0]; }
 

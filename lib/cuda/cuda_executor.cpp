@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "cuda/cuda_check.hpp"
@@ -48,9 +49,7 @@ class CudaExecutor final : public Executor {
     host_.push_back(std::make_unique<PinnedBuffer>(static_cast<size_t>(n) * 4));
     float* p = static_cast<float*>(host_.back()->data());
     // Zeroed by all cores: a store can be hundreds of GiB.
-    constexpr int64_t kBlock = int64_t{1} << 22;
-#pragma omp parallel for schedule(static)
-    for (int64_t b = 0; b < n; b += kBlock) std::memset(p + b, 0, static_cast<size_t>(std::min(kBlock, n - b)) * 4);
+    parallel_blocks(n, [&](int64_t b, int64_t e) { std::memset(p + b, 0, static_cast<size_t>(e - b) * 4); });
     host_bytes_ += n * 4;
     return {p, rows, cols};
   }

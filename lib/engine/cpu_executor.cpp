@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/timer.hpp"
 #include "models/model.hpp"
 
 namespace ht {
@@ -125,15 +126,12 @@ void CpuDevice::host_task(std::function<void()> fn) { enqueue(std::move(fn)); }
 
 void CpuDevice::begin_work() {
   const Queue q = queue_;
-  enqueue([this, q] { state(q).open = Clock::now(); });
+  enqueue([this, q] { state(q).open = steady_seconds(); });
 }
 
 void CpuDevice::end_work(WorkKind kind) {
   const Queue q = queue_;
-  enqueue([this, q, kind] {
-    auto seconds = [](Clock::time_point t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); };
-    intervals_.push_back({kind, seconds(state(q).open), seconds(Clock::now()), index_, q});
-  });
+  enqueue([this, q, kind] { intervals_.push_back({kind, state(q).open, steady_seconds(), index_, q}); });
 }
 
 void CpuDevice::reset_timeline() {

@@ -14,7 +14,6 @@
 // every other queue waits until forced, so a load that overwrites a buffer
 // (or a packed step) that earlier work still has to read shows up. The equivalence tests
 // run all three timings.
-#include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -25,8 +24,6 @@
 namespace ht {
 
 enum class CopyTiming { eager, late, late_compute };
-
-using Clock = std::chrono::steady_clock;
 
 class CpuDevice final : public Device {
  public:
@@ -90,7 +87,6 @@ class CpuDevice final : public Device {
                     float scale, DevMat dlogits) override;
   LossStats take_loss_stats() override;
   void synchronize() override;
-  void drain() override { synchronize(); }
 
   int64_t allocated_bytes() const { return bytes_; }
 
@@ -99,7 +95,7 @@ class CpuDevice final : public Device {
     std::deque<std::function<void()>> pending;  // deferred operations, oldest first
     int64_t issued = 0, done = 0;
     bool running = false;
-    Clock::time_point open;  // begin_work's time
+    double open = 0;  // begin_work's time (steady_seconds)
   };
   struct Mark {
     Queue queue = Queue::compute;

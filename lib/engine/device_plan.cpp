@@ -151,6 +151,19 @@ StepIndexLists index_lists(const ChunkPlan& s, CommMode mode) {
   return x;
 }
 
+// The load list (ascending: the owner's transition rows) cut by the batch of
+// this device that produces each row (its chunk's id range).
+std::vector<Slice> load_pieces(const std::vector<uint32_t>& v, const Plan& plan, int gpu) {
+  std::vector<Slice> out;
+  for (int k = 0; k < plan.n; ++k) {
+    const ChunkPlan& c = plan.step(k, gpu);
+    const auto lo = std::lower_bound(v.begin(), v.end(), static_cast<uint32_t>(c.dst_begin));
+    const auto hi = std::lower_bound(v.begin(), v.end(), static_cast<uint32_t>(c.dst_end));
+    out.push_back({lo - v.begin(), hi - lo});
+  }
+  return out;
+}
+
 void lay_out(DeviceStep& ds, Packer& pk, const HostTopology& t, const StepIndexLists& x, size_t remote) {
   ds.num_dst = t.num_dst;
   ds.num_edges = static_cast<int64_t>(t.src.size());
@@ -242,25 +255,16 @@ DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const Edg
       ds.bytes = {base, static_cast<size_t>(pk.bytes())};
       ds.flush_vids_host = x.flush_vids_host;
       ds.reused_rows = x.reused;
-      if (mode != CommMode::baseline) ds.peers = peer_ranges(s);
+      if (mode != CommMode::baseline) {
+        ds.peers = peer_ranges(s);
+        ds.load_by_producer = load_pieces(x.load_vids, plan, gpu);
+      }
     } catch (const std::exception& e) {
 #pragma omp critical(ht_device_plan_error)
       if (error.empty()) error = e.what();
     }
   }
   if (!error.empty()) throw Error(error);
-  if (mode != CommMode::baseline) {
-    for (int j = 0; j < plan.n; ++j) {
-      const StepIndexLists x = index_lists(plan.step(j, gpu), mode);
-      const auto& v = x.load_vids;  // ascending: the owner's transition rows
-      for (int k = 0; k < plan.n; ++k) {
-        const ChunkPlan& c = plan.step(k, gpu);
-        const auto lo = std::lower_bound(v.begin(), v.end(), static_cast<uint32_t>(c.dst_begin));
-        const auto hi = std::lower_bound(v.begin(), v.end(), static_cast<uint32_t>(c.dst_end));
-        dp.steps[j].load_by_producer.push_back({lo - v.begin(), hi - lo});
-      }
-    }
-  }
   for (int j = 0; j < plan.n; ++j) {
     const DeviceStep& ds = dp.steps[j];
     dp.max_step_bytes = std::max<int64_t>(dp.max_step_bytes, static_cast<int64_t>(ds.bytes.size()));
@@ -271,17 +275,22 @@ DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const Edg
 }
 
 bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices) {
+  // first[p][j][k]: flush k of plan p's step j is its row's first return, in
+  // the order returns are applied (batch by batch, devices in order).
   std::vector<uint8_t> seen(static_cast<size_t>(num_vertices), 0);
+  std::vector<std::vector<std::vector<uint8_t>>> first(plans.size());
   int64_t covered = 0;
   const size_t n = plans.empty() ? 0 : plans[0]->steps.size();
+  for (auto& f : first) f.resize(n);
   for (size_t j = 0; j < n; ++j) {
-    for (DevicePlan* dp : plans) {
-      DeviceStep& s = dp->steps[j];
-      s.flush_first.resize(s.flush_vids_host.size());
-      for (size_t k = 0; k < s.flush_vids_host.size(); ++k) {
+    for (size_t p = 0; p < plans.size(); ++p) {
+      const DeviceStep& s = plans[p]->steps[j];
+      std::vector<uint8_t>& f = first[p][j];
+      f.resize(s.flush_vids_host.size());
+      for (size_t k = 0; k < f.size(); ++k) {
         uint8_t& seen_v = seen[s.flush_vids_host[k]];
-        s.flush_first[k] = seen_v ? 0 : 1;
-        covered += seen_v ? 0 : 1;
+        f[k] = seen_v ? 0 : 1;
+        covered += f[k];
         seen_v = 1;
       }
     }
@@ -291,36 +300,44 @@ bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices) {
       for (DeviceStep& s : dp->steps) s.staged_vids.assign(s.flush_vids_host.begin(), s.flush_vids_host.end());
     return false;
   }
-  for (DevicePlan* dp : plans) {
-    for (DeviceStep& s : dp->steps) {
-      const int64_t n_flush = s.flush_count();
+  for (size_t p = 0; p < plans.size(); ++p) {
+    for (size_t j = 0; j < n; ++j) {
+      DeviceStep& s = plans[p]->steps[j];
+      const std::vector<uint8_t>& f = first[p][j];
       auto* rows = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_rows.offset);
       auto* vids = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_vids.offset);
       std::vector<uint32_t> r, v;
-      r.reserve(n_flush);
-      v.reserve(n_flush);
+      r.reserve(f.size());
+      v.reserve(f.size());
       for (int pass = 1; pass >= 0; --pass)  // first returns, then the rest (stable)
-        for (int64_t k = 0; k < n_flush; ++k)
-          if (s.flush_first[k] == pass) {
+        for (size_t k = 0; k < f.size(); ++k)
+          if (f[k] == pass) {
             r.push_back(rows[k]);
             v.push_back(vids[k]);
           }
       std::copy(r.begin(), r.end(), rows);
       std::copy(v.begin(), v.end(), vids);
-      s.first_count = std::count(s.flush_first.begin(), s.flush_first.end(), uint8_t{1});
+      s.first_count = std::count(f.begin(), f.end(), uint8_t{1});
       s.staged_vids.assign(v.begin() + s.first_count, v.end());
     }
   }
   return true;
 }
 
+int64_t flush_count(const ChunkPlan& s, CommMode mode) {
+  switch (mode) {
+    case CommMode::baseline: return static_cast<int64_t>(s.nbr.size());
+    case CommMode::p2p: return static_cast<int64_t>(s.trans_vid.size());
+    case CommMode::full: break;
+  }
+  return static_cast<int64_t>(s.flush_slot.size());
+}
+
 int64_t packed_step_bytes(const ChunkPlan& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys) {
   const int64_t ne = s.num_edges(), nd = s.num_dst();
   const int64_t loads = mode == CommMode::baseline ? static_cast<int64_t>(s.nbr.size())
                                                    : static_cast<int64_t>(s.trans_vid.size());
-  const int64_t flushes = mode == CommMode::baseline ? loads
-                          : mode == CommMode::full   ? static_cast<int64_t>(s.flush_slot.size())
-                                                     : static_cast<int64_t>(s.trans_vid.size());
+  const int64_t flushes = flush_count(s, mode);
   const int64_t remote = mode == CommMode::baseline ? 0 : static_cast<int64_t>(s.remote_slot.size());
   int64_t b = 8 * (nd + 1) + 4 * ne * 3 + 4 * nd + 8 * (buffer_rows + 1);
   if (weights) b += 4 * ne;

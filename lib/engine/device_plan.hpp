@@ -61,9 +61,6 @@ struct DeviceStep {
   Slice load_vids, load_rows, remote_slots, flush_rows, flush_vids;
   std::vector<PeerRange> peers;            // per-peer ranges of the remote list
   std::span<const vid_t> flush_vids_host;  // flush_vids, in the plan (host memory)
-  // Per flushed row: 1 where this is the row's first return in a layer (in the
-  // order returns are applied: batch by batch, devices in order).
-  std::vector<uint8_t> flush_first;
   // When every row has a first return (mark_first_flushes), the flush lists
   // are reordered: the first `first_count` rows are first returns, which the
   // device writes straight into the store (no clear of the gradient matrix,
@@ -94,12 +91,15 @@ struct DevicePlan {
 DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys, bool need_edge_keys,
                              const std::function<std::byte*(int64_t)>& alloc);
 
-// Sets flush_first over every device's steps in the order returns are
-// applied (batch by batch, devices in order) and, when every vertex is
-// returned, reorders each step's packed flush lists (first returns first) and
+// Marks each flushed row's first return over every device's steps, in the
+// order returns are applied (batch by batch, devices in order), and, when
+// every vertex is returned, reorders each step's packed flush lists (first returns first) and
 // sets first_count and staged_vids. Returns false when some vertex is never
 // returned (its gradient row then needs a clear, and every return is added).
 bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices);
+
+// Rows the step returns to host in `mode` (its flush list's length).
+int64_t flush_count(const ChunkPlan& s, CommMode mode);
 
 // Packed bytes of one step (for the memory planner).
 int64_t packed_step_bytes(const ChunkPlan& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys);

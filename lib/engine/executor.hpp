@@ -91,7 +91,6 @@ inline constexpr int kNumQueues = 4;
 // for an event of any device: dependencies between GPUs need no host).
 struct Event {
   int id = -1;
-  bool valid() const { return id >= 0; }
 };
 
 // What a stretch of queue work was doing, for the epoch's timeline.
@@ -218,10 +217,8 @@ class Device {
                             float scale, DevMat dlogits) = 0;
   virtual LossStats take_loss_stats() = 0;
 
-  // Waits for this device's queued work, write-behind copies excepted.
+  // Waits for the work of every queue of this device (host tasks included).
   virtual void synchronize() = 0;
-  // Waits for everything, write-behind copies and every queue included.
-  virtual void drain() { synchronize(); }
 
  protected:
   Queue queue_ = Queue::compute;
@@ -261,9 +258,6 @@ class Executor {
   virtual void allreduce_sum(std::span<DevArray<float>> per_device) = 0;
   virtual void synchronize_all() {
     for (int i = 0; i < num_devices(); ++i) device(i).synchronize();
-  }
-  void drain_all() {
-    for (int i = 0; i < num_devices(); ++i) device(i).drain();
   }
   virtual int64_t peak_device_bytes() const { return 0; }
   // Bytes a device may allocate (0 = no limit, e.g. the CPU executor).

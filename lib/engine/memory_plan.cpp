@@ -44,12 +44,9 @@ DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOpti
     int64_t loads = 0;
     for (size_t t = 0; t < s.trans_vid.size(); ++t) loads += s.trans_reused[t] ? 0 : 1;
     if (j > 0) max_later = std::max(max_later, loads);
-    const int64_t flush = mode == CommMode::baseline ? static_cast<int64_t>(s.nbr.size())
-                          : mode == CommMode::full   ? static_cast<int64_t>(s.flush_slot.size())
-                                                     : static_cast<int64_t>(s.trans_vid.size());
-    max_flush = std::max(max_flush, flush);
+    max_flush = std::max(max_flush, flush_count(s, mode));
   }
-  const bool ahead = mode == CommMode::full && opt.overlap_copies && plan.n > 1;
+  const bool ahead = reads_ahead(opt, plan.n);
   DeviceMemoryNeed need;
   int64_t& var = need.per_chunk_bytes;
   var += 4 * rows * max_gather * 2;  // merged data and gradient buffers

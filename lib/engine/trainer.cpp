@@ -1,7 +1,6 @@
 #include "engine/trainer.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -19,10 +18,6 @@ namespace {
 DevArray<float> tensor_or_empty(Device& d, const ModelParams& p, int layer, const char* what, bool exists) {
   if (!exists) return {};
   return d.upload(std::span<const float>(p.get(layer, what).value));
-}
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -250,22 +245,18 @@ DropoutSpec Trainer::attn_dropout(int layer, int epoch, bool training, const int
   return d;
 }
 
-// Read-ahead of the next batch's new rows needs the in-place reuse of the
-// full mode (other modes reload the whole transition set every batch, which
-// would double the merged buffer).
-bool Trainer::read_ahead() const { return opt_.comm == CommMode::full && opt_.overlap_copies && plan_.n > 1; }
+bool Trainer::read_ahead() const { return reads_ahead(opt_, plan_.n); }
 
 // One pass over the batches of a layer, issued without waiting: batch j + 1's
 // loads are issued before batch j's compute (read-ahead), and the host blocks
 // nowhere. The devices' queues order everything through events.
-void Trainer::run_pass(Pass pass, int l, int epoch, bool training, LossStats* stats) {
-  (void)stats;
+void Trainer::run_pass(Pass pass, int l, int epoch, bool training) {
   for (auto& st : dev_) st->slot_of.assign(plan_.n, 0);
   // A pass after gradient returns reads rows the host adds complete only at
   // the end: a barrier. Otherwise batch j waits for the batches of the
   // previous pass that produced its rows (wait_producer, issue_gather).
   early_ = opt_.early_start && !prev_returned_ && opt_.comm != CommMode::baseline;
-  const bool gathering = pass == Pass::forward || (pass == Pass::backward && opt_.model.kind == ModelKind::gat);
+  const bool gathering = gathers(pass);
   const int xp = gather_seq_ & 1;
   if (gathering) {
     for (auto& st : dev_) {
@@ -293,9 +284,8 @@ void Trainer::run_pass(Pass pass, int l, int epoch, bool training, LossStats* st
       }
     }
   };
-  const bool gathers = pass == Pass::forward || (pass == Pass::backward && opt_.model.kind == ModelKind::gat);
   auto compute_batch = [&](int j) {
-    if (gathers) issue_exchange(l, j, ahead && j > 0);
+    if (gathering) issue_exchange(l, j, ahead && j > 0);
     compute(j);
     if (pass == Pass::backward) {
       const bool tf = transform_first(l);
@@ -336,8 +326,8 @@ double Trainer::forward(int epoch, bool training, LossStats* stats) {
   for (int l = 0; l < m.num_layers(); ++l) {
     // Transform-first: every vertex's t = x W must be on host before any
     // chunk gathers its neighbors' rows (the pass ends with a barrier).
-    if (transform_first(l)) run_pass(Pass::transform, l, epoch, training, nullptr);
-    run_pass(Pass::forward, l, epoch, training, m.is_last(l) ? stats : nullptr);
+    if (transform_first(l)) run_pass(Pass::transform, l, epoch, training);
+    run_pass(Pass::forward, l, epoch, training);
   }
   if (!stats) return 0.0;
   for (auto& st : dev_) {
@@ -368,8 +358,8 @@ void Trainer::backward(int epoch) {
         exec_.store_zero(dst);
       }
     }
-    run_pass(Pass::backward, l, epoch, true, nullptr);
-    if (tf) run_pass(Pass::transform_backward, l, epoch, true, nullptr);
+    run_pass(Pass::backward, l, epoch, true);
+    if (tf) run_pass(Pass::transform_backward, l, epoch, true);
   }
 }
 
@@ -395,7 +385,7 @@ void Trainer::reduce_and_collect_grads() {
 
 void Trainer::start_timeline() {
   for (auto& st : dev_) st->dev->reset_timeline();
-  timeline_start_ = now_seconds();
+  timeline_start_ = steady_seconds();
 }
 
 // Timelines are in seconds of the host's steady clock.
@@ -412,7 +402,6 @@ void Trainer::finish_timeline(EpochResult& r, double wall) {
   last_timeline_ = std::move(all);
   r.t_compute = s.busy[static_cast<int>(WorkKind::compute)];
   r.t_h2d = s.busy[static_cast<int>(WorkKind::h2d)];
-  r.t_d2h = s.busy[static_cast<int>(WorkKind::d2h)];
   r.t_d2d = s.busy[static_cast<int>(WorkKind::d2d)];
   r.t_cpu = s.busy[static_cast<int>(WorkKind::host)];
   r.x_compute = s.compute;
@@ -453,10 +442,8 @@ EpochResult Trainer::train_epoch(int epoch) {
 
 Evaluation Trainer::evaluate() {
   LossStats s;
-  Timer t;
   Evaluation r;
   r.loss = forward(0, false, &s);
-  r.seconds = t.seconds();
   auto acc = [&](int k) { return s.count[k] ? static_cast<double>(s.correct[k]) / s.count[k] : 0.0; };
   r.train_acc = acc(1);
   r.val_acc = acc(2);

@@ -31,7 +31,7 @@ struct EpochResult {
   // Time breakdown (seconds): host->device loads, device<->device, compute, CPU accumulation.
   // Busy time of each kind of work, summed over the devices' queues (work of
   // different kinds overlaps, so these add up to more than `seconds`).
-  double t_h2d = 0, t_d2d = 0, t_compute = 0, t_cpu = 0, t_d2h = 0;
+  double t_h2d = 0, t_d2d = 0, t_compute = 0, t_cpu = 0;
   // Exposed time: the epoch's wall time split by what was running, read from a
   // per-queue timeline (CUDA events on GPUs, host clocks on the CPU executor).
   // At every instant the time goes to the first busy kind in the order
@@ -42,7 +42,6 @@ struct EpochResult {
 
 struct Evaluation {
   double loss = 0, train_acc = 0, val_acc = 0, test_acc = 0;
-  double seconds = 0;  // wall time of the evaluation forward
 };
 
 class Trainer {
@@ -80,7 +79,11 @@ class Trainer {
   void upload_params();
   // ---- schedule (trainer.cpp): one pass over the batches of a layer.
   enum class Pass { forward, transform, backward, transform_backward };
-  void run_pass(Pass pass, int layer, int epoch, bool training, LossStats* stats);
+  void run_pass(Pass pass, int layer, int epoch, bool training);
+  // Passes that gather neighbor rows into the merged buffer.
+  bool gathers(Pass pass) const {
+    return pass == Pass::forward || (pass == Pass::backward && opt_.model.kind == ModelKind::gat);
+  }
   double forward(int epoch, bool training, LossStats* stats);
   void backward(int epoch);
   void reduce_and_collect_grads();
@@ -100,10 +103,12 @@ class Trainer {
   void write_out(DeviceState& st, DevMat src, const HostMat& dst, int64_t v0);
   void read_in(DeviceState& st, const HostMat& src, int64_t v0, DevMat dst);
   void phase_barrier();
-  // How batch j's loads wait for the previous pass (trainer_io.cpp).
-  void wait_producer(DeviceState& st, int j, bool early);
+  // Batch j's loads wait for the previous pass's batch j (trainer_io.cpp).
+  void wait_producer(DeviceState& st, int j);
   void end_phase();
   // ---- math of one batch on one device (trainer_layers.cpp)
+  struct BatchView;  // the device, slot and rows of a batch whose compute is being issued
+  BatchView start_batch(DeviceState& st, int j, bool writes_outputs);
   void forward_batch(DeviceState& st, int layer, int j, bool training, int epoch);
   void backward_batch(DeviceState& st, int layer, int j, int epoch);
   void transform_batch(DeviceState& st, int layer, int j, int epoch, bool training);

@@ -74,8 +74,8 @@ void Trainer::end_phase() {
 
 // Own rows a batch reads were written by the same batch of the previous pass
 // (same chunk, same device): wait for that batch's store, not for the pass.
-void Trainer::wait_producer(DeviceState& st, int j, bool early) {
-  if (early && prev_produced_) st.dev->wait(*st.dev, st.batch_stored[(pass_seq_ - 1) & 1][j]);
+void Trainer::wait_producer(DeviceState& st, int j) {
+  if (early_ && prev_produced_) st.dev->wait(*st.dev, st.batch_stored[(pass_seq_ - 1) & 1][j]);
 }
 
 void Trainer::phase_barrier() {
@@ -99,7 +99,7 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
     const int64_t nd = c.num_dst(), v0 = c.dst_begin;
     d.use(Queue::load);
     d.wait(d, st->computed[s]);  // batch k - 2 is done with the slot
-    if (pass != Pass::forward) wait_producer(*st, j, early_);
+    if (pass != Pass::forward) wait_producer(*st, j);
     d.begin_work();
     // Vertex-wise passes read no topology: only batches over chunks need the step.
     const bool chunk_pass = pass == Pass::forward || pass == Pass::backward;
@@ -127,8 +127,7 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
     }
     d.end_work(WorkKind::h2d);
   }
-  const bool gathers = pass == Pass::forward || (pass == Pass::backward && m.kind == ModelKind::gat);
-  if (gathers) issue_gather(l, j, epoch, training, first);
+  if (gathers(pass)) issue_gather(l, j, epoch, training, first);
   for (auto& st : dev_) {
     st->dev->use(Queue::load);
     st->dev->record(st->loaded[st->slot_of[j]]);
@@ -177,7 +176,7 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
       }
       HT_ASSERT(covered == step.load_count());
     } else {
-      if (produced) wait_producer(*st, plan_.n - 1, true);  // the store queue is in order: all of them
+      wait_producer(*st, plan_.n - 1);  // the store queue is in order: all of them
       d.begin_work();
       if (ahead) {
         d.gather_from_host(src, lists.load_vids, DevIdx{nullptr, step.load_count()},
@@ -283,8 +282,9 @@ void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
       d.record(st->flushed);
       continue;
     }
-    // First returns: the device writes them into the store itself.
-    const int64_t direct = write_first_ ? step.first_count : 0;
+    // First returns: the device writes them into the store itself (none
+    // when some row is never returned: mark_first_flushes).
+    const int64_t direct = step.first_count;
     if (direct > 0) {
       d.begin_work();
       d.scatter_rows_and_zero(G, lists.flush_rows.sub(0, direct), lists.flush_vids.sub(0, direct), dst);

@@ -22,16 +22,27 @@ Act to_act(Activation a) {
 }
 
 
-// Start of a batch's compute: its loads are done and, when outputs are
-// written behind, batch k - 2's copies have read the slot's output buffers.
-void begin_compute(Device& d, const Event& loaded, const Event& stored, bool overlap) {
-  d.use(Queue::compute);
-  d.wait(d, loaded);
-  if (overlap) d.wait(d, stored);
-  d.begin_work();
-}
-
 }  // namespace
+
+struct Trainer::BatchView {
+  Device& d;
+  int slot;
+  int64_t nd, v0;  // the chunk's rows: nd destinations from new id v0
+};
+
+// Start of a batch's compute on the compute queue: its loads are done and,
+// when it writes outputs behind, batch k - 2's copies have read the slot's
+// output buffers.
+Trainer::BatchView Trainer::start_batch(DeviceState& st, int j, bool writes_outputs) {
+  Device& d = *st.dev;
+  const int s = st.slot_of[j];
+  const ChunkPlan& c = *st.plan.steps[j].plan;
+  d.use(Queue::compute);
+  d.wait(d, st.loaded[s]);
+  if (writes_outputs && opt_.overlap_copies) d.wait(d, st.stored[s]);
+  d.begin_work();
+  return {d, s, c.num_dst(), c.dst_begin};
+}
 
 // End of a batch's compute: outputs go to host on the store queue (written
 // behind) or in line on the compute queue; `computed` frees the slot's inputs.
@@ -64,13 +75,9 @@ void Trainer::forward_batch(DeviceState& st, int l, int j, bool training, int ep
   const int64_t in_w = m.in_width(l), out_w = m.out_width(l), tw = m.transform_width(l);
   const bool last = m.is_last(l);
   const Act act = to_act(m.activation(l));
-  Device& d = *st.dev;
-  const int s = st.slot_of[j];
+  const auto [d, s, nd, v0] = start_batch(st, j, true);
   const DevTopology& topo = st.lists[s].topo;
-  const ChunkPlan& c = *st.plan.steps[j].plan;
-  const int64_t nd = c.num_dst(), v0 = c.dst_begin;
   Layer& ly = st.layers[l];
-  begin_compute(d, st.loaded[s], st.stored[s], opt_.overlap_copies);
   std::vector<Output> outputs;
   // The gathered rows: t^l (out_w) when transform-first, else x^l (in_w).
   DevMat X = view(st.x, st.plan.buffer_rows, gather_width(m, opt_.gcn_order, l));
@@ -106,13 +113,9 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
   const int L = m.num_layers();
   const int64_t in_w = m.in_width(l), out_w = m.out_width(l), tw = m.transform_width(l);
   const Act act = to_act(m.activation(l));
-  Device& d = *st.dev;
-  const int s = st.slot_of[j];
+  const auto [d, s, nd, v0] = start_batch(st, j, false);
   const DevTopology& topo = st.lists[s].topo;
-  const ChunkPlan& c = *st.plan.steps[j].plan;
-  const int64_t nd = c.num_dst(), v0 = c.dst_begin;
   Layer& ly = st.layers[l];
-  begin_compute(d, st.loaded[s], st.stored[s], false);
   DevMat dH = view(st.in_dh[s], nd, out_w), Z = view(st.z, nd, out_w), dZ = view(st.dz, nd, out_w);
   DevMat H = view(st.in_h[s], nd, out_w);  // loaded (ReLU mask) or recomputed
   if (l + 1 < L) {  // ∇h^{l+1} = mask ⊙ ∇x^{l+1}: the next layer's input dropout
@@ -167,11 +170,7 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
 void Trainer::transform_batch(DeviceState& st, int l, int j, int epoch, bool training) {
   const ModelConfig& m = opt_.model;
   const int64_t in_w = m.in_width(l), out_w = m.out_width(l);
-  Device& d = *st.dev;
-  const int s = st.slot_of[j];
-  const ChunkPlan& c = *st.plan.steps[j].plan;
-  const int64_t nd = c.num_dst(), v0 = c.dst_begin;
-  begin_compute(d, st.loaded[s], st.stored[s], opt_.overlap_copies);
+  const auto [d, s, nd, v0] = start_batch(st, j, true);
   DevMat X = view(st.in_a[s], nd, in_w);
   d.dropout_rows(X, v0, input_dropout(l, epoch, training, st.keys.data));
   DevMat T = view(st.out_h[s], nd, out_w);
@@ -185,12 +184,8 @@ void Trainer::transform_batch(DeviceState& st, int l, int j, int epoch, bool tra
 void Trainer::transform_backward_batch(DeviceState& st, int l, int j, int epoch) {
   const ModelConfig& m = opt_.model;
   const int64_t in_w = m.in_width(l), out_w = m.out_width(l);
-  Device& d = *st.dev;
-  const int s = st.slot_of[j];
-  const ChunkPlan& c = *st.plan.steps[j].plan;
-  const int64_t nd = c.num_dst(), v0 = c.dst_begin;
+  const auto [d, s, nd, v0] = start_batch(st, j, true);
   Layer& ly = st.layers[l];
-  begin_compute(d, st.loaded[s], st.stored[s], opt_.overlap_copies);
   DevMat dT = view(st.in_dh[s], nd, out_w), X = view(st.in_a[s], nd, in_w);
   d.dropout_rows(X, v0, input_dropout(l, epoch, true, st.keys.data));
   d.gemm(true, false, in_w, out_w, nd, 1.0f, X.data, in_w, dT.data, out_w, 1.0f, ly.dW.data, out_w);

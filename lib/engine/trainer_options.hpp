@@ -37,4 +37,11 @@ struct TrainerOptions {
   int merged_buffers = 1;
 };
 
+// Whether batch j + 1's new rows are read ahead while batch j computes: it
+// needs the in-place reuse of the full mode (other modes reload the whole
+// transition set every batch, which would double the merged buffer).
+inline bool reads_ahead(const TrainerOptions& opt, int chunks) {
+  return opt.comm == CommMode::full && opt.overlap_copies && chunks > 1;
+}
+
 }  // namespace ht

@@ -141,7 +141,12 @@ TEST(CudaKernels, GatherCopyFlushMatchCpu) {
       DevMat staged = d->alloc_mat(static_cast<int64_t>(fr.size()), cols);
       d->compact_and_zero(m, d->upload(std::span<const uint32_t>(fr)), staged);
       HostMat pinned = (d == &p.c() ? p.cpu : p.gpu)->alloc_host(staged.rows, cols);
+      // The store queue reads `staged` only after the compute queue wrote it
+      // (without this wait, compute-sanitizer's slow kernels lose the race).
+      const Event compacted = d->create_event();
+      d->record(compacted);
       d->use(Queue::store);
+      d->wait(*d, compacted);
       d->copy_to_host(staged, 0, staged.rows, pinned, 0);
       d->use(Queue::compute);
       d->synchronize();

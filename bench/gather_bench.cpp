@@ -82,9 +82,9 @@ int main(int argc, char** argv) {
       HT_CUDA_TRY(cudaMemcpy(dsrc, src.data(), n * 4, cudaMemcpyHostToDevice));
       HT_CUDA_TRY(cudaMemcpy(ddst, dst.data(), n * 4, cudaMemcpyHostToDevice));
       ht::DropoutSpec none;
-      const float ms = median_ms([&] { ht::cuda::gather_rows(host, dsrc, ddst, n, cols, dev, none, nullptr); }, 2, 9);
+      const float ms = median_ms([&] { ht::cuda::gather_rows(host, ht::StoreDtype::f32, dsrc, ddst, n, cols, dev, none, nullptr); }, 2, 9);
       const double gbs = static_cast<double>(n) * cols * 4 / (ms * 1e-3) / 1e9;
-      const float ms_asc = median_ms([&] { ht::cuda::gather_rows(host, dasc, ddst, n, cols, dev, none, nullptr); }, 2, 9);
+      const float ms_asc = median_ms([&] { ht::cuda::gather_rows(host, ht::StoreDtype::f32, dasc, ddst, n, cols, dev, none, nullptr); }, 2, 9);
       const double gbs_asc = static_cast<double>(n) * cols * 4 / (ms_asc * 1e-3) / 1e9;
       std::printf("%8lld %9lld %8s %13.1f %7.2f %14.1f %7.2f\n", static_cast<long long>(cols),
                   static_cast<long long>(cols * 4), (cols * 4) % 128 == 0 ? "yes" : "no", gbs, gbs / memcpy_gbs,

@@ -4,6 +4,7 @@
 // 1e-4 relative) for GCN and GAT, m ∈ {1, 2, 4}, every comm mode. Skips
 // visibly without a GPU (CI) or with fewer GPUs than a case needs.
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <numeric>
 
@@ -12,6 +13,7 @@
 #include "core/rng.hpp"
 #include "engine/cpu_executor.hpp"
 #include "engine/device_plan.hpp"
+#include "engine/host_rows.hpp"
 #include "engine/trainer.hpp"
 #include "graph/build.hpp"
 #include "partition/partition.hpp"
@@ -105,17 +107,21 @@ struct Pair {
 
 }  // namespace
 
+// Every path between the vertex store and a device, for each store dtype:
+// fp32 within 1e-6, 16-bit stores bit-for-bit (the GPU rounds as the CPU
+// executor does: core/half.hpp).
 TEST(CudaKernels, GatherCopyFlushMatchCpu) {
   REQUIRE_GPUS(1);
 #ifdef HT_HAVE_CUDA
+  for (StoreDtype t : {StoreDtype::f32, StoreDtype::bf16, StoreDtype::f16})
   for (int64_t cols : {1, 3, 37, 64, 129, 256}) {
-    SCOPED_TRACE(cols);
+    SCOPED_TRACE(::testing::Message() << dtype_name(t) << " cols " << cols);
     Pair p;
     const int64_t n = 301, rows = 173;
-    HostMat hc = p.cpu->alloc_host(n, cols), hg = p.gpu->alloc_host(n, cols);
+    HostMat hc = p.cpu->alloc_host(n, cols, t), hg = p.gpu->alloc_host(n, cols, t);
     auto src = random_floats(n * cols, cols);
-    std::copy(src.begin(), src.end(), hc.data);
-    std::copy(src.begin(), src.end(), hg.data);
+    p.cpu->store_fill(hc, src);
+    p.gpu->store_fill(hg, src);
     std::vector<uint32_t> sr, dr;
     for (uint32_t k = 0; k < 150; ++k) {
       sr.push_back((k * 37 + 11) % n);
@@ -140,7 +146,7 @@ TEST(CudaKernels, GatherCopyFlushMatchCpu) {
       // store queue, add on the host.
       DevMat staged = d->alloc_mat(static_cast<int64_t>(fr.size()), cols);
       d->compact_and_zero(m, d->upload(std::span<const uint32_t>(fr)), staged);
-      HostMat pinned = (d == &p.c() ? p.cpu : p.gpu)->alloc_host(staged.rows, cols);
+      HostMat pinned = (d == &p.c() ? p.cpu : p.gpu)->alloc_host(staged.rows, cols, t);
       // The store queue reads `staged` only after the compute queue wrote it
       // (without this wait, compute-sanitizer's slow kernels lose the race).
       const Event compacted = d->create_event();
@@ -150,13 +156,56 @@ TEST(CudaKernels, GatherCopyFlushMatchCpu) {
       d->copy_to_host(staged, 0, staged.rows, pinned, 0);
       d->use(Queue::compute);
       d->synchronize();
-      for (size_t k = 0; k < fv.size(); ++k)
-        for (int64_t j = 0; j < cols; ++j) host.row(fv[k])[j] += pinned.row(static_cast<int64_t>(k))[j];
+      for (size_t k = 0; k < fv.size(); ++k) add_row(host, fv[k], pinned, static_cast<int64_t>(k));
+      // First returns: written (rounded) by the device straight into host rows.
+      std::vector<uint32_t> back(fr.begin(), fr.begin() + fr.size() / 2), to(back.size());
+      for (size_t k = 0; k < to.size(); ++k) to[k] = static_cast<uint32_t>(n - 1 - k);
+      d->scatter_rows_and_zero(m, d->upload(std::span<const uint32_t>(back)), d->upload(std::span<const uint32_t>(to)),
+                               host);
       d->copy_to_host(m, 0, rows, host, 0);
       d->synchronize();
     }
-    std::vector<float> a(hg.data, hg.data + n * cols), b(hc.data, hc.data + n * cols);
-    EXPECT_LT(rel_err(a, b), 1e-6);
+    if (t == StoreDtype::f32) {
+      std::vector<float> a(hg.f32(), hg.f32() + n * cols), b(hc.f32(), hc.f32() + n * cols);
+      EXPECT_LT(rel_err(a, b), 1e-6);
+    } else {
+      EXPECT_EQ(std::memcmp(hg.data, hc.data, static_cast<size_t>(hc.bytes())), 0);
+    }
+  }
+#endif
+}
+
+// Narrowing and widening of values across fp16's whole range (subnormals,
+// ties, overflow to Inf) and bf16's: GPU and CPU store the same bits.
+TEST(CudaKernels, SixteenBitRoundingMatchesCpu) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  std::vector<float> v;
+  rng::Stream r(5, 3);
+  for (int i = 0; i < 20000; ++i) v.push_back(static_cast<float>((r.uniform() * 2 - 1) * std::exp2(r.uniform() * 60 - 40)));
+  for (float x : {0.f, -0.f, 65504.f, 65519.f, 65520.f, 1e6f, 5.96e-8f, 2.98e-8f, 3e-8f, 6.1e-5f, 1.f + 1.f / 2048}) {
+    v.push_back(x);
+    v.push_back(-x);
+  }
+  while (v.size() % 64) v.push_back(1.f);
+  const int64_t cols = 64, n = static_cast<int64_t>(v.size()) / cols;
+  for (StoreDtype t : {StoreDtype::bf16, StoreDtype::f16}) {
+    SCOPED_TRACE(dtype_name(t));
+    Pair p;
+    HostMat hc = p.cpu->alloc_host(n, cols, t), hg = p.gpu->alloc_host(n, cols, t);
+    std::vector<float> back_c(v.size()), back_g(v.size());
+    for (Device* d : {&p.c(), &p.g()}) {
+      const HostMat& host = d == &p.c() ? hc : hg;
+      DevMat m = d->alloc_mat(n, cols);
+      d->write(DevArray<float>{m.data, n * cols}, v);
+      d->copy_to_host(m, 0, n, host, 0);  // narrow
+      d->zero(m, 0, n);
+      d->copy_from_host(host, 0, n, m, 0);  // widen
+      d->synchronize();
+      d->read(DevArray<float>{m.data, n * cols}, d == &p.c() ? back_c : back_g);
+    }
+    EXPECT_EQ(std::memcmp(hg.data, hc.data, static_cast<size_t>(hc.bytes())), 0);
+    EXPECT_EQ(std::memcmp(back_g.data(), back_c.data(), back_c.size() * 4), 0);
   }
 #endif
 }

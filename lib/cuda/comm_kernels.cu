@@ -2,6 +2,10 @@
 // and push-accumulates, and gradient compaction for flushes. One warp per row;
 // lanes read consecutive 16-byte vectors when the row width allows it, so a
 // warp issues 512-byte coalesced requests.
+#include <cuda_bf16.h>
+#include <type_traits>
+#include <cuda_fp16.h>
+
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_math.cuh"
 #include "cuda/kernels.cuh"
@@ -30,6 +34,101 @@ __global__ void gather_rows_kernel(const float* __restrict__ src, const uint32_t
     for (int64_t j = lane - shift; j < cols; j += 32) {
       if (j < 0) continue;
       d[j] = drop.active ? s[j] * keep_scale(drop, key, j) : s[j];
+    }
+  }
+}
+
+// ---- 16-bit host rows (--host-dtype): widened to fp32 as they are loaded,
+// rounded to nearest even as they are stored (as core/half.hpp does on the
+// host). Rows of even width move as pairs, so a lane reads or writes 4 bytes
+// and a warp a 128-byte line, as with fp32 rows.
+template <class T> struct Pair;
+template <> struct Pair<__nv_bfloat16> {
+  using type = __nv_bfloat162;
+  static __device__ float2 widen(type v) { return __bfloat1622float2(v); }
+  static __device__ type narrow(float2 v) { return __float22bfloat162_rn(v); }
+  static __device__ float widen1(__nv_bfloat16 v) { return __bfloat162float(v); }
+  static __device__ __nv_bfloat16 narrow1(float v) { return __float2bfloat16_rn(v); }
+};
+template <> struct Pair<__half> {
+  using type = __half2;
+  static __device__ float2 widen(type v) { return __half22float2(v); }
+  static __device__ type narrow(float2 v) { return __float22half2_rn(v); }
+  static __device__ float widen1(__half v) { return __half2float(v); }
+  static __device__ __half narrow1(float v) { return __float2half_rn(v); }
+};
+
+template <class T>
+__global__ void gather_rows16_kernel(const T* __restrict__ src, const uint32_t* __restrict__ src_rows,
+                                     const uint32_t* __restrict__ dst_rows, int64_t n, int64_t cols,
+                                     float* __restrict__ dst, DropoutSpec drop) {
+  using P = Pair<T>;
+  const int lane = threadIdx.x & 31;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int64_t nwarps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  for (int64_t k = warp; k < n; k += nwarps) {
+    const int64_t sr = src_rows ? src_rows[k] : k;
+    const T* s = src + sr * cols;
+    float* d = dst + (dst_rows ? static_cast<int64_t>(dst_rows[k]) : k) * cols;
+    const int64_t key = drop.active ? drop.keys[sr] : 0;
+    if ((cols & 1) == 0) {
+      const auto* s2 = reinterpret_cast<const typename P::type*>(s);
+      const int shift = static_cast<int>((reinterpret_cast<uintptr_t>(s) >> 2) & 31);
+      for (int64_t u = lane - shift; u < cols / 2; u += 32) {
+        if (u < 0) continue;
+        const float2 v = P::widen(s2[u]);
+        d[2 * u] = drop.active ? v.x * keep_scale(drop, key, 2 * u) : v.x;
+        d[2 * u + 1] = drop.active ? v.y * keep_scale(drop, key, 2 * u + 1) : v.y;
+      }
+    } else {
+      for (int64_t j = lane; j < cols; j += 32) {
+        const float v = P::widen1(s[j]);
+        d[j] = drop.active ? v * keep_scale(drop, key, j) : v;
+      }
+    }
+  }
+}
+
+// dst[i] = round(src[i]) for i < count (contiguous rows). In pairs when both
+// ends are aligned for it (8 bytes for fp32 pairs, 4 for 16-bit pairs).
+template <class T, bool kPairs>
+__global__ void store_rows16_kernel(const float* __restrict__ src, int64_t count, T* __restrict__ dst) {
+  using P = Pair<T>;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if constexpr (kPairs) {
+    auto* d2 = reinterpret_cast<typename P::type*>(dst);
+    const auto* s2 = reinterpret_cast<const float2*>(src);
+    for (int64_t i = first; i < count / 2; i += stride) d2[i] = P::narrow(s2[i]);
+    if ((count & 1) && first == 0) dst[count - 1] = P::narrow1(src[count - 1]);
+  } else {
+    for (int64_t i = first; i < count; i += stride) dst[i] = P::narrow1(src[i]);
+  }
+}
+
+template <class T>
+__global__ void scatter_rows16_and_zero_kernel(float* __restrict__ src, const uint32_t* __restrict__ src_rows,
+                                               const uint32_t* __restrict__ dst_rows, int64_t n, int64_t cols,
+                                               T* __restrict__ dst) {
+  using P = Pair<T>;
+  const int lane = threadIdx.x & 31;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int64_t nwarps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  for (int64_t k = warp; k < n; k += nwarps) {
+    float* s = src + static_cast<int64_t>(src_rows[k]) * cols;
+    T* d = dst + static_cast<int64_t>(dst_rows[k]) * cols;
+    if ((cols & 1) == 0) {
+      auto* d2 = reinterpret_cast<typename P::type*>(d);
+      auto* s2 = reinterpret_cast<float2*>(s);
+      for (int64_t u = lane; u < cols / 2; u += 32) {
+        d2[u] = P::narrow(s2[u]);
+        s2[u] = make_float2(0.f, 0.f);
+      }
+    } else {
+      for (int64_t j = lane; j < cols; j += 32) {
+        d[j] = P::narrow1(s[j]);
+        s[j] = 0.f;
+      }
     }
   }
 }
@@ -109,10 +208,36 @@ unsigned row_blocks(int64_t n) { return blocks_for(n, kWarpsPerBlock) > 65535u *
 
 }  // namespace
 
-void gather_rows(const float* src, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n, int64_t cols,
-                 float* dst, const DropoutSpec& drop, cudaStream_t s) {
+void gather_rows(const void* src, StoreDtype t, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n,
+                 int64_t cols, float* dst, const DropoutSpec& drop, cudaStream_t s) {
   if (n == 0) return;
-  gather_rows_kernel<<<row_blocks(n), 32 * kWarpsPerBlock, 0, s>>>(src, src_rows, dst_rows, n, cols, dst, drop);
+  const unsigned blocks = row_blocks(n), threads = 32 * kWarpsPerBlock;
+  if (t == StoreDtype::f32)
+    gather_rows_kernel<<<blocks, threads, 0, s>>>(static_cast<const float*>(src), src_rows, dst_rows, n, cols, dst, drop);
+  else if (t == StoreDtype::bf16)
+    gather_rows16_kernel<<<blocks, threads, 0, s>>>(static_cast<const __nv_bfloat16*>(src), src_rows, dst_rows, n,
+                                                    cols, dst, drop);
+  else
+    gather_rows16_kernel<<<blocks, threads, 0, s>>>(static_cast<const __half*>(src), src_rows, dst_rows, n, cols,
+                                                    dst, drop);
+  HT_CUDA_CHECK_LAST();
+}
+
+void store_rows16(const float* src, int64_t count, void* dst, StoreDtype t, cudaStream_t s) {
+  if (count == 0) return;
+  const unsigned blocks = blocks_for(count / 2 + 1, 256) > 65535u * 8 ? 65535u * 8 : blocks_for(count / 2 + 1, 256);
+  const bool pairs = reinterpret_cast<uintptr_t>(src) % 8 == 0 && reinterpret_cast<uintptr_t>(dst) % 4 == 0;
+  auto launch = [&](auto* out) {
+    using T = std::remove_pointer_t<decltype(out)>;
+    if (pairs)
+      store_rows16_kernel<T, true><<<blocks, 256, 0, s>>>(src, count, out);
+    else
+      store_rows16_kernel<T, false><<<blocks, 256, 0, s>>>(src, count, out);
+  };
+  if (t == StoreDtype::bf16)
+    launch(static_cast<__nv_bfloat16*>(dst));
+  else
+    launch(static_cast<__half*>(dst));
   HT_CUDA_CHECK_LAST();
 }
 
@@ -136,9 +261,17 @@ void add_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t* dst
 }
 
 void scatter_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n, int64_t cols,
-                           float* dst, cudaStream_t s) {
+                           void* dst, StoreDtype t, cudaStream_t s) {
   if (n == 0) return;
-  scatter_rows_and_zero_kernel<<<row_blocks(n), 32 * kWarpsPerBlock, 0, s>>>(src, src_rows, dst_rows, n, cols, dst);
+  const unsigned blocks = row_blocks(n), threads = 32 * kWarpsPerBlock;
+  if (t == StoreDtype::f32)
+    scatter_rows_and_zero_kernel<<<blocks, threads, 0, s>>>(src, src_rows, dst_rows, n, cols, static_cast<float*>(dst));
+  else if (t == StoreDtype::bf16)
+    scatter_rows16_and_zero_kernel<<<blocks, threads, 0, s>>>(src, src_rows, dst_rows, n, cols,
+                                                              static_cast<__nv_bfloat16*>(dst));
+  else
+    scatter_rows16_and_zero_kernel<<<blocks, threads, 0, s>>>(src, src_rows, dst_rows, n, cols,
+                                                              static_cast<__half*>(dst));
   HT_CUDA_CHECK_LAST();
 }
 

@@ -230,13 +230,19 @@ void CudaDevice::gather_from_host(const HostMat& src, DevIdx src_rows, DevIdx ds
                                   const DropoutSpec& drop) {
   HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
   activate();
-  cuda::gather_rows(src.data, src_rows.data, dst_rows.data, src_rows.size, src.cols, dst.data, drop, current());
+  cuda::gather_rows(src.data, src.dtype, src_rows.data, dst_rows.data, src_rows.size, src.cols, dst.data, drop,
+                    current());
 }
 
 void CudaDevice::copy_from_host(const HostMat& src, int64_t src_row0, int64_t n, DevMat dst, int64_t dst_row0) {
   HT_ASSERT(src.cols == dst.cols);
   if (n <= 0) return;
   activate();
+  if (src.dtype != StoreDtype::f32) {  // widened by a zero-copy read of the rows
+    cuda::gather_rows(src.row_bytes(src_row0), src.dtype, nullptr, nullptr, n, src.cols, dst.row(dst_row0),
+                      DropoutSpec{}, current());
+    return;
+  }
   HT_CUDA_TRY(cudaMemcpyAsync(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4,
                               cudaMemcpyDefault, current()));
 }
@@ -245,6 +251,10 @@ void CudaDevice::copy_to_host(DevMat src, int64_t src_row0, int64_t n, const Hos
   HT_ASSERT(src.cols == dst.cols);
   if (n <= 0) return;
   activate();
+  if (dst.dtype != StoreDtype::f32) {  // rounded by the device, written straight into the mapped rows
+    cuda::store_rows16(src.row(src_row0), n * src.cols, dst.row_bytes(dst_row0), dst.dtype, current());
+    return;
+  }
   HT_CUDA_TRY(cudaMemcpyAsync(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4,
                               cudaMemcpyDefault, current()));
 }
@@ -262,15 +272,16 @@ void CudaDevice::push_add_to_peer(DevMat src, int64_t src_row0, Device&, DevMat 
 }
 
 void CudaDevice::add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) {
-  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
+  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size && dst.dtype == StoreDtype::f32);
   activate();
-  cuda::add_rows_and_zero(src.data, src_rows.data, dst_rows.data, src_rows.size, src.cols, dst.data, current());
+  cuda::add_rows_and_zero(src.data, src_rows.data, dst_rows.data, src_rows.size, src.cols, dst.f32(), current());
 }
 
 void CudaDevice::scatter_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) {
   HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
   activate();
-  cuda::scatter_rows_and_zero(src.data, src_rows.data, dst_rows.data, src_rows.size, src.cols, dst.data, current());
+  cuda::scatter_rows_and_zero(src.data, src_rows.data, dst_rows.data, src_rows.size, src.cols, dst.data, dst.dtype,
+                              current());
 }
 
 void CudaDevice::compact_and_zero(DevMat src, DevIdx rows, DevMat staging) {

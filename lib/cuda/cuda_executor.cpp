@@ -44,19 +44,18 @@ class CudaExecutor final : public Executor {
   int num_devices() const override { return static_cast<int>(devices_.size()); }
   Device& device(int i) override { return *devices_.at(i); }
 
-  HostMat alloc_host(int64_t rows, int64_t cols) override {
-    const int64_t n = rows * cols;
-    host_.push_back(std::make_unique<PinnedBuffer>(static_cast<size_t>(n) * 4));
-    float* p = static_cast<float*>(host_.back()->data());
+  HostMat alloc_host(int64_t rows, int64_t cols, StoreDtype dtype) override {
+    const int64_t bytes = rows * cols * dtype_bytes(dtype);
+    host_.push_back(std::make_unique<PinnedBuffer>(static_cast<size_t>(bytes)));
+    auto* p = static_cast<std::byte*>(host_.back()->data());
     // Zeroed by all cores: a store can be hundreds of GiB.
-    parallel_blocks(n, [&](int64_t b, int64_t e) { std::memset(p + b, 0, static_cast<size_t>(e - b) * 4); });
-    host_bytes_ += n * 4;
-    return {p, rows, cols};
+    parallel_blocks(bytes, [&](int64_t b, int64_t e) { std::memset(p + b, 0, static_cast<size_t>(e - b)); });
+    host_bytes_ += bytes;
+    return {p, rows, cols, -1, dtype};
   }
 
   std::byte* alloc_pinned_bytes(int64_t n) override {
-    host_.push_back(std::make_unique<PinnedBuffer>(static_cast<size_t>(n)));
-    host_bytes_ += n;
+    host_.push_back(std::make_unique<PinnedBuffer>(static_cast<size_t>(n)));  // plan blocks: not vertex buffers
     return static_cast<std::byte*>(host_.back()->data());
   }
 
@@ -70,20 +69,20 @@ class CudaExecutor final : public Executor {
   void store_fill(const HostMat& dst, std::span<const float> src) override {
     if (!dst.on_device()) return Executor::store_fill(dst, src);
     HT_CHECK(static_cast<int64_t>(src.size()) == dst.rows * dst.cols, "vertex store fill: size mismatch");
-    devices_.at(dst.device)->write({dst.data, dst.rows * dst.cols}, src);
+    devices_.at(dst.device)->write({dst.f32(), dst.rows * dst.cols}, src);
   }
 
   void store_zero(const HostMat& dst) override {
     if (!dst.on_device()) return Executor::store_zero(dst);
     Device& d = *devices_.at(dst.device);
     d.use(Queue::compute);
-    d.zero(DevArray<float>{dst.data, dst.rows * dst.cols});
+    d.zero(DevArray<float>{dst.f32(), dst.rows * dst.cols});
     d.synchronize();
   }
 
   void store_read(const HostMat& src, std::span<float> dst) override {
     if (!src.on_device()) return Executor::store_read(src, dst);
-    devices_.at(src.device)->read({src.data, src.rows * src.cols}, dst);
+    devices_.at(src.device)->read({src.f32(), src.rows * src.cols}, dst);
   }
 
   void allreduce_sum(std::span<DevArray<float>> parts) override {

@@ -10,10 +10,13 @@
 namespace ht::cuda {
 
 // ---- communication (comm_kernels.cu)
-// dst[dst_rows[k]] = drop(src[src_rows[k]]); src may be mapped host memory;
-// a null index list stands for 0, 1, 2, ... (contiguous rows).
-void gather_rows(const float* src, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n, int64_t cols,
-                 float* dst, const DropoutSpec& drop, cudaStream_t s);
+// dst[dst_rows[k]] = drop(widen(src[src_rows[k]])); src (of dtype t) may be
+// mapped host memory; a null index list stands for 0, 1, 2, ... (contiguous rows).
+void gather_rows(const void* src, StoreDtype t, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n,
+                 int64_t cols, float* dst, const DropoutSpec& drop, cudaStream_t s);
+// dst[i] = round_to_t(src[i]) for i < count; t is bf16 or fp16, dst may be
+// mapped host memory (contiguous rows written by the device).
+void store_rows16(const float* src, int64_t count, void* dst, StoreDtype t, cudaStream_t s);
 // dst[dst_row0 + k] = src[rows[k]]; src may be a peer device's memory.
 void pull_rows(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst, cudaStream_t s);
 // dst[rows[k]] += src[k] with system-scope atomics (dst may be a peer's memory).
@@ -25,7 +28,7 @@ void add_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t* dst
 // dst[dst_rows[k]] = src[src_rows[k]]; src[src_rows[k]] = 0 (dst may be
 // mapped host memory: writes only, no read-modify-write over the link).
 void scatter_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n, int64_t cols,
-                           float* dst, cudaStream_t s);
+                           void* dst, StoreDtype t, cudaStream_t s);
 // staging[k] = src[rows[k]]; src[rows[k]] = 0.
 void compact_and_zero(float* src, const uint32_t* rows, int64_t n, int64_t cols, float* staging, cudaStream_t s);
 

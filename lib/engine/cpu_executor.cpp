@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/timer.hpp"
+#include "engine/host_rows.hpp"
 #include "models/model.hpp"
 
 namespace ht {
@@ -166,13 +167,11 @@ void CpuDevice::gather_from_host(const HostMat& src, DevIdx src_rows, DevIdx dst
   #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < src_rows.size; ++k) {
       const int64_t sr = src_rows.data ? src_rows.data[k] : k;
-      const float* s = src.row(sr);
       float* d = dst.row(dst_rows.data ? dst_rows.data[k] : k);
-      if (!drop.active) {
-        std::memcpy(d, s, static_cast<size_t>(c) * 4);
-      } else {
+      load_row(src, sr, d, c);
+      if (drop.active) {
         const int64_t key = drop.keys[sr];
-        for (int64_t j = 0; j < c; ++j) d[j] = s[j] * keep_scale(drop, key, j);
+        for (int64_t j = 0; j < c; ++j) d[j] *= keep_scale(drop, key, j);
       }
     }
   });
@@ -181,14 +180,26 @@ void CpuDevice::gather_from_host(const HostMat& src, DevIdx src_rows, DevIdx dst
 void CpuDevice::copy_from_host(const HostMat& src, int64_t src_row0, int64_t n, DevMat dst, int64_t dst_row0) {
   enqueue([=, this] {
     HT_ASSERT(src.cols == dst.cols);
-    if (n > 0) std::memcpy(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4);
+    if (n <= 0) return;
+    if (src.dtype == StoreDtype::f32) {
+      std::memcpy(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4);
+      return;
+    }
+  #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < n; ++r) load_row(src, src_row0 + r, dst.row(dst_row0 + r), src.cols);
   });
 }
 
 void CpuDevice::copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) {
   enqueue([=, this] {
     HT_ASSERT(src.cols == dst.cols);
-    if (n > 0) std::memcpy(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4);
+    if (n <= 0) return;
+    if (dst.dtype == StoreDtype::f32) {
+      std::memcpy(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4);
+      return;
+    }
+  #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < n; ++r) store_row(dst, dst_row0 + r, src.row(src_row0 + r), src.cols);
   });
 }
 
@@ -214,7 +225,7 @@ void CpuDevice::push_add_to_peer(DevMat src, int64_t src_row0, Device&, DevMat p
 }
 
 void CpuDevice::add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) {
-  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
+  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size && dst.dtype == StoreDtype::f32);
   enqueue([=] {
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < src_rows.size; ++k) {
@@ -232,7 +243,7 @@ void CpuDevice::scatter_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_ro
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < src_rows.size; ++k) {
       float* s = src.row(src_rows.data[k]);
-      std::memcpy(dst.row(dst_rows.data[k]), s, static_cast<size_t>(src.cols) * 4);
+      store_row(dst, dst_rows.data[k], s, src.cols);
       std::memset(s, 0, static_cast<size_t>(src.cols) * 4);
     }
   });
@@ -538,10 +549,11 @@ CpuExecutor::CpuExecutor(int num_devices, CopyTiming timing) {
   for (int i = 0; i < num_devices; ++i) devices_.push_back(std::make_unique<CpuDevice>(i, timing));
 }
 
-HostMat CpuExecutor::alloc_host(int64_t rows, int64_t cols) {
-  host_.emplace_back(static_cast<size_t>(rows * cols), 0.0f);
-  host_bytes_ += rows * cols * 4;
-  return {host_.back().data(), rows, cols};
+HostMat CpuExecutor::alloc_host(int64_t rows, int64_t cols, StoreDtype dtype) {
+  const int64_t bytes = rows * cols * dtype_bytes(dtype);
+  host_.emplace_back(static_cast<size_t>((bytes + 3) / 4), 0.0f);
+  host_bytes_ += bytes;
+  return {host_.back().data(), rows, cols, -1, dtype};
 }
 
 void CpuExecutor::allreduce_sum(std::span<DevArray<float>> per_device) {

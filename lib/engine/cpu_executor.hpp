@@ -137,7 +137,7 @@ class CpuExecutor final : public Executor {
   std::string name() const override { return "cpu"; }
   int num_devices() const override { return static_cast<int>(devices_.size()); }
   Device& device(int i) override { return *devices_.at(i); }
-  HostMat alloc_host(int64_t rows, int64_t cols) override;
+  HostMat alloc_host(int64_t rows, int64_t cols, StoreDtype dtype = StoreDtype::f32) override;
   std::byte* alloc_pinned_bytes(int64_t n) override;
   void allreduce_sum(std::span<DevArray<float>> per_device) override;
   int64_t peak_device_bytes() const override;

@@ -4,6 +4,7 @@
 
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
+#include "engine/host_rows.hpp"
 
 namespace ht {
 
@@ -14,21 +15,28 @@ namespace ht {
 void Executor::store_fill(const HostMat& dst, std::span<const float> src) {
   HT_ASSERT(!dst.on_device() && static_cast<int64_t>(src.size()) == dst.rows * dst.cols);
   synchronize_all();
-  parallel_copy(dst.data, src.data(), src.size_bytes());
+  if (dst.dtype == StoreDtype::f32) return parallel_copy(dst.data, src.data(), src.size_bytes());
+  parallel_blocks(dst.rows, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) store_row(dst, r, src.data() + r * dst.cols, dst.cols);
+  });
 }
 
 void Executor::store_zero(const HostMat& dst) {
   HT_ASSERT(!dst.on_device());
   synchronize_all();
-  parallel_blocks(dst.rows * dst.cols, [&](int64_t b, int64_t e) {
-    std::memset(dst.data + b, 0, static_cast<size_t>(e - b) * sizeof(float));
+  // All-zero bits are +0 in every dtype.
+  parallel_blocks(dst.bytes(), [&](int64_t b, int64_t e) {
+    std::memset(static_cast<std::byte*>(dst.data) + b, 0, static_cast<size_t>(e - b));
   });
 }
 
 void Executor::store_read(const HostMat& src, std::span<float> dst) {
   HT_ASSERT(!src.on_device() && static_cast<int64_t>(dst.size()) == src.rows * src.cols);
   synchronize_all();
-  parallel_copy(dst.data(), src.data, dst.size_bytes());
+  if (src.dtype == StoreDtype::f32) return parallel_copy(dst.data(), src.data, dst.size_bytes());
+  parallel_blocks(src.rows, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) load_row(src, r, dst.data() + r * src.cols, src.cols);
+  });
 }
 
 }  // namespace ht

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "core/half.hpp"
+
 namespace ht {
 
 // Row-major matrix in device memory.
@@ -34,13 +36,22 @@ using DevIdx = DevArray<uint32_t>;
 
 // Row-major matrix of the vertex store: in host memory (pinned and mapped for
 // the CUDA executor), or, in in-memory mode, in one device's memory
-// (`device` >= 0); device ops address both the same way.
+// (`device` >= 0); device ops address both the same way. Host matrices may
+// hold 16-bit elements (--host-dtype): device ops widen them to fp32 as they
+// load rows and round fp32 rows to the dtype as they store them
+// (core/half.hpp; engine/host_rows.hpp for the host side).
 struct HostMat {
-  float* data = nullptr;
+  void* data = nullptr;
   int64_t rows = 0, cols = 0;
   int device = -1;  // -1: host memory
-  float* row(int64_t r) const { return data + r * cols; }
+  StoreDtype dtype = StoreDtype::f32;
   bool on_device() const { return device >= 0; }
+  int64_t elem_bytes() const { return dtype_bytes(dtype); }
+  int64_t bytes() const { return rows * cols * elem_bytes(); }
+  std::byte* row_bytes(int64_t r) const { return static_cast<std::byte*>(data) + r * cols * elem_bytes(); }
+  // fp32 matrices only.
+  float* f32() const { return static_cast<float*>(data); }
+  float* row(int64_t r) const { return f32() + r * cols; }
 };
 
 // Sparse topology of a chunk on a device: CSC over destinations (the chunk's
@@ -236,8 +247,8 @@ class Executor {
   virtual std::string name() const = 0;
   virtual int num_devices() const = 0;
   virtual Device& device(int i) = 0;
-  // Host vertex buffers (pinned + mapped for the CUDA executor).
-  virtual HostMat alloc_host(int64_t rows, int64_t cols) = 0;
+  // Host vertex buffers (pinned + mapped for the CUDA executor), zeroed.
+  virtual HostMat alloc_host(int64_t rows, int64_t cols, StoreDtype dtype = StoreDtype::f32) = 0;
   // Host bytes the devices copy from (pinned for the CUDA executor), not zeroed.
   virtual std::byte* alloc_pinned_bytes(int64_t n) = 0;
   // Whether devices have memory of their own (in-memory mode is possible).

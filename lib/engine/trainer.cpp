@@ -1,6 +1,9 @@
 #include "engine/trainer.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -44,6 +47,10 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
 
   const int L = m.num_layers();
   const int64_t n = g_.num_vertices;
+  HT_CHECK(!opt_.store_on_device || opt_.host_dtype == StoreDtype::f32,
+           "the in-memory mode keeps the vertex store in fp32 (--host-dtype {} is for host stores)",
+           dtype_name(opt_.host_dtype));
+  if (opt_.host_dtype == StoreDtype::f16) check_f16_range(g_.features, g_.feature_dim);
   if (opt_.store_on_device) {
     HT_CHECK(plan_.m == 1 && plan_.n == 1, "in-memory mode needs one GPU and one chunk (m = 1, n = 1), not m = {}, n = {}",
              plan_.m, plan_.n);
@@ -71,18 +78,32 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
 
 Trainer::~Trainer() = default;
 
-int64_t vertex_store_bytes(const ModelConfig& m, GcnOrder order, int64_t num_vertices) {
+int64_t vertex_store_bytes(const ModelConfig& m, GcnOrder order, int64_t num_vertices, StoreDtype dtype) {
   int64_t cols = m.dims.front();
   for (int l = 0; l < m.num_layers(); ++l) {
     cols += 2 * m.out_width(l);
     if (m.kind == ModelKind::gcn) cols += transform_first(m, order, l) ? m.out_width(l) : m.in_width(l);
   }
-  return 4 * num_vertices * cols;
+  return dtype_bytes(dtype) * num_vertices * cols;
+}
+
+// fp16 holds magnitudes up to 65504: a larger feature would be stored as
+// Inf, so it is refused before training (bf16 has fp32's range).
+void check_f16_range(std::span<const float> features, int32_t dim) {
+  const int64_t n = static_cast<int64_t>(features.size());
+  int64_t bad = n;
+#pragma omp parallel for reduction(min : bad)
+  for (int64_t i = 0; i < n; ++i)
+    if (!(std::fabs(features[i]) <= kF16Max)) bad = std::min(bad, i);
+  if (bad == n) return;
+  throw Error(fmt::format("feature {} of vertex {} is {}, outside fp16's range (±{}): --host-dtype fp16 cannot store "
+                          "it; use --host-dtype bf16 (fp32's range) or scale the features",
+                          bad % dim, bad / dim, features[bad], kF16Max));
 }
 
 HostMat Trainer::alloc_store(int64_t rows, int64_t cols) {
   if (store_.residence == Residence::device) return exec_.alloc_store_on_device(0, rows, cols);
-  return exec_.alloc_host(rows, cols);
+  return exec_.alloc_host(rows, cols, opt_.host_dtype);
 }
 
 
@@ -146,7 +167,7 @@ void Trainer::setup_devices() {
     if (!store_on_device()) {
       for (int k = 0; k < kStagingSlots; ++k) {
         st->staging_dev[k] = d.alloc_floats(st->staging_rows * max_gather);
-        st->staging_host[k] = exec_.alloc_host(st->staging_rows, max_gather);
+        st->staging_host[k] = exec_.alloc_host(st->staging_rows, max_gather, opt_.host_dtype);
       }
     }
     st->keys = d.upload(orig_id_);
@@ -353,7 +374,7 @@ void Trainer::backward(int epoch) {
       if (store_on_device()) {
         Device& d = exec_.device(dst.device);
         d.use(Queue::compute);
-        d.zero(DevArray<float>{dst.data, dst.rows * dst.cols});
+        d.zero(DevArray<float>{dst.f32(), dst.rows * dst.cols});
       } else if (!write_first_) {
         exec_.store_zero(dst);
       }

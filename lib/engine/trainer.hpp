@@ -21,7 +21,10 @@ namespace ht {
 
 // Bytes of the vertex store (h^0..h^L, ∇x^1..∇x^L, and per GCN layer the
 // cached aggregate or the transform t / ∇t).
-int64_t vertex_store_bytes(const ModelConfig& m, GcnOrder order, int64_t num_vertices);
+int64_t vertex_store_bytes(const ModelConfig& m, GcnOrder order, int64_t num_vertices,
+                           StoreDtype dtype = StoreDtype::f32);
+// Throws when a feature is beyond fp16's range (or not finite).
+void check_f16_range(std::span<const float> features, int32_t dim);
 
 struct EpochResult {
   double loss = 0;        // training loss of the (dropout) training forward
@@ -67,6 +70,8 @@ class Trainer {
   // Logits of the last forward, rows in new ids (row-major, N x C).
   std::vector<float> logits() const;
   bool store_on_device() const { return store_.residence == Residence::device; }
+  // Element type of the vertex store's matrices (fp32 on a device).
+  StoreDtype store_dtype() const { return store_on_device() ? StoreDtype::f32 : opt_.host_dtype; }
   const LinkCounters& counters() const { return exec_.counters(); }
   // Busy intervals of every device queue in the last training epoch, seconds
   // since its start (what --timeline-out writes).

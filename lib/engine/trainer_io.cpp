@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "engine/host_rows.hpp"
 #include "engine/trainer.hpp"
 #include "engine/trainer_state.hpp"
 
@@ -30,15 +31,16 @@ std::vector<PeerRange> interleaved(const std::vector<PeerRange>& peers, int self
 
 void Trainer::count_host_rows(int64_t rows, int64_t width, bool to_device) {
   auto& c = exec_.counters();
+  const int64_t bytes = bytes_of(rows, width, store_dtype());
   if (store_.residence == Residence::device) {
     c.reuse_rows += rows;
-    c.reuse_bytes += bytes_of(rows, width);
+    c.reuse_bytes += bytes;
   } else if (to_device) {
     c.h2d_rows += rows;
-    c.h2d_bytes += bytes_of(rows, width);
+    c.h2d_bytes += bytes;
   } else {
     c.d2h_rows += rows;
-    c.d2h_bytes += bytes_of(rows, width);
+    c.d2h_bytes += bytes;
   }
 }
 
@@ -188,7 +190,7 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
     }
     count_host_rows(step.load_count(), width, true);
     exec_.counters().reuse_rows += step.reused_rows;
-    exec_.counters().reuse_bytes += bytes_of(step.reused_rows, width);
+    exec_.counters().reuse_bytes += bytes_of(step.reused_rows, width, store_dtype());
   }
 }
 
@@ -313,7 +315,7 @@ void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
       d.wait(d, st->compacted[k]);
       d.wait(h, st->added[k]);
       d.begin_work();
-      const HostMat pinned{st->staging_host[k].data, cnt, width};
+      const HostMat pinned{st->staging_host[k].data, cnt, width, -1, st->staging_host[k].dtype};
       d.copy_to_host(piece, 0, cnt, pinned, 0);
       d.end_work(WorkKind::d2h);
       d.record(st->copied[k]);
@@ -321,13 +323,9 @@ void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
       h.wait(d, st->copied[k]);
       h.begin_work();
       const uint32_t* rows = step.staged_vids.data() + p0;
-      h.host_task([pinned, rows, dst, cnt, width] {
+      h.host_task([pinned, rows, dst, cnt] {
 #pragma omp parallel for schedule(static)
-        for (int64_t r = 0; r < cnt; ++r) {
-          float* out = dst.row(rows[r]);
-          const float* in = pinned.row(r);
-          for (int64_t c = 0; c < width; ++c) out[c] += in[c];
-        }
+        for (int64_t r = 0; r < cnt; ++r) add_row(dst, rows[r], pinned, r);
       });
       h.end_work(WorkKind::host);
       h.record(st->added[k]);

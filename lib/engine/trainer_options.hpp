@@ -1,6 +1,7 @@
 #pragma once
 // Options of one training engine run (lib/engine/trainer.hpp), shared with
 // the memory planner.
+#include "core/half.hpp"
 #include "engine/layer_order.hpp"
 #include "models/model.hpp"
 #include "plan/plan.hpp"
@@ -35,6 +36,11 @@ struct TrainerOptions {
   // products-like bench the second buffer's gain was within noise (n = 8
   // faster, n = 4 slower) and it costs a merged buffer of GPU memory.
   int merged_buffers = 1;
+  // Element type of the host vertex store (--host-dtype): 16-bit halves
+  // every host-link byte and the host memory; compute stays fp32 (rows are
+  // widened and rounded inside the copy kernels). Host stores only: the
+  // in-memory mode keeps fp32.
+  StoreDtype host_dtype = StoreDtype::f32;
 };
 
 // Whether batch j + 1's new rows are read ahead while batch j computes: it

@@ -93,7 +93,9 @@ inline DevMat view(DevArray<float> storage, int64_t rows, int64_t cols) {
   return {storage.data, rows, cols};
 }
 
-inline int64_t bytes_of(int64_t rows, int64_t cols) { return rows * cols * 4; }
+inline int64_t bytes_of(int64_t rows, int64_t cols, StoreDtype t = StoreDtype::f32) {
+  return rows * cols * dtype_bytes(t);
+}
 
 }  // namespace engine_detail
 }  // namespace ht

@@ -107,6 +107,14 @@ __global__ void store_rows16_kernel(const float* __restrict__ src, int64_t count
 }
 
 template <class T>
+__global__ void widen_rows16_kernel(const T* __restrict__ src, int64_t count, float* __restrict__ dst) {
+  using P = Pair<T>;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+    dst[i] = P::widen1(src[i]);
+}
+
+template <class T>
 __global__ void scatter_rows16_and_zero_kernel(float* __restrict__ src, const uint32_t* __restrict__ src_rows,
                                                const uint32_t* __restrict__ dst_rows, int64_t n, int64_t cols,
                                                T* __restrict__ dst) {
@@ -257,6 +265,16 @@ void add_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t* dst
                        float* dst, cudaStream_t s) {
   if (n == 0) return;
   add_rows_and_zero_kernel<<<row_blocks(n), 32 * kWarpsPerBlock, 0, s>>>(src, src_rows, dst_rows, n, cols, dst);
+  HT_CUDA_CHECK_LAST();
+}
+
+void widen_rows16(const void* src, StoreDtype t, int64_t count, float* dst, cudaStream_t s) {
+  if (count == 0) return;
+  const unsigned blocks = blocks_for(count, 256) > 65535u * 8 ? 65535u * 8 : blocks_for(count, 256);
+  if (t == StoreDtype::bf16)
+    widen_rows16_kernel<<<blocks, 256, 0, s>>>(static_cast<const __nv_bfloat16*>(src), count, dst);
+  else
+    widen_rows16_kernel<<<blocks, 256, 0, s>>>(static_cast<const __half*>(src), count, dst);
   HT_CUDA_CHECK_LAST();
 }
 

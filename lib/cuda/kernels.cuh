@@ -17,6 +17,8 @@ void gather_rows(const void* src, StoreDtype t, const uint32_t* src_rows, const 
 // dst[i] = round_to_t(src[i]) for i < count; t is bf16 or fp16, dst may be
 // mapped host memory (contiguous rows written by the device).
 void store_rows16(const float* src, int64_t count, void* dst, StoreDtype t, cudaStream_t s);
+// dst[i] = widen(src[i]) for i < count (src of dtype t in device memory).
+void widen_rows16(const void* src, StoreDtype t, int64_t count, float* dst, cudaStream_t s);
 // dst[dst_row0 + k] = src[rows[k]]; src may be a peer device's memory.
 void pull_rows(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst, cudaStream_t s);
 // dst[rows[k]] += src[k] with system-scope atomics (dst may be a peer's memory).

@@ -96,6 +96,10 @@ enum class Act { none, relu, elu };
 enum class Queue : int { compute = 0, load = 1, store = 2, host = 3 };
 inline constexpr int kNumQueues = 4;
 
+// Device memory per copying queue (compute, load, store) for 16-bit rows
+// converted on the device (Device::prepare_dtype).
+inline constexpr int64_t kConvertStagingBytes = int64_t{16} << 20;
+
 // A mark in one device's queue, created at setup. record() places it after
 // the work issued so far on a queue; wait() makes a queue's later work wait
 // until the most recent record has completed (a queue of any device may wait
@@ -159,6 +163,11 @@ class Device {
   // Reserves per-device working memory used inside ops (GAT backward
   // scratch), so that nothing is allocated in the epoch loop.
   virtual void reserve(int64_t scratch_floats) { (void)scratch_floats; }
+  // Setup: contiguous copies will move host rows of dtype `t`. A GPU then
+  // converts them in device memory and leaves the link to its copy engines
+  // (kConvertStagingBytes per queue); without this call it converts with
+  // zero-copy kernels, which compete with compute for the SMs.
+  virtual void prepare_dtype(StoreDtype t) { (void)t; }
 
   // ---- communication
   // dst[dst_rows[k]] = drop(src[src_rows[k]]): sparse rows from host (zero-copy gather).

@@ -164,6 +164,7 @@ void Trainer::setup_devices() {
       d.reserve(ne * max_heads);
     }
     st->staging_rows = std::max<int64_t>(1, std::min(dp.max_flush, staging_piece_rows(max_gather)));
+    d.prepare_dtype(store_dtype());
     if (!store_on_device()) {
       for (int k = 0; k < kStagingSlots; ++k) {
         st->staging_dev[k] = d.alloc_floats(st->staging_rows * max_gather);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages hongtu needs, and nothing when all are present.
 set -euo pipefail
-pkgs=(cmake g++ make libmetis-dev libcli11-dev libfmt-dev libgtest-dev python3-numpy python3-scipy python3-matplotlib)
+pkgs=(cmake g++ make libmetis-dev libcli11-dev libfmt-dev libgtest-dev libopenblas-dev
+      python3-numpy python3-scipy python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

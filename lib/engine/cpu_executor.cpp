@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <cblas.h>
+
 #include "core/error.hpp"
 #include "core/timer.hpp"
 #include "engine/host_rows.hpp"
@@ -268,33 +270,61 @@ void CpuDevice::zero(DevArray<float> a) {
   if (a.size > 0) enqueue([=] { std::memset(a.data, 0, static_cast<size_t>(a.size) * 4); });
 }
 
+// Dense products: OpenBLAS (cblas_sgemm), one BLAS thread per call, the rows
+// of C cut into fixed blocks of kGemmRowBlock that OpenMP spreads over the
+// cores. One thread pool (OpenMP's) instead of two that would spin against
+// each other, and a result that depends only on the shape: a row's block and
+// its place in it follow from m alone, not from the thread count. (OpenBLAS's
+// kernels sum a row differently depending on where it sits in the block, so
+// the products of two different row splits agree to rounding, not bit for bit.)
+namespace {
+constexpr int64_t kGemmRowBlock = 256;
+void blas_on_calling_thread() {
+  static const bool once = (openblas_set_num_threads(1), true);
+  (void)once;
+}
+}  // namespace
+
 void CpuDevice::gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  // Row-major: A is m x k (or k x m if ta), B is k x n (or n x k if tb).
+  HT_ASSERT(m >= 0 && n >= 0 && k >= 0 && ldc >= std::max<int64_t>(n, 1));
+  HT_ASSERT(lda >= std::max<int64_t>(ta ? m : k, 1) && ldb >= std::max<int64_t>(tb ? k : n, 1));
+  HT_ASSERT(std::max({n, k, lda, ldb, ldc}) <= INT32_MAX);  // the BLAS takes int
+  blas_on_calling_thread();
   enqueue([=, this] {
-    // Row-major: A is m x k (or k x m if ta), B is k x n (or n x k if tb).
-  #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < m; ++i) {
-      float* ci = c + i * ldc;
-      for (int64_t j = 0; j < n; ++j) ci[j] = beta == 0.0f ? 0.0f : beta * ci[j];
-      for (int64_t p = 0; p < k; ++p) {
-        const float aip = alpha * (ta ? a[p * lda + i] : a[i * lda + p]);
-        if (aip == 0.0f) continue;
-        if (!tb) {
-          const float* bp = b + p * ldb;
-          for (int64_t j = 0; j < n; ++j) ci[j] += aip * bp[j];
-        } else {
-          for (int64_t j = 0; j < n; ++j) ci[j] += aip * b[j * ldb + p];
-        }
+    if (m == 0 || n == 0) return;
+    const int64_t blocks = (m + kGemmRowBlock - 1) / kGemmRowBlock;
+  #pragma omp parallel for schedule(static) if (blocks > 1)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int64_t r0 = blk * kGemmRowBlock, rows = std::min(kGemmRowBlock, m - r0);
+      float* cb = c + r0 * ldc;
+      if (k == 0) {  // C = beta C (the BLAS would too; spelled out for beta = 0 over NaNs)
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < n; ++j) cb[i * ldc + j] = beta == 0.0f ? 0.0f : beta * cb[i * ldc + j];
+        continue;
       }
+      cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(rows),
+                  static_cast<int>(n), static_cast<int>(k), alpha, ta ? a + r0 : a + r0 * lda, static_cast<int>(lda), b,
+                  static_cast<int>(ldb), beta, cb, static_cast<int>(ldc));
     }
   });
 }
+
+// SpMM, both directions: one output row at a time (it stays in L1 while the
+// source rows, whole cache lines, stream in), no atomics (the transpose runs
+// over the edges grouped by source). Small products run on the calling thread:
+// a parallel region costs more than they do.
+namespace {
+constexpr int64_t kSpmmParallelWork = int64_t{1} << 16;  // multiply-adds
+}  // namespace
 
 void CpuDevice::spmm(const DevTopology& t, DevMat x, DevMat out) {
   enqueue([=, this] {
     HT_ASSERT(x.cols == out.cols);
     const int64_t c = x.cols;
-  #pragma omp parallel for schedule(dynamic, 64)
+    const int64_t work = t.num_edges * c;
+  #pragma omp parallel for schedule(dynamic, 64) if (work >= kSpmmParallelWork)
     for (int64_t d = 0; d < t.num_dst; ++d) {
       float* o = out.row(d);
       std::fill(o, o + c, 0.0f);
@@ -311,7 +341,8 @@ void CpuDevice::spmm_transpose_add(const DevTopology& t, DevMat dout, DevMat dx)
   enqueue([=, this] {
     HT_ASSERT(dout.cols == dx.cols);
     const int64_t c = dx.cols;
-  #pragma omp parallel for schedule(dynamic, 64)
+    const int64_t work = t.num_edges * c;
+  #pragma omp parallel for schedule(dynamic, 64) if (work >= kSpmmParallelWork)
     for (int64_t r = 0; r < t.num_src_rows; ++r) {
       float* o = dx.row(r);
       for (int64_t k = t.t_offsets.data[r]; k < t.t_offsets.data[r + 1]; ++k) {

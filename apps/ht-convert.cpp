@@ -45,6 +45,13 @@ const std::map<std::string, SelfLoopChoice> kSelfLoops{{"auto", SelfLoopChoice::
                                                        {"drop", SelfLoopChoice::drop},
                                                        {"add", SelfLoopChoice::add}};
 
+template <typename T>
+std::vector<std::string> names_of(const std::map<std::string, T>& m) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : m) names.push_back(name);
+  return names;
+}
+
 void add_input_options(CLI::App& app, Context& c) {
   auto* g = app.add_option_group("Input (--format)");
   auto& o = c.convert;
@@ -52,7 +59,7 @@ void add_input_options(CLI::App& app, Context& c) {
                 "Input format: edgelist (SNAP/CSV text), mtx (Matrix Market), planetoid (folder of ind.<name>.* "
                 "pickles), facebook (MUSAE folder: <name>_edges.csv, _features.json, _target.csv), npz "
                 "(heterophilous benchmark archive)")
-      ->check(CLI::IsMember(kFormats));
+      ->check(ht::cli::one_of(names_of(kFormats)));
   g->add_option("-i,--input", o.input, "Input file (edgelist, mtx, npz) or folder (planetoid, facebook)");
   g->add_option("--name", o.name,
                 "Dataset name: planetoid prefix ind.<name>.* (default: the only one in the folder); MUSAE file "
@@ -82,7 +89,7 @@ void add_generator_options(CLI::App& app, Context& c) {
   g->add_option("--generate", c.generator,
                 "Generator: random (uniform G(n, m)), rmat (R-MAT, skewed degrees, N = 2^scale), community "
                 "(degree-corrected SBM with class-correlated features)")
-      ->check(CLI::IsMember(kGenerators));
+      ->check(ht::cli::one_of(names_of(kGenerators)));
   g->add_option("--vertices", o.vertices, "random/community: vertex count (community default 10000)");
   g->add_option("--edges", o.edges, "random: edge count; rmat: edge count (default 16 * 2^scale)");
   g->add_option("--scale", o.scale, "rmat: N = 2^scale (default 16)");

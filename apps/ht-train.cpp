@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
+#include "core/signals.hpp"
 #include "engine/cpu_executor.hpp"
 #include "train/train_job.hpp"
 #ifdef HT_HAVE_CUDA
@@ -34,6 +35,8 @@ struct Context {
 std::vector<int> parse_layers(const std::string& text) {
   if (text == "auto") return {};
   std::vector<int> dims;
+  if (text.empty() || text.back() == '-' || text.front() == '-')
+    throw ht::option_error("--layers", fmt::format("'{}' is not a list of positive widths like 1433-16-7", text));
   std::stringstream ss(text);
   std::string tok;
   while (std::getline(ss, tok, '-')) {
@@ -48,6 +51,35 @@ std::vector<int> parse_layers(const std::string& text) {
   }
   if (dims.size() < 2) throw ht::option_error("--layers", "needs at least an input and an output width, e.g. 1433-16-7");
   return dims;
+}
+
+// Options that do nothing in the chosen configuration are refused (not
+// warned about): a typo or a misunderstanding should not cost a run.
+void refuse_unused_options(const CLI::App& app, const Context& ctx, const ht::TrainJob& job) {
+  auto given = [&](const char* name) { return app.count(name) > 0; };
+  auto refuse = [&](const char* name, const std::string& why) {
+    if (given(name)) throw ht::option_error(name, why);
+  };
+  if (ctx.model == ht::ModelKind::gcn) {
+    for (const char* o : {"--heads", "--out-heads", "--attn-dropout"}) refuse(o, "applies to --model gat only");
+  } else {
+    refuse("--gcn-order", "applies to --model gcn only");
+  }
+  if (ctx.optimizer == ht::OptimizerKind::adam) refuse("--momentum", "applies to --optimizer sgd only");
+  if (ctx.layers != "auto") refuse("--hidden", "applies to --layers auto only (--layers gives every width)");
+  if (!job.partition_path.empty()) refuse("--chunks", "applies when partitioning in memory; the partition file sets n");
+  if (ctx.backend == "cpu") refuse("--gpu-mem", "applies to --backend cuda only");
+  if (job.checkpoint_path.empty()) refuse("--checkpoint-every", "needs --checkpoint FILE");
+  if (job.predict_only)
+    for (const char* o : {"--epochs", "--eval-every", "--warmup", "--lr", "--weight-decay", "--momentum", "--dropout",
+                          "--attn-dropout", "--optimizer", "--decay-first-layer-only"})
+      refuse(o, "does not apply to --predict-only (no training)");
+  if (job.store == ht::StoreChoice::device && ctx.gpus > 1)
+    throw ht::option_error("--store", "device needs one GPU (in-memory mode: m = 1, n = 1), not --gpus " +
+                                          std::to_string(ctx.gpus));
+  if (job.store == ht::StoreChoice::device && job.chunks > 1 && job.partition_path.empty())
+    throw ht::option_error("--store", "device needs one chunk (in-memory mode: m = 1, n = 1), not --chunks " +
+                                          std::to_string(job.chunks));
 }
 
 }  // namespace
@@ -66,28 +98,37 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   ht::cli::add_enum(app, "--model", ctx.model, {{"gcn", ht::ModelKind::gcn}, {"gat", ht::ModelKind::gat}}, "Model");
   app.add_option("--layers", ctx.layers, "Layer widths, e.g. 1433-16-7 (GAT: hidden widths per head); auto = F-hidden-C");
-  app.add_option("--hidden", ctx.hidden, "Hidden width for --layers auto (default 16 for GCN, 8 for GAT)");
-  app.add_option("--heads", job.trainer.model.heads, "GAT heads in hidden layers (concatenated)");
-  app.add_option("--out-heads", job.trainer.model.out_heads, "GAT heads in the output layer (averaged)");
-  app.add_option("--dropout", job.trainer.model.dropout, "Dropout rate on every layer's input");
-  app.add_option("--attn-dropout", job.trainer.model.attn_dropout, "GAT dropout rate on attention coefficients");
+  app.add_option("--hidden", ctx.hidden, "Hidden width for --layers auto (default 16 for GCN, 8 for GAT)")
+      ->check(ht::cli::in_range(1, 1 << 20));
+  app.add_option("--heads", job.trainer.model.heads, "GAT heads in hidden layers (concatenated)")
+      ->check(ht::cli::in_range(1, 1024));
+  app.add_option("--out-heads", job.trainer.model.out_heads, "GAT heads in the output layer (averaged)")
+      ->check(ht::cli::in_range(1, 1024));
+  app.add_option("--dropout", job.trainer.model.dropout, "Dropout rate on every layer's input")
+      ->check(ht::cli::fraction());
+  app.add_option("--attn-dropout", job.trainer.model.attn_dropout, "GAT dropout rate on attention coefficients")
+      ->check(ht::cli::fraction());
   app.add_flag("!--no-bias", job.trainer.model.bias, "Layers without bias");
   ht::cli::add_enum(app, "--optimizer", ctx.optimizer, {{"adam", ht::OptimizerKind::adam}, {"sgd", ht::OptimizerKind::sgd}},
                     "Optimizer");
-  app.add_option("--lr", job.trainer.optimizer.lr, "Learning rate");
-  app.add_option("--weight-decay", job.trainer.optimizer.weight_decay, "L2 weight decay added to the gradients");
+  app.add_option("--lr", job.trainer.optimizer.lr, "Learning rate")->check(ht::cli::in_range(1e-12, 1e3));
+  app.add_option("--weight-decay", job.trainer.optimizer.weight_decay, "L2 weight decay added to the gradients")
+      ->check(ht::cli::in_range(0, 1e3));
   app.add_flag("--decay-first-layer-only", job.trainer.optimizer.decay_first_layer_only,
                "Apply weight decay to the first layer only (Kipf & Welling)");
-  app.add_option("--momentum", job.trainer.optimizer.momentum, "SGD momentum");
-  app.add_option("--epochs", job.epochs, "Training epochs")->check(CLI::PositiveNumber);
+  app.add_option("--momentum", job.trainer.optimizer.momentum, "SGD momentum")->check(ht::cli::fraction());
+  app.add_option("--epochs", job.epochs, "Training epochs")->check(ht::cli::in_range(1, 1e9));
   app.add_option("--eval-every", job.eval_every, "Evaluate (train/val/test accuracy) every k epochs")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--warmup", job.warmup, "Epochs left out of the median epoch time");
-  app.add_option("--seed", job.trainer.model.seed, "Seed of weight initialization and dropout masks");
+      ->check(ht::cli::in_range(1, 1e9));
+  app.add_option("--warmup", job.warmup, "Epochs left out of the median epoch time")->check(ht::cli::in_range(0, 1e9));
+  app.add_option("--seed", job.trainer.model.seed, "Seed of weight initialization and dropout masks")
+      ->check(ht::cli::unsigned_integer());
   app.add_option("--backend", ctx.backend, "Executor: cpu (reference, emulates GPUs) or cuda")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--gpus", ctx.gpus, "GPUs (emulated devices for cpu); default: the plan's m, or 1");
-  app.add_option("--chunks", job.chunks, "Chunks per GPU when partitioning in memory")->check(CLI::PositiveNumber);
+      ->check(ht::cli::one_of({"cpu", "cuda"}));
+  app.add_option("--gpus", ctx.gpus, "GPUs (emulated devices for cpu); default: the plan's m, or 1")
+      ->check(ht::cli::in_range(1, 4096));
+  app.add_option("--chunks", job.chunks, "Chunks per GPU when partitioning in memory")
+      ->check(ht::cli::in_range(1, 1 << 20));
   ht::cli::add_enum(app, "--comm", job.trainer.comm,
                     {{"baseline", ht::CommMode::baseline}, {"p2p", ht::CommMode::p2p}, {"full", ht::CommMode::full}},
                     "Communication: baseline (every chunk loads its neighbors), p2p (+inter-GPU dedup), full (+reuse)");
@@ -110,14 +151,15 @@ int main(int argc, char** argv) {
   app.add_option("--merged-buffers", job.trainer.merged_buffers,
                  "Merged data buffers per GPU: 2 lets a gathering pass load while the previous one computes "
                  "(one more buffer of GPU memory, used only when it fits)")
-      ->check(CLI::Range(1, 2))
+      ->check(ht::cli::in_range(1, 2))
       ->capture_default_str();
   app.add_flag("!--no-early-start", job.trainer.early_start,
                "Every pass waits for the previous one to end (a barrier) instead of for the batches it reads");
   ht::cli::add_enum(app, "--store", job.store,
                     {{"auto", ht::StoreChoice::automatic}, {"host", ht::StoreChoice::host}, {"device", ht::StoreChoice::device}},
                     "Vertex store: host (pinned), device (in-memory mode: m = 1, n = 1), auto = device when it fits");
-  app.add_option("--gpu-mem", ctx.gpu_mem_gib, "Cap on GPU memory per device in GiB (cuda; 0 = all free memory)");
+  app.add_option("--gpu-mem", ctx.gpu_mem_gib, "Cap on GPU memory per device in GiB (cuda; 0 = all free memory)")
+      ->check(ht::cli::in_range(0, 1 << 20));
   app.add_flag("--normalize-features", job.normalize_features, "Row-normalize features to sum 1 (Kipf & Welling)");
   app.add_option("--metrics-out", job.metrics_out, "JSON lines: one object per epoch and a final summary");
   app.add_option("--timeline-out", job.timeline_out,
@@ -125,6 +167,18 @@ int main(int argc, char** argv) {
   app.add_option("--save-model", job.save_model, "Write the final parameters to this checkpoint file");
   app.add_option("--load-model", job.load_model, "Start from this checkpoint")->check(CLI::ExistingFile);
   app.add_option("--predict-out", job.predict_out, "Write predictions (CSV id,prediction; original vertex ids)");
+  app.add_option("--logits-out", job.logits_out, "Write the final logits as .npy [N, C] f4 (rows in graph file order)");
+  app.add_option("--checkpoint", job.checkpoint_path,
+                 "Training checkpoint (parameters, optimizer state, epoch, metrics so far), written atomically every "
+                 "--checkpoint-every epochs, at the end and on SIGINT/SIGTERM");
+  app.add_option("--checkpoint-every", job.checkpoint_every, "Epochs between checkpoints")
+      ->check(ht::cli::in_range(1, 1e9));
+  app.add_option("--resume", job.resume_path,
+                 "Continue from this checkpoint (same graph, partition, plan and model); may equal --checkpoint")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--predict-only", job.predict_only,
+               "No training: one forward with --load-model (or --resume) parameters, writes --predict-out / "
+               "--logits-out and prints the accuracy per split");
   app.add_flag("!--no-verify", job.verify_checksums, "Skip section checksums (structural checks still run)");
 
   return ht::cli::run(app, ctx.common, argc, argv, [&] {
@@ -133,6 +187,9 @@ int main(int argc, char** argv) {
       throw ht::option_error("--backend", "this build has no CUDA executor (nvcc and the CUDA libraries were not "
                                           "found when it was configured); use --backend cpu");
 #endif
+    refuse_unused_options(app, ctx, job);
+    ht::signals::install("ht-train", true);
+    job.stop_requested = [] { return ht::signals::stop_signal(); };
     job.trainer.model.kind = ctx.model;
     job.trainer.optimizer.kind = ctx.optimizer;
     job.backend = ctx.backend;
@@ -158,6 +215,14 @@ int main(int argc, char** argv) {
     if (ctx.backend == "cuda") job.probe_link = [] { return ht::measure_link_bandwidth(0); };
 #endif
     const ht::TrainSummary s = ht::run_train_job(job, factory);
+    if (s.predicted_only) {
+      if (s.has_labels)
+        fmt::print("accuracy: train {:.4f}, validation {:.4f}, test {:.4f}\n", s.final_train_acc, s.final_val_acc,
+                   s.final_test_acc);
+      else
+        fmt::print("predictions written; the graph has no labels (no accuracy)\n");
+      return;
+    }
     fmt::print("best validation accuracy {:.4f} at epoch {}; test accuracy there {:.4f}\n", s.best_val_acc,
                s.best_epoch, s.test_acc_at_best_val);
     fmt::print("median epoch {:.2f} ms (busy: h2d {:.2f}, d2d {:.2f}, compute {:.2f}, cpu {:.2f}) over epochs after {} warm-up\n",

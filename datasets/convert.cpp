@@ -177,7 +177,9 @@ void transform_and_write(Graph&& g, const TransformOptions& t, const std::string
 void run_convert(const ConvertOptions& o) {
   const Timer total;
   check_options(o);
-  check_output_path(o.output, "--output", std::array{o.input});
+  const VertexArrayPaths& a = o.arrays;
+  check_output_path(o.output, "--output",
+                    std::array{o.input, a.features, a.labels, a.split, a.train_mask, a.val_mask, a.test_mask});
   PhaseTimes phases;
   Timer timer;
   RawGraph raw = read_input(o);

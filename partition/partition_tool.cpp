@@ -65,8 +65,9 @@ std::string stats_json(const PartitionToolOptions& opt, const PartitionStats& s,
 void run_partition_tool(const PartitionToolOptions& opt) {
   Timer total;
   const std::array inputs{opt.graph_path};
-  check_output_path(opt.output_path, "--output", inputs);
-  if (!opt.stats_json_path.empty()) check_output_path(opt.stats_json_path, "--stats-json", inputs);
+  const std::array outputs{OutputPath{opt.output_path, "--output"}, OutputPath{opt.stats_json_path, "--stats-json"}};
+  if (opt.output_path.empty()) check_output_path(opt.output_path, "--output");
+  check_output_paths(outputs, inputs);
   PartitionRunInfo info;
   Timer t;
   const GraphFile graph(opt.graph_path, ReadOptions{opt.verify});

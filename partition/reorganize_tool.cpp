@@ -68,8 +68,9 @@ void report_problems(const std::vector<std::string>& problems, const std::string
 
 void run_reorganize_tool(const ReorganizeToolOptions& opt) {
   const std::array inputs{opt.graph_path, opt.partition_path};
-  check_output_path(opt.output_path, "--output", inputs);
-  if (!opt.stats_json_path.empty()) check_output_path(opt.stats_json_path, "--stats-json", inputs);
+  const std::array outputs{OutputPath{opt.output_path, "--output"}, OutputPath{opt.stats_json_path, "--stats-json"}};
+  if (opt.output_path.empty()) check_output_path(opt.output_path, "--output");
+  check_output_paths(outputs, inputs);
   PlanParams params;
   params.profile = effective_profile(opt);
   params.reorganize_requested = opt.reorganize;

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/signals.hpp"
 
 namespace ht {
 namespace {
@@ -71,13 +72,19 @@ void MappedFile::release() noexcept {
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   std::random_device rd;
   tmp_path_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd() % 1000000);
+  // Registered before it exists, so that a signal never leaves it behind.
+  temp_handle_ = signals::register_temp_file(tmp_path_);
   fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw file_error(path_, "cannot create output file: " + errno_text());
+  if (fd_ < 0) {
+    signals::unregister_temp_file(temp_handle_);
+    throw file_error(path_, "cannot create output file: " + errno_text());
+  }
 }
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!committed_) ::unlink(tmp_path_.c_str());
+  signals::unregister_temp_file(temp_handle_);
 }
 
 void AtomicFile::write(const void* data, size_t len) {
@@ -119,6 +126,8 @@ void AtomicFile::commit() {
   if (::rename(tmp_path_.c_str(), path_.c_str()) != 0)
     throw file_error(path_, "cannot rename temporary file into place: " + errno_text());
   committed_ = true;
+  signals::unregister_temp_file(temp_handle_);
+  temp_handle_ = -1;
 }
 
 std::string read_text_file(const std::string& path) {
@@ -146,6 +155,18 @@ int64_t file_size(const std::string& path) {
   return st.st_size;
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  if (a.empty() || b.empty()) return false;
+  std::error_code ea, eb;
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ea), ea);
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b, eb), eb);
+  if (!ea && !eb && ca.lexically_normal() == cb.lexically_normal()) return true;
+  struct stat sa{}, sb{};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
 void check_output_path(const std::string& path, const std::string& option, std::span<const std::string> inputs) {
   namespace fs = std::filesystem;
   if (path.empty()) throw option_error(option, "required: the file to write");
@@ -157,8 +178,20 @@ void check_output_path(const std::string& path, const std::string& option, std::
   if (::access(dir.c_str(), W_OK) != 0)
     throw option_error(option, fmt::format("cannot write '{}': directory '{}' is not writable", path, dir.string()));
   for (const std::string& input : inputs)
-    if (!input.empty() && fs::exists(path, ec) && fs::equivalent(path, input, ec))
-      throw option_error(option, fmt::format("'{}' is an input of this run; choose another output file", path));
+    if (same_file(path, input))
+      throw option_error(option, fmt::format("'{}' is an input of this run{}; choose another output file", path,
+                                             input == path ? "" : fmt::format(" ('{}')", input)));
+}
+
+void check_output_paths(std::span<const OutputPath> outputs, std::span<const std::string> inputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].path.empty()) continue;
+    check_output_path(outputs[i].path, outputs[i].option, inputs);
+    for (size_t k = 0; k < i; ++k)
+      if (same_file(outputs[i].path, outputs[k].path))
+        throw option_error(outputs[i].option, fmt::format("'{}' is also the output of {}; give each output its own file",
+                                                          outputs[i].path, outputs[k].option));
+  }
 }
 
 }  // namespace ht

@@ -48,6 +48,7 @@ class AtomicFile {
  private:
   std::string path_, tmp_path_;
   int fd_ = -1;
+  int temp_handle_ = -1;  // registered for removal on SIGINT / SIGTERM (core/signals.hpp)
   int64_t pos_ = 0;
   bool committed_ = false;
 };
@@ -60,8 +61,23 @@ int64_t file_size(const std::string& path);
 
 // Fails before any work when `path` (the value of `option`) could not be
 // written at the end: empty, a directory, a directory that does not exist or
-// is not writable, or one of the run's `inputs`. Throws option_error.
+// is not writable, or one of the run's `inputs` (the same path, a symbolic
+// link to it or a hard link of it). Throws option_error.
 void check_output_path(const std::string& path, const std::string& option,
                        std::span<const std::string> inputs = {});
+
+// Whether two paths name the same file: the same normalized absolute path
+// (after resolving symbolic links of existing parts), or both exist with the
+// same device and inode (hard links). Empty paths are never the same file.
+bool same_file(const std::string& a, const std::string& b);
+
+// An output of a run and the option that named it.
+struct OutputPath {
+  std::string path;  // empty = not asked for (skipped)
+  std::string option;
+};
+
+// check_output_path for every output given, and no two outputs the same file.
+void check_output_paths(std::span<const OutputPath> outputs, std::span<const std::string> inputs);
 
 }  // namespace ht

@@ -117,6 +117,15 @@ class Optimizer {
   // State (for checkpoints).
   std::vector<std::vector<float>>& m() { return m_; }
   std::vector<std::vector<float>>& v() { return v_; }
+  const std::vector<std::vector<float>>& m() const { return m_; }
+  const std::vector<std::vector<float>>& v() const { return v_; }
+  // Continues from a checkpoint: `steps` steps taken, moments m and v (Adam;
+  // SGD keeps its momentum buffer in m), one vector per tensor.
+  void restore(int64_t steps, std::vector<std::vector<float>> m, std::vector<std::vector<float>> v) {
+    t_ = steps;
+    m_ = std::move(m);
+    v_ = std::move(v);
+  }
 
  private:
   OptimizerConfig cfg_;

@@ -7,15 +7,21 @@
 
 namespace ht {
 
-void save_model(const std::string& path, const ModelConfig& cfg, const ModelParams& params) {
-  ContainerWriter w(path, kModelMagic, kModelVersion);
-  w.set_meta(0, cfg.kind == ModelKind::gcn ? 0 : 1);
-  w.set_meta(1, static_cast<uint64_t>(cfg.num_layers()));
-  w.set_meta(2, static_cast<uint64_t>(cfg.heads));
-  w.set_meta(3, static_cast<uint64_t>(cfg.out_heads));
+std::unique_ptr<ContainerWriter> write_model(const std::string& path, const ModelConfig& cfg,
+                                             const ModelParams& params) {
+  auto w = std::make_unique<ContainerWriter>(path, kModelMagic, kModelVersion);
+  w->set_meta(0, cfg.kind == ModelKind::gcn ? 0 : 1);
+  w->set_meta(1, static_cast<uint64_t>(cfg.num_layers()));
+  w->set_meta(2, static_cast<uint64_t>(cfg.heads));
+  w->set_meta(3, static_cast<uint64_t>(cfg.out_heads));
   for (const ParamTensor& t : params.tensors)
-    w.add_section(t.name, DType::f32, static_cast<uint64_t>(t.rows), static_cast<uint64_t>(t.cols), t.value.data(), 2);
-  w.commit();
+    w->add_section(t.name, DType::f32, static_cast<uint64_t>(t.rows), static_cast<uint64_t>(t.cols), t.value.data(),
+                   2);
+  return w;
+}
+
+void save_model(const std::string& path, const ModelConfig& cfg, const ModelParams& params) {
+  write_model(path, cfg, params)->commit();
 }
 
 void load_model(const std::string& path, const ModelConfig& cfg, ModelParams& params) {

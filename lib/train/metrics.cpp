@@ -13,10 +13,11 @@ MetricsWriter::MetricsWriter(const std::string& path) {
   if (!path.empty()) file_ = std::make_unique<AtomicFile>(path);
 }
 
-void MetricsWriter::write(const JsonWriter& object) {
-  if (!file_) return;
-  const std::string line = object.str() + "\n";
-  file_->write(line.data(), line.size());
+void MetricsWriter::write(const JsonWriter& object) { write_text(object.str() + "\n"); }
+
+void MetricsWriter::write_text(const std::string& lines) {
+  text_ += lines;
+  if (file_) file_->write(lines.data(), lines.size());
 }
 
 void MetricsWriter::commit() {

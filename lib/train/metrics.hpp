@@ -21,10 +21,15 @@ class MetricsWriter {
  public:
   explicit MetricsWriter(const std::string& path);  // empty path: disabled
   void write(const JsonWriter& object);
+  // Lines written before (a resumed run's metrics so far), as they were.
+  void write_text(const std::string& lines);
   void commit();
+  // Everything written so far (kept also when disabled: checkpoints hold it).
+  const std::string& text() const { return text_; }
 
  private:
   std::unique_ptr<AtomicFile> file_;
+  std::string text_;
 };
 
 // Median (mean of the two middle values for an even count); 0 for none.

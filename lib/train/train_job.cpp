@@ -12,6 +12,7 @@
 #include "core/json.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
+#include "core/signals.hpp"
 #include "core/timer.hpp"
 #include "engine/memory_plan.hpp"
 #include "graph/graph_file.hpp"
@@ -20,7 +21,10 @@
 #include "partition/plan_builder.hpp"
 #include "plan/plan_file.hpp"
 #include "train/checkpoint.hpp"
+#include "train/divergence.hpp"
 #include "train/metrics.hpp"
+#include "train/predictions.hpp"
+#include "train/train_checkpoint.hpp"
 
 namespace ht {
 namespace {
@@ -75,19 +79,6 @@ Pipeline load_or_build(const TrainJob& job, const GraphFile& gf) {
   return p;
 }
 
-void write_predictions(const std::string& path, const std::vector<float>& logits, int64_t classes,
-                       const Partition& part, const GraphView& g) {
-  std::vector<int32_t> pred(g.num_vertices);
-  for (int64_t v = 0; v < g.num_vertices; ++v) {
-    const float* z = logits.data() + v * classes;
-    pred[part.new_to_old[v]] = static_cast<int32_t>(std::max_element(z, z + classes) - z);
-  }
-  std::string out = "id,prediction\n";
-  for (int64_t old = 0; old < g.num_vertices; ++old)
-    out += fmt::format("{},{}\n", g.orig_ids.empty() ? old : g.orig_ids[old], pred[old]);
-  write_text_file_atomic(path, out);
-}
-
 // --store auto keeps the vertex store on the GPU when there is one GPU and one
 // chunk and store + plan fit in its memory; host otherwise.
 bool resolve_store(const TrainJob& job, const TrainerOptions& opt, const Plan& plan, const Executor& exec,
@@ -104,7 +95,8 @@ bool resolve_store(const TrainJob& job, const TrainerOptions& opt, const Plan& p
 
 // One object per busy interval of the last training epoch, in milliseconds
 // since its start: which device and queue, what kind of work.
-void write_timeline(const std::string& path, const std::vector<BusyInterval>& intervals, double median_epoch_ms) {
+std::unique_ptr<AtomicFile> write_timeline(const std::string& path, const std::vector<BusyInterval>& intervals,
+                                           double median_epoch_ms) {
   static const char* queue[] = {"compute", "load", "store", "host"};
   static const char* kind[] = {"compute", "h2d", "d2h", "d2d", "host"};
   JsonWriter w;
@@ -115,7 +107,10 @@ void write_timeline(const std::string& path, const std::vector<BusyInterval>& in
     w.end_object();
   }
   w.end_array().end_object();
-  write_text_file_atomic(path, w.str() + "\n");
+  auto f = std::make_unique<AtomicFile>(path);
+  const std::string text = w.str() + "\n";
+  f->write(text.data(), text.size());
+  return f;
 }
 
 JsonWriter& counters_json(JsonWriter& w, const LinkCounters& c) {
@@ -193,18 +188,39 @@ void link_json(JsonWriter& w, const TrainSummary& sum) {
   number_or_null("epoch_over_link_bound", bound, sum.link_bound.ratio);
 }
 
-// The training epochs with periodic evaluation: one metrics line per epoch,
-// accuracies and the medians over the timed epochs into `sum`.
-void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, TrainSummary& sum) {
-  EpochSeries series;
-  sum.warmup_used = std::min(job.warmup, job.epochs - 1);
+// Where the epochs start (0, or the epochs a resumed checkpoint had done), the
+// last evaluation, and the checkpoint writer (empty: no --checkpoint).
+struct EpochLoop {
+  int first_epoch = 0;
   Evaluation ev;
-  for (int e = 0; e < job.epochs; ++e) {
+  std::function<void(int epochs_done)> checkpoint;
+};
+
+std::string stopped_message(const TrainJob& job, int signal, int epochs_done) {
+  const std::string what =
+      job.checkpoint_path.empty()
+          ? std::string("nothing saved (no --checkpoint given)")
+          : fmt::format("checkpoint written to {} (continue with --resume {})", job.checkpoint_path, job.checkpoint_path);
+  return fmt::format("stopped by {} after epoch {} of {}: {}; no other output written", signals::signal_name(signal),
+                     epochs_done, job.epochs, what);
+}
+
+// The training epochs with periodic evaluation: one metrics line per epoch,
+// accuracies and the medians over the timed epochs into `sum`. Stops at the
+// first non-finite loss, gradient or parameter, and after an epoch in which
+// a stop was requested (checkpoint first).
+void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, TrainSummary& sum, EpochLoop& loop) {
+  EpochSeries series;
+  const int first = loop.first_epoch;
+  sum.warmup_used = std::min(job.warmup, std::max(job.epochs - first - 1, 0));
+  Evaluation& ev = loop.ev;
+  for (int e = first; e < job.epochs; ++e) {
     const LinkCounters before = trainer.counters();
     const EpochResult r = trainer.train_epoch(e);
+    check_finite_epoch(e, r.loss, trainer.params());
     // Read before evaluating: evaluation traffic is not an epoch's.
     const LinkCounters moved = diff(trainer.counters(), before);
-    const bool timed = e >= sum.warmup_used;
+    const bool timed = e - first >= sum.warmup_used;
     if (timed) {
       series.add(r);
       sum.per_epoch = moved;
@@ -228,6 +244,10 @@ void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, T
     }
     metrics.write(epoch_json(e, r, eval_now ? &ev : nullptr, eval_ms, moved));
     sum.final_loss = r.loss;
+    const int stop = job.stop_requested ? job.stop_requested() : 0;
+    const bool last = e + 1 == job.epochs;
+    if (loop.checkpoint && ((e + 1) % job.checkpoint_every == 0 || last || stop)) loop.checkpoint(e + 1);
+    if (stop && !last) throw signals::Interrupted(stop, stopped_message(job, stop, e + 1));
   }
   sum.epochs = job.epochs;
   sum.final_train_acc = ev.train_acc;
@@ -275,13 +295,152 @@ JsonWriter summary_json(const TrainSummary& sum, const RunLabels& run) {
   return w;
 }
 
+// Before any work: option combinations, and every output writable and
+// neither an input nor another output (the checkpoint may be the file it
+// resumes from: it is replaced atomically).
+void check_job(const TrainJob& job) {
+  HT_CHECK(job.epochs >= 1, "--epochs must be >= 1");
+  HT_CHECK(job.eval_every >= 1, "--eval-every must be >= 1");
+  HT_CHECK(job.checkpoint_every >= 1, "--checkpoint-every must be >= 1");
+  if (!job.load_model.empty() && !job.resume_path.empty())
+    throw option_error("--resume", "not with --load-model (a checkpoint holds the parameters already)");
+  if (job.predict_only) {
+    if (job.load_model.empty() && job.resume_path.empty())
+      throw option_error("--predict-only", "needs the parameters: --load-model MODEL (or --resume CHECKPOINT)");
+    if (job.predict_out.empty() && job.logits_out.empty())
+      throw option_error("--predict-only", "needs an output: --predict-out CSV and/or --logits-out NPY");
+    for (const auto& [path, option] : {std::pair{job.metrics_out, "--metrics-out"}, {job.save_model, "--save-model"},
+                                       {job.checkpoint_path, "--checkpoint"}, {job.timeline_out, "--timeline-out"}})
+      if (!path.empty()) throw option_error(option, "not with --predict-only (no training)");
+  }
+  const std::vector<std::string> inputs{job.graph_path, job.partition_path, job.plan_path, job.load_model};
+  const std::vector<OutputPath> outputs{{job.checkpoint_path, "--checkpoint"}, {job.metrics_out, "--metrics-out"},
+                                        {job.save_model, "--save-model"},       {job.predict_out, "--predict-out"},
+                                        {job.logits_out, "--logits-out"},       {job.timeline_out, "--timeline-out"}};
+  check_output_paths(outputs, inputs);
+  for (const OutputPath& o : outputs)
+    if (o.option != "--checkpoint" && same_file(o.path, job.resume_path))
+      throw option_error(o.option, fmt::format("'{}' is the checkpoint this run resumes from; choose another file", o.path));
+}
+
+// The first and last widths against the graph's features and classes.
+void check_dims(const ModelConfig& m, const GraphView& g, const std::string& graph_path) {
+  if (g.feature_dim <= 0)
+    throw file_error(graph_path, "the graph has no vertex features (F = 0); ht-train needs them (ht-convert "
+                                 "--features X.npy, or --feature-dim for --generate)");
+  if (m.dims.front() != g.feature_dim)
+    throw option_error("--layers", fmt::format("starts with {} but the graph has {} feature columns", m.dims.front(),
+                                               g.feature_dim));
+  if (g.num_classes > 0 && m.dims.back() != g.num_classes)
+    throw option_error("--layers", fmt::format("ends with {} but the graph has {} classes", m.dims.back(),
+                                               g.num_classes));
+}
+
+std::string hyperparameters(const TrainerOptions& t) {
+  const OptimizerConfig& o = t.optimizer;
+  return fmt::format("lr {} weight_decay {} decay_first_layer_only {} momentum {} dropout {} attn_dropout {} seed {}",
+                     o.lr, o.weight_decay, o.decay_first_layer_only ? 1 : 0, o.momentum, t.model.dropout,
+                     t.model.attn_dropout, t.model.seed);
+}
+
+CheckpointTarget checkpoint_target(const TrainJob& job, const TrainerOptions& t, const GraphFile& gf, const Plan& plan) {
+  CheckpointTarget c;
+  c.graph = gf.identity();
+  if (!job.partition_path.empty()) c.partition = read_identity(job.partition_path);
+  if (!job.plan_path.empty()) c.plan = read_identity(job.plan_path);
+  c.m = plan.m;
+  c.n = plan.n;
+  c.model = model_shape(t.model);
+  c.optimizer = t.optimizer.kind == OptimizerKind::adam ? "adam" : "sgd";
+  c.host_dtype = std::string(dtype_name(t.host_dtype));
+  c.normalize_features = job.normalize_features || gf.view().flags.features_normalized;
+  return c;
+}
+
+TrainCheckpoint make_checkpoint(const CheckpointTarget& target, const TrainerOptions& t, Trainer& trainer,
+                                const TrainJob& job, const TrainSummary& sum, const Evaluation& ev, int done,
+                                const MetricsWriter& metrics) {
+  TrainCheckpoint c;
+  c.target = target;
+  c.hyperparameters = hyperparameters(t);
+  c.epochs_done = done;
+  c.epochs_planned = job.epochs;
+  const Optimizer& opt = trainer.optimizer();
+  c.optimizer_steps = opt.steps();
+  c.best_epoch = sum.best_epoch;
+  c.best_val_acc = sum.best_val_acc;
+  c.test_acc_at_best_val = sum.test_acc_at_best_val;
+  c.final_loss = sum.final_loss;
+  c.final_train_acc = ev.train_acc;
+  c.final_val_acc = ev.val_acc;
+  c.final_test_acc = ev.test_acc;
+  for (const ParamTensor& p : trainer.params().tensors) {
+    ParamTensor v;
+    v.name = p.name;
+    v.layer = p.layer;
+    v.rows = p.rows;
+    v.cols = p.cols;
+    v.value = p.value;
+    c.tensors.push_back(std::move(v));
+  }
+  c.m = opt.m();
+  c.v = opt.v();
+  c.metrics = metrics.text();
+  return c;
+}
+
+// --resume: parameters, optimizer state, bookkeeping and the metrics lines
+// so far, after checking that the checkpoint is for this run.
+void resume(const TrainJob& job, const CheckpointTarget& target, const TrainerOptions& t, Trainer& trainer,
+            MetricsWriter& metrics, TrainSummary& sum, EpochLoop& loop) {
+  TrainCheckpoint c = read_train_checkpoint(job.resume_path, job.verify_checksums);
+  check_checkpoint_target(job.resume_path, c.target, target);
+  if (c.hyperparameters != hyperparameters(t))
+    log::warn("resuming with other hyperparameters than the checkpoint's ({} there, {} now): the run will differ "
+              "from an uninterrupted one",
+              c.hyperparameters, hyperparameters(t));
+  if (!job.predict_only && c.epochs_done > job.epochs)
+    throw option_error("--epochs", fmt::format("{} is fewer than the {} epochs checkpoint {} has done", job.epochs,
+                                               c.epochs_done, job.resume_path));
+  ModelParams p = trainer.params();
+  for (size_t k = 0; k < p.tensors.size(); ++k) {
+    ParamTensor& dst = p.tensors[k];
+    if (k >= c.tensors.size() || c.tensors[k].name != dst.name || c.tensors[k].size() != dst.size())
+      throw file_error(job.resume_path, fmt::format("checkpoint's parameter {} does not match the model's {}",
+                                                    k < c.tensors.size() ? c.tensors[k].name : "(none)", dst.name));
+    dst.value = c.tensors[k].value;
+  }
+  trainer.set_params(p);
+  trainer.optimizer().restore(c.optimizer_steps, std::move(c.m), std::move(c.v));
+  sum.resumed_from = c.epochs_done;
+  sum.best_epoch = c.best_epoch;
+  sum.best_val_acc = c.best_val_acc;
+  sum.test_acc_at_best_val = c.test_acc_at_best_val;
+  sum.final_loss = c.final_loss;
+  loop.first_epoch = c.epochs_done;
+  loop.ev.train_acc = c.final_train_acc;
+  loop.ev.val_acc = c.final_val_acc;
+  loop.ev.test_acc = c.final_test_acc;
+  metrics.write_text(c.metrics);
+  log::info("resuming from {}: {} epochs done, {} optimizer steps", job.resume_path, c.epochs_done, c.optimizer_steps);
+}
+
+// --predict-only: one forward over every vertex.
+void predict(Trainer& trainer, TrainSummary& sum) {
+  const Evaluation ev = trainer.evaluate();
+  sum.predicted_only = true;
+  sum.final_loss = ev.loss;
+  sum.final_train_acc = ev.train_acc;
+  sum.final_val_acc = ev.val_acc;
+  sum.final_test_acc = ev.test_acc;
+}
+
 }  // namespace
 
 TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_executor) {
   Timer setup;
   TrainSummary sum;
-  HT_CHECK(job.epochs >= 1, "--epochs must be >= 1");
-  HT_CHECK(job.eval_every >= 1, "--eval-every must be >= 1");
+  check_job(job);
   probe_link(job, sum);
   GraphFile gf(job.graph_path, {job.verify_checksums});
   const GraphView& g = gf.view();
@@ -290,7 +449,9 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
     const int h = job.hidden > 0 ? job.hidden : (topt.model.kind == ModelKind::gcn ? 16 : 8);
     topt.model.dims = {g.feature_dim, h, std::max(g.num_classes, 1)};
   }
+  check_dims(topt.model, g, job.graph_path);
   topt.model.validate();
+  sum.has_labels = !g.labels.empty();
   Pipeline pipe = load_or_build(job, gf);
   Graph gn = renumber(g, pipe.partition);
   if (job.normalize_features && !g.flags.features_normalized) normalize_rows(gn);
@@ -309,6 +470,14 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
     trainer.set_params(p);
   }
   MetricsWriter metrics(job.metrics_out);
+  const CheckpointTarget target = checkpoint_target(job, topt, gf, plan);
+  EpochLoop loop;
+  if (!job.resume_path.empty()) resume(job, target, topt, trainer, metrics, sum, loop);
+  if (!job.checkpoint_path.empty())
+    loop.checkpoint = [&](int done) {
+      write_train_checkpoint(job.checkpoint_path,
+                             make_checkpoint(target, topt, trainer, job, sum, loop.ev, done, metrics));
+    };
   sum.setup_seconds = setup.seconds();
   const std::string orders = layer_orders(topt.model, job.trainer.gcn_order);
   log::info("training {} {} on {} (N = {}, E = {}): backend {}, m = {}, n = {}, comm {}, store {}{}{}, setup {:.2f} s",
@@ -318,7 +487,8 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
             orders.empty() ? "" : ", layers " + orders, topt.overlap_copies ? "" : ", copies in line",
             sum.setup_seconds);
 
-  run_epochs(job, trainer, metrics, sum);
+  if (job.predict_only) predict(trainer, sum);
+  else run_epochs(job, trainer, metrics, sum, loop);
   sum.peak_device_bytes = exec->peak_device_bytes();
   sum.host_buffer_bytes = exec->host_bytes();
   sum.peak_rss_bytes = peak_rss_bytes();
@@ -330,12 +500,22 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
                          plan.n, comm_name(job.trainer.comm), orders};
   metrics.write(summary_json(sum, labels));
 
-  if (!job.timeline_out.empty()) write_timeline(job.timeline_out, trainer.last_timeline(), sum.epoch_ms_median);
-  if (!job.save_model.empty()) save_model(job.save_model, topt.model, trainer.params());
-  if (!job.predict_out.empty()) {
-    trainer.evaluate();
-    write_predictions(job.predict_out, trainer.logits(), topt.model.dims.back(), pipe.partition, g);
+  // Every output is written to its temporary file first; then all are
+  // renamed into place, so that a failure leaves none of them.
+  std::vector<std::unique_ptr<AtomicFile>> files;
+  std::unique_ptr<ContainerWriter> model;
+  if (!job.timeline_out.empty())
+    files.push_back(write_timeline(job.timeline_out, trainer.last_timeline(), sum.epoch_ms_median));
+  if (!job.save_model.empty()) model = write_model(job.save_model, topt.model, trainer.params());
+  if (!job.predict_out.empty() || !job.logits_out.empty()) {
+    if (!job.predict_only) trainer.evaluate();
+    const std::vector<float> logits = trainer.logits();
+    const int64_t classes = topt.model.dims.back();
+    if (!job.predict_out.empty()) files.push_back(write_predictions(job.predict_out, logits, classes, pipe.partition, g));
+    if (!job.logits_out.empty()) files.push_back(write_logits_npy(job.logits_out, logits, classes, pipe.partition, g));
   }
+  if (model) model->commit();
+  for (auto& f : files) f->commit();
   metrics.commit();
   return sum;
 }

@@ -1,7 +1,13 @@
 #pragma once
 // One ht-train run: load the graph (and the partition and plan, or build them
-// in memory), train for a number of epochs with periodic evaluation, and
-// write the metrics file, checkpoint and predictions.
+// in memory), train for a number of epochs with periodic evaluation (or only
+// predict), and write the metrics file, model, predictions and logits.
+//
+// Outputs are checked before any work (writable, none of them an input or
+// another output) and renamed into place together at the end: a failed run
+// leaves none of them. Training checkpoints (--checkpoint) are the exception:
+// each is written, atomically, when it is due. The run stops with an error at
+// the first epoch whose loss, gradients or parameters are not finite.
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,6 +35,15 @@ struct TrainJob {
   bool normalize_features = false;
   StoreChoice store = StoreChoice::automatic;
   std::string metrics_out, save_model, load_model, predict_out;
+  std::string logits_out;       // .npy [N, C] of the final (or --predict-only) forward
+  std::string checkpoint_path;  // training checkpoint, written every checkpoint_every epochs,
+  int checkpoint_every = 1;     // at the end and when stopped by a signal
+  std::string resume_path;      // continue from this checkpoint (may equal checkpoint_path)
+  bool predict_only = false;    // forward only, from --load-model or --resume
+  // Polled after every epoch: a signal number (SIGINT, SIGTERM) stops the run
+  // after that epoch (with a checkpoint when one is configured) by throwing
+  // signals::Interrupted. Empty: never stops.
+  std::function<int()> stop_requested;
   std::string timeline_out;  // JSON: the last timed epoch's busy intervals per device queue
   std::string backend = "cpu";
   // Measures GPU 0's host link at start-up; ht-train sets it for --backend
@@ -38,6 +53,9 @@ struct TrainJob {
 
 struct TrainSummary {
   int epochs = 0;
+  int resumed_from = 0;  // epochs restored from --resume (0: none)
+  bool predicted_only = false;
+  bool has_labels = false;
   int best_epoch = -1;
   double best_val_acc = 0, test_acc_at_best_val = 0;
   double final_loss = 0, final_train_acc = 0, final_val_acc = 0, final_test_acc = 0;

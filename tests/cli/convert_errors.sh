@@ -58,7 +58,7 @@ grep -q -- "--inspect" help.txt || fail "--help lacks --inspect"
 "$BIN" --version >/dev/null 2>&1 || fail "--version exit code"
 expect_error "no mode" "give exactly one of them"
 expect_error "two modes" "give exactly one of them" --format edgelist -i x --inspect y
-expect_parse_error "unknown format" "--format: dot not in" --format dot -i x -o out.htg
+expect_parse_error "unknown format" "--format: 'dot' is not one of edgelist, facebook, mtx, npz, planetoid" --format dot -i x -o out.htg
 
 # --- bad inputs ------------------------------------------------------------------
 printf '0 1\n1 2\n' >good.txt
@@ -89,7 +89,7 @@ if [[ $(id -u) -ne 0 ]]; then
   mkdir ro && chmod 555 ro
   expect_error "read-only output dir" "is not writable" --format edgelist -i good.txt -o ro/out.htg
 fi
-expect_parse_error "bad enum" "--self-loops: Check maybe" --format edgelist -i good.txt --self-loops maybe -o out.htg
+expect_parse_error "bad enum" "--self-loops: 'maybe' is not one of add, auto, drop, keep" --format edgelist -i good.txt --self-loops maybe -o out.htg
 expect_error "option of another generator" "does not apply to --generate rmat" --generate rmat --vertices 10 -o out.htg
 expect_error "option of another mode" "option --json: does not apply to --format edgelist" --format edgelist -i good.txt --json -o out.htg
 expect_error "option of another format" "option --header: does not apply to --format mtx" --format mtx -i short.mtx --header -o out.htg

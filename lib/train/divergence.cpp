@@ -1,0 +1,37 @@
+#include "train/divergence.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace ht {
+namespace {
+
+// Index of the first non-finite value, or -1.
+int64_t first_non_finite(const std::vector<float>& v) {
+  for (size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i])) return static_cast<int64_t>(i);
+  return -1;
+}
+
+}  // namespace
+
+void check_finite_epoch(int epoch, double loss, const ModelParams& params) {
+  const std::string hint = "nothing written; try a smaller --lr";
+  for (const char* what : {"gradient", "value"}) {
+    for (const ParamTensor& t : params.tensors) {
+      const std::vector<float>& v = what[0] == 'g' ? t.grad : t.value;
+      const int64_t i = first_non_finite(v);
+      if (i >= 0)
+        throw Error(fmt::format("training diverged at epoch {}: layer {}'s {} {} is {} at [{}, {}]; {}", epoch, t.layer,
+                                t.name, what[0] == 'g' ? "gradient" : "parameter", v[i], i / std::max(t.cols, 1),
+                                i % std::max(t.cols, 1), hint));
+    }
+  }
+  if (!std::isfinite(loss))
+    throw Error(fmt::format("training diverged at epoch {}: the training loss is {}; {}", epoch, loss, hint));
+}
+
+}  // namespace ht

@@ -1,0 +1,47 @@
+#include "train/predictions.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace ht {
+
+std::unique_ptr<AtomicFile> write_predictions(const std::string& path, const std::vector<float>& logits,
+                                              int64_t classes, const Partition& part, const GraphView& g) {
+  std::vector<int32_t> pred(g.num_vertices);
+  for (int64_t v = 0; v < g.num_vertices; ++v) {
+    const float* z = logits.data() + v * classes;
+    pred[part.new_to_old[v]] = static_cast<int32_t>(std::max_element(z, z + classes) - z);
+  }
+  std::string out = "id,prediction\n";
+  for (int64_t old = 0; old < g.num_vertices; ++old)
+    out += fmt::format("{},{}\n", g.orig_ids.empty() ? old : g.orig_ids[old], pred[old]);
+  auto f = std::make_unique<AtomicFile>(path);
+  f->write(out.data(), out.size());
+  return f;
+}
+
+std::unique_ptr<AtomicFile> write_logits_npy(const std::string& path, const std::vector<float>& logits,
+                                             int64_t classes, const Partition& part, const GraphView& g) {
+  // NPY version 1.0: magic, version, u16 header length, header padded with
+  // spaces and a newline to a multiple of 64 bytes.
+  std::string header = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", g.num_vertices,
+                                   classes);
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string pre = "\x93NUMPY";
+  pre += '\x01';
+  pre += '\x00';
+  pre += static_cast<char>(header.size() & 0xff);
+  pre += static_cast<char>(header.size() >> 8);
+  std::vector<float> rows(logits.size());
+  for (int64_t v = 0; v < g.num_vertices; ++v)
+    std::copy_n(logits.data() + v * classes, classes, rows.data() + part.new_to_old[v] * classes);
+  auto f = std::make_unique<AtomicFile>(path);
+  f->write(pre.data(), pre.size());
+  f->write(header.data(), header.size());
+  f->write(rows.data(), rows.size() * sizeof(float));
+  return f;
+}
+
+}  // namespace ht

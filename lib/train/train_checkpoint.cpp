@@ -1,0 +1,209 @@
+#include "train/train_checkpoint.hpp"
+
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace ht {
+namespace {
+
+// The "info" section: one "key value" line per field (doubles with 17
+// significant digits, which read back to the same bits).
+using Info = std::map<std::string, std::string>;
+
+std::string identity_text(const FileIdentity& id) { return fmt::format("{} {}", id.bytes, id.checksum); }
+
+std::string info_text(const TrainCheckpoint& c) {
+  const CheckpointTarget& t = c.target;
+  std::string s;
+  auto put = [&](const std::string& k, const std::string& v) { s += k + " " + v + "\n"; };
+  auto put_d = [&](const std::string& k, double v) { put(k, fmt::format("{:.17g}", v)); };
+  put("model", t.model);
+  put("optimizer", t.optimizer);
+  put("host_dtype", t.host_dtype);
+  put("normalize_features", t.normalize_features ? "1" : "0");
+  put("graph", identity_text(t.graph));
+  put("partition", identity_text(t.partition));
+  put("plan", identity_text(t.plan));
+  put("m", std::to_string(t.m));
+  put("n", std::to_string(t.n));
+  put("hyperparameters", c.hyperparameters);
+  put("epochs_done", std::to_string(c.epochs_done));
+  put("epochs_planned", std::to_string(c.epochs_planned));
+  put("optimizer_steps", std::to_string(c.optimizer_steps));
+  put("best_epoch", std::to_string(c.best_epoch));
+  put_d("best_val_acc", c.best_val_acc);
+  put_d("test_acc_at_best_val", c.test_acc_at_best_val);
+  put_d("final_loss", c.final_loss);
+  put_d("final_train_acc", c.final_train_acc);
+  put_d("final_val_acc", c.final_val_acc);
+  put_d("final_test_acc", c.final_test_acc);
+  std::string names;
+  for (const ParamTensor& p : c.tensors) names += (names.empty() ? "" : " ") + p.name;
+  put("tensors", names);
+  return s;
+}
+
+Info parse_info(const std::string& path, std::string_view text) {
+  Info info;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t sp = line.find(' ');
+    if (sp == std::string::npos) info[line] = "";
+    else info[line.substr(0, sp)] = line.substr(sp + 1);
+  }
+  for (const char* k : {"model", "optimizer", "graph", "partition", "plan", "m", "n", "epochs_done", "optimizer_steps",
+                        "best_epoch", "tensors"})
+    if (!info.count(k)) throw file_error(path, fmt::format("checkpoint info lacks '{}'", k));
+  return info;
+}
+
+int64_t to_int(const std::string& path, const Info& info, const std::string& key) {
+  const auto it = info.find(key);
+  if (it == info.end()) return 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (end == it->second.c_str() || *end != '\0') throw file_error(path, fmt::format("checkpoint info: bad {}", key));
+  return v;
+}
+
+double to_double(const Info& info, const std::string& key) {
+  const auto it = info.find(key);
+  return it == info.end() ? 0.0 : std::strtod(it->second.c_str(), nullptr);
+}
+
+FileIdentity to_identity(const std::string& path, const Info& info, const std::string& key) {
+  std::istringstream in(info.at(key));
+  FileIdentity id;
+  if (!(in >> id.bytes >> id.checksum)) throw file_error(path, fmt::format("checkpoint info: bad {}", key));
+  return id;
+}
+
+std::vector<float> concat(const std::vector<std::vector<float>>& parts) {
+  std::vector<float> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+}  // namespace
+
+std::string model_shape(const ModelConfig& m) {
+  return fmt::format("{} {} heads {} out_heads {} bias {}", m.kind == ModelKind::gcn ? "gcn" : "gat",
+                     fmt::join(m.dims, "-"), m.kind == ModelKind::gat ? m.heads : 1,
+                     m.kind == ModelKind::gat ? m.out_heads : 1, m.bias ? 1 : 0);
+}
+
+void write_train_checkpoint(const std::string& path, const TrainCheckpoint& c) {
+  HT_CHECK(c.m.size() == c.tensors.size() && c.v.size() == c.tensors.size(),
+           "checkpoint: optimizer state for {} / {} of {} tensors", c.m.size(), c.v.size(), c.tensors.size());
+  ContainerWriter w(path, kCheckpointMagic, kCheckpointVersion);
+  w.set_meta(0, static_cast<uint64_t>(c.epochs_done));
+  w.set_meta(1, static_cast<uint64_t>(c.tensors.size()));
+  const std::string info = info_text(c);
+  w.add_section("info", DType::u8, info.size(), 1, info.data());
+  std::vector<int64_t> shapes;
+  std::vector<std::vector<float>> values;
+  for (const ParamTensor& p : c.tensors) {
+    shapes.push_back(p.rows);
+    shapes.push_back(p.cols);
+    values.push_back(p.value);
+  }
+  w.add<int64_t>("param_shapes", shapes, 2);
+  w.add<float>("params", concat(values));
+  w.add<float>("opt_m", concat(c.m));
+  w.add<float>("opt_v", concat(c.v));
+  w.add_section("metrics", DType::u8, c.metrics.size(), 1, c.metrics.data());
+  w.commit();
+}
+
+TrainCheckpoint read_train_checkpoint(const std::string& path, bool verify_checksums) {
+  ContainerReader r(path, kCheckpointMagic, kCheckpointVersion, ReadOptions{verify_checksums});
+  for (const char* s : {"info", "param_shapes", "params", "opt_m", "opt_v", "metrics"})
+    if (!r.has(s)) throw file_error(path, fmt::format("checkpoint lacks section '{}'", s));
+  auto text = [&](const char* name) {
+    auto b = r.array<uint8_t>(name);
+    return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+  };
+  const Info info = parse_info(path, text("info"));
+  TrainCheckpoint c;
+  CheckpointTarget& t = c.target;
+  t.model = info.at("model");
+  t.optimizer = info.at("optimizer");
+  t.host_dtype = info.count("host_dtype") ? info.at("host_dtype") : "fp32";
+  t.normalize_features = to_int(path, info, "normalize_features") != 0;
+  t.graph = to_identity(path, info, "graph");
+  t.partition = to_identity(path, info, "partition");
+  t.plan = to_identity(path, info, "plan");
+  t.m = static_cast<int>(to_int(path, info, "m"));
+  t.n = static_cast<int>(to_int(path, info, "n"));
+  c.hyperparameters = info.count("hyperparameters") ? info.at("hyperparameters") : "";
+  c.epochs_done = static_cast<int>(to_int(path, info, "epochs_done"));
+  c.epochs_planned = static_cast<int>(to_int(path, info, "epochs_planned"));
+  c.optimizer_steps = to_int(path, info, "optimizer_steps");
+  c.best_epoch = static_cast<int>(to_int(path, info, "best_epoch"));
+  c.best_val_acc = to_double(info, "best_val_acc");
+  c.test_acc_at_best_val = to_double(info, "test_acc_at_best_val");
+  c.final_loss = to_double(info, "final_loss");
+  c.final_train_acc = to_double(info, "final_train_acc");
+  c.final_val_acc = to_double(info, "final_val_acc");
+  c.final_test_acc = to_double(info, "final_test_acc");
+  if (c.epochs_done < 1 || c.optimizer_steps < 0)
+    throw file_error(path, fmt::format("checkpoint records {} epochs done", c.epochs_done));
+
+  std::vector<std::string> names;
+  std::istringstream ns(info.at("tensors"));
+  for (std::string n; ns >> n;) names.push_back(n);
+  const auto shapes = r.array<int64_t>("param_shapes", names.size() * 2);
+  int64_t total = 0;
+  for (size_t k = 0; k < names.size(); ++k) {
+    ParamTensor p;
+    p.name = names[k];
+    p.rows = static_cast<int>(shapes[2 * k]);
+    p.cols = static_cast<int>(shapes[2 * k + 1]);
+    if (shapes[2 * k] < 0 || shapes[2 * k + 1] < 0 || shapes[2 * k] > (1 << 30) || shapes[2 * k + 1] > (1 << 30))
+      r.fail_in("param_shapes", fmt::format("tensor {} has shape [{}, {}]", p.name, shapes[2 * k], shapes[2 * k + 1]));
+    total += p.size();
+    c.tensors.push_back(std::move(p));
+  }
+  const auto values = r.array<float>("params", static_cast<uint64_t>(total));
+  const auto m = r.array<float>("opt_m", static_cast<uint64_t>(total));
+  const auto v = r.array<float>("opt_v", static_cast<uint64_t>(total));
+  int64_t at = 0;
+  for (ParamTensor& p : c.tensors) {
+    p.value.assign(values.begin() + at, values.begin() + at + p.size());
+    c.m.emplace_back(m.begin() + at, m.begin() + at + p.size());
+    c.v.emplace_back(v.begin() + at, v.begin() + at + p.size());
+    at += p.size();
+  }
+  c.metrics = text("metrics");
+  return c;
+}
+
+void check_checkpoint_target(const std::string& path, const CheckpointTarget& saved, const CheckpointTarget& now) {
+  auto refuse = [&](const std::string& what, const std::string& was, const std::string& is) {
+    throw file_error(path, fmt::format("checkpoint is for another {} ({}; this run: {}); resume with the run's own "
+                                       "inputs and options, or start over without --resume",
+                                       what, was, is));
+  };
+  auto id = [](const FileIdentity& f) {
+    return f.bytes == 0 ? std::string("built in memory") : fmt::format("{} bytes, checksum {:016x}", f.bytes, f.checksum);
+  };
+  if (saved.graph != now.graph) refuse("graph", id(saved.graph), id(now.graph));
+  if (saved.partition != now.partition || saved.m != now.m || saved.n != now.n)
+    refuse("partition", fmt::format("m = {}, n = {}, {}", saved.m, saved.n, id(saved.partition)),
+           fmt::format("m = {}, n = {}, {}", now.m, now.n, id(now.partition)));
+  if (saved.plan != now.plan) refuse("plan", id(saved.plan), id(now.plan));
+  if (saved.model != now.model) refuse("model", saved.model, now.model);
+  if (saved.optimizer != now.optimizer) refuse("optimizer", saved.optimizer, now.optimizer);
+  if (saved.host_dtype != now.host_dtype) refuse("host dtype", saved.host_dtype, now.host_dtype);
+  if (saved.normalize_features != now.normalize_features)
+    refuse("feature normalization", saved.normalize_features ? "--normalize-features" : "raw features",
+           now.normalize_features ? "--normalize-features" : "raw features");
+}
+
+}  // namespace ht

@@ -1,0 +1,235 @@
+// Long runs that survive (issue 17) at the library level, on the CPU
+// executor: an interrupted and resumed run equals the uninterrupted one bit
+// for bit (parameters, metrics, predictions); checkpoints of another run are
+// refused; training stops at the first non-finite value; outputs are checked
+// before any work and committed together.
+#include <csignal>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/file_io.hpp"
+#include "core/signals.hpp"
+#include "datasets/generators.hpp"
+#include "engine/cpu_executor.hpp"
+#include "graph/graph_file.hpp"
+#include "test_util.hpp"
+#include "train/checkpoint.hpp"
+#include "train/train_checkpoint.hpp"
+#include "train/train_job.hpp"
+
+namespace ht {
+namespace {
+
+class TrainResume : public ::testing::Test {
+ public:
+  void SetUp() override {
+    gen::CommunityParams p;
+    p.num_vertices = 300;
+    p.num_classes = 3;
+    p.feature_dim = 6;
+    p.avg_degree = 6;
+    p.seed = 3;
+    write_graph(graph_path(), gen::community_graph(p).view());
+  }
+  std::string graph_path() const { return dir.file("g.htg"); }
+
+  // Two emulated GPUs, two chunks, dropout on: the random masks depend on the epoch.
+  TrainJob job(ModelKind kind, OptimizerKind opt, int epochs) const {
+    TrainJob j;
+    j.graph_path = graph_path();
+    j.parts = 2;
+    j.chunks = 2;
+    j.epochs = epochs;
+    j.eval_every = 2;
+    j.warmup = 0;
+    j.trainer.model.kind = kind;
+    j.trainer.model.dropout = 0.3f;
+    if (kind == ModelKind::gat) {
+      j.trainer.model.heads = 2;
+      j.trainer.model.attn_dropout = 0.2f;
+    }
+    j.trainer.optimizer.kind = opt;
+    if (opt == OptimizerKind::sgd) {
+      j.trainer.optimizer.momentum = 0.9f;
+      j.trainer.optimizer.lr = 0.05f;
+    }
+    return j;
+  }
+  static TrainSummary run(const TrainJob& j) {
+    return run_train_job(j, [](int m) { return std::make_unique<CpuExecutor>(m); });
+  }
+  // The epoch lines of a metrics file without their timings.
+  static std::string losses(const std::string& path) {
+    std::string out, text = read_text_file(path);
+    size_t at = 0;
+    while ((at = text.find("\"loss\":", at)) != std::string::npos) {
+      const size_t end = text.find(",\"epoch_ms\"", at);
+      out += text.substr(at, end - at) + "\n";
+      at = end;
+    }
+    return out;
+  }
+
+  test::TempDir dir;
+};
+
+void expect_resume_is_exact(TrainResume& t, ModelKind kind, OptimizerKind opt) {
+  SCOPED_TRACE(kind == ModelKind::gcn ? "gcn" : "gat");
+  // Uninterrupted: 6 epochs.
+  TrainJob full = t.job(kind, opt, 6);
+  full.metrics_out = t.dir.file("full.jsonl");
+  full.save_model = t.dir.file("full.model");
+  full.predict_out = t.dir.file("full.csv");
+  const TrainSummary a = TrainResume::run(full);
+
+  // Interrupted after epoch 3 (a stop request, as SIGTERM makes), then resumed.
+  TrainJob first = t.job(kind, opt, 6);
+  first.checkpoint_path = t.dir.file("ck");
+  first.checkpoint_every = 2;
+  first.metrics_out = t.dir.file("part.jsonl");
+  int polls = 0;
+  first.stop_requested = [&] { return ++polls == 3 ? SIGTERM : 0; };
+  try {
+    TrainResume::run(first);
+    FAIL() << "no stop";
+  } catch (const signals::Interrupted& e) {
+    EXPECT_EQ(e.exit_code(), 143);
+    EXPECT_NE(std::string(e.what()).find("after epoch 3 of 6"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(file_exists(first.metrics_out)) << "an interrupted run commits no outputs";
+  EXPECT_EQ(read_train_checkpoint(first.checkpoint_path).epochs_done, 3);
+
+  TrainJob second = t.job(kind, opt, 6);
+  second.resume_path = first.checkpoint_path;
+  second.checkpoint_path = first.checkpoint_path;  // the same file: replaced atomically
+  second.metrics_out = t.dir.file("resumed.jsonl");
+  second.save_model = t.dir.file("resumed.model");
+  second.predict_out = t.dir.file("resumed.csv");
+  const TrainSummary b = TrainResume::run(second);
+
+  EXPECT_EQ(b.resumed_from, 3);
+  EXPECT_EQ(a.final_loss, b.final_loss);
+  EXPECT_EQ(a.best_epoch, b.best_epoch);
+  EXPECT_EQ(a.best_val_acc, b.best_val_acc);
+  EXPECT_EQ(a.final_test_acc, b.final_test_acc);
+  EXPECT_EQ(test::read_bytes(full.predict_out), test::read_bytes(second.predict_out));
+  EXPECT_EQ(TrainResume::losses(full.metrics_out), TrainResume::losses(second.metrics_out));
+  EXPECT_EQ(TrainResume::losses(full.metrics_out).size() > 0, true);
+  // Parameters bit for bit (the model files hold only them and the shape).
+  EXPECT_EQ(test::read_bytes(full.save_model), test::read_bytes(second.save_model));
+  EXPECT_EQ(read_train_checkpoint(second.checkpoint_path).epochs_done, 6);
+}
+
+TEST_F(TrainResume, InterruptedAndResumedEqualsUninterruptedGcnAdam) {
+  expect_resume_is_exact(*this, ModelKind::gcn, OptimizerKind::adam);
+}
+
+TEST_F(TrainResume, InterruptedAndResumedEqualsUninterruptedGatSgdMomentum) {
+  expect_resume_is_exact(*this, ModelKind::gat, OptimizerKind::sgd);
+}
+
+TEST_F(TrainResume, CheckpointOfAnotherRunIsRefused) {
+  TrainJob j = job(ModelKind::gcn, OptimizerKind::adam, 2);
+  j.checkpoint_path = dir.file("ck");
+  run(j);
+  TrainJob other = job(ModelKind::gcn, OptimizerKind::adam, 4);
+  other.resume_path = j.checkpoint_path;
+  other.hidden = 8;  // another model shape
+  std::string e = test::error_of([&] { run(other); });
+  EXPECT_NE(e.find("checkpoint is for another model"), std::string::npos) << e;
+  other = job(ModelKind::gcn, OptimizerKind::sgd, 4);
+  other.resume_path = j.checkpoint_path;
+  e = test::error_of([&] { run(other); });
+  EXPECT_NE(e.find("another optimizer"), std::string::npos) << e;
+  other = job(ModelKind::gcn, OptimizerKind::adam, 4);
+  other.resume_path = j.checkpoint_path;
+  other.chunks = 3;  // another (in-memory) partition
+  e = test::error_of([&] { run(other); });
+  EXPECT_NE(e.find("another partition"), std::string::npos) << e;
+  other = job(ModelKind::gcn, OptimizerKind::adam, 1);
+  other.resume_path = j.checkpoint_path;
+  e = test::error_of([&] { run(other); });
+  EXPECT_NE(e.find("fewer than the 2 epochs"), std::string::npos) << e;
+  // Another graph.
+  gen::CommunityParams p;
+  p.num_vertices = 301;
+  p.num_classes = 3;
+  p.feature_dim = 6;
+  write_graph(dir.file("g2.htg"), gen::community_graph(p).view());
+  other = job(ModelKind::gcn, OptimizerKind::adam, 4);
+  other.graph_path = dir.file("g2.htg");
+  other.resume_path = j.checkpoint_path;
+  e = test::error_of([&] { run(other); });
+  EXPECT_NE(e.find("checkpoint is for another graph"), std::string::npos) << e;
+  // A model file is not a checkpoint.
+  j.save_model = dir.file("m");
+  j.checkpoint_path.clear();
+  run(j);
+  other = job(ModelKind::gcn, OptimizerKind::adam, 4);
+  other.resume_path = dir.file("m");
+  e = test::error_of([&] { run(other); });
+  EXPECT_NE(e.find(dir.file("m")), std::string::npos) << e;
+}
+
+TEST_F(TrainResume, DivergenceStopsAtOnceAndWritesNothing) {
+  TrainJob j = job(ModelKind::gcn, OptimizerKind::sgd, 30);
+  j.trainer.optimizer.momentum = 0;
+  j.trainer.optimizer.lr = 1e30f;
+  j.metrics_out = dir.file("m.jsonl");
+  j.save_model = dir.file("model");
+  j.predict_out = dir.file("p.csv");
+  j.checkpoint_path = dir.file("ck");
+  const std::string e = test::error_of([&] { run(j); });
+  EXPECT_NE(e.find("training diverged at epoch"), std::string::npos) << e;
+  EXPECT_NE(e.find("layer"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos);
+  for (const char* f : {"m.jsonl", "model", "p.csv"}) EXPECT_FALSE(file_exists(dir.file(f))) << f;
+}
+
+TEST_F(TrainResume, OutputsCheckedBeforeAnyWork) {
+  TrainJob j = job(ModelKind::gcn, OptimizerKind::adam, 2);
+  const std::string graph_before = read_text_file(graph_path());
+  j.metrics_out = graph_path();
+  EXPECT_NE(test::error_of([&] { run(j); }).find("is an input of this run"), std::string::npos);
+  j.metrics_out = dir.file("x");
+  j.save_model = dir.file("x");
+  EXPECT_NE(test::error_of([&] { run(j); }).find("also the output of --metrics-out"), std::string::npos);
+  j.save_model = dir.file("missing/model");
+  EXPECT_NE(test::error_of([&] { run(j); }).find("does not exist"), std::string::npos);
+  j.save_model.clear();
+  j.predict_out = dir.file("p.csv");
+  j.resume_path = dir.file("ck");
+  test::write_file(dir.file("ck"), "x");
+  j.logits_out = dir.file("ck");
+  EXPECT_NE(test::error_of([&] { run(j); }).find("resumes from"), std::string::npos);
+  EXPECT_EQ(read_text_file(graph_path()), graph_before);
+  EXPECT_FALSE(file_exists(dir.file("x")));
+}
+
+TEST_F(TrainResume, PredictOnlyEqualsTheTrainedRunsPredictions) {
+  TrainJob j = job(ModelKind::gcn, OptimizerKind::adam, 3);
+  j.save_model = dir.file("model");
+  j.predict_out = dir.file("trained.csv");
+  j.logits_out = dir.file("trained.npy");
+  run(j);
+  TrainJob p = job(ModelKind::gcn, OptimizerKind::adam, 3);
+  p.predict_only = true;
+  p.load_model = j.save_model;
+  p.predict_out = dir.file("p.csv");
+  p.logits_out = dir.file("p.npy");
+  const TrainSummary s = run(p);
+  EXPECT_TRUE(s.predicted_only);
+  EXPECT_TRUE(s.has_labels);
+  EXPECT_EQ(test::read_bytes(j.predict_out), test::read_bytes(p.predict_out));
+  const std::vector<char> npy = test::read_bytes(p.logits_out);
+  EXPECT_EQ(npy, test::read_bytes(j.logits_out));
+  ASSERT_GT(npy.size(), 128u);
+  EXPECT_EQ(std::string(npy.begin() + 1, npy.begin() + 6), "NUMPY");
+  EXPECT_EQ(npy.size(), 128u + 300u * 3u * 4u);  // header padded to 128 bytes, then N x C f4
+  p.load_model.clear();
+  EXPECT_NE(test::error_of([&] { run(p); }).find("--load-model"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ht

@@ -177,9 +177,7 @@ TEST(CudaKernels, GatherCopyFlushMatchCpu) {
 
 // Narrowing and widening of values across fp16's whole range (subnormals,
 // ties, overflow to Inf) and bf16's: GPU and CPU store the same bits, with
-// the GPU converting in zero-copy kernels or in device memory (in pieces
-// smaller than the copy: kConvertStagingBytes is 16 MiB, the rows here are
-// not, so the piece loop is exercised by the trainer's epoch tests instead).
+// the GPU converting in zero-copy kernels or in device memory.
 TEST(CudaKernels, SixteenBitRoundingMatchesCpu) {
   REQUIRE_GPUS(1);
 #ifdef HT_HAVE_CUDA
@@ -193,19 +191,28 @@ TEST(CudaKernels, SixteenBitRoundingMatchesCpu) {
   while (v.size() % 64) v.push_back(1.f);
   const int64_t cols = 64, n = static_cast<int64_t>(v.size()) / cols;
   for (StoreDtype t : {StoreDtype::bf16, StoreDtype::f16})
-  for (bool staged : {false, true}) {  // zero-copy kernels, or copy engines + conversion in device memory
+  for (bool staged : {false, true}) {  // zero-copy kernels, or conversions in device memory + byte copies
     SCOPED_TRACE(::testing::Message() << dtype_name(t) << (staged ? " staged" : " zero-copy"));
     Pair p;
-    if (staged) p.g().prepare_dtype(t);
     HostMat hc = p.cpu->alloc_host(n, cols, t), hg = p.gpu->alloc_host(n, cols, t);
     std::vector<float> back_c(v.size()), back_g(v.size());
     for (Device* d : {&p.c(), &p.g()}) {
       const HostMat& host = d == &p.c() ? hc : hg;
       DevMat m = d->alloc_mat(n, cols);
       d->write(DevArray<float>{m.data, n * cols}, v);
-      d->copy_to_host(m, 0, n, host, 0);  // narrow
-      d->zero(m, 0, n);
-      d->copy_from_host(host, 0, n, m, 0);  // widen
+      if (staged) {  // the trainer's path for 16-bit stores
+        const DevArray<std::byte> raw = d->alloc_bytes(host.bytes());
+        d->narrow_rows(m, t, raw);
+        d->copy_bytes_out(raw, static_cast<std::byte*>(host.data), host.bytes());
+        d->zero(m, 0, n);
+        d->zero(DevArray<float>{reinterpret_cast<float*>(raw.data), host.bytes() / 4});
+        d->copy_bytes_in(static_cast<const std::byte*>(host.data), raw, host.bytes());
+        d->widen_rows(raw, t, m);
+      } else {
+        d->copy_to_host(m, 0, n, host, 0);  // narrow
+        d->zero(m, 0, n);
+        d->copy_from_host(host, 0, n, m, 0);  // widen
+      }
       d->synchronize();
       d->read(DevArray<float>{m.data, n * cols}, d == &p.c() ? back_c : back_g);
     }

@@ -226,10 +226,23 @@ void CudaDevice::reserve(int64_t scratch_floats) {
   }
 }
 
-void CudaDevice::prepare_dtype(StoreDtype t) {
-  if (t == StoreDtype::f32) return;
-  for (Queue q : {Queue::compute, Queue::load, Queue::store})
-    if (!convert_[static_cast<int>(q)]) convert_[static_cast<int>(q)] = alloc_bytes(kConvertStagingBytes).data;
+void CudaDevice::copy_bytes_out(DevArray<std::byte> src, std::byte* dst, int64_t n) {
+  HT_ASSERT(n <= src.size);
+  if (n <= 0) return;
+  activate();
+  HT_CUDA_TRY(cudaMemcpyAsync(dst, src.data, static_cast<size_t>(n), cudaMemcpyDeviceToHost, current()));
+}
+
+void CudaDevice::widen_rows(DevArray<std::byte> src, StoreDtype t, DevMat dst) {
+  HT_ASSERT(t != StoreDtype::f32 && dst.rows * dst.cols * 2 <= src.size);
+  activate();
+  cuda::widen_rows16(src.data, t, dst.rows * dst.cols, dst.data, current());
+}
+
+void CudaDevice::narrow_rows(DevMat src, StoreDtype t, DevArray<std::byte> dst) {
+  HT_ASSERT(t != StoreDtype::f32 && src.rows * src.cols * 2 <= dst.size);
+  activate();
+  cuda::store_rows16(src.data, src.rows * src.cols, dst.data, t, current());
 }
 
 void CudaDevice::gather_from_host(const HostMat& src, DevIdx src_rows, DevIdx dst_rows, DevMat dst,
@@ -244,21 +257,9 @@ void CudaDevice::copy_from_host(const HostMat& src, int64_t src_row0, int64_t n,
   HT_ASSERT(src.cols == dst.cols);
   if (n <= 0) return;
   activate();
-  if (src.dtype != StoreDtype::f32) {
-    std::byte* staging = src.on_device() ? nullptr : convert_[static_cast<int>(queue())];
-    if (!staging) {  // widened by a zero-copy read of the rows
-      cuda::gather_rows(src.row_bytes(src_row0), src.dtype, nullptr, nullptr, n, src.cols, dst.row(dst_row0),
-                        DropoutSpec{}, current());
-      return;
-    }
-    // Copy engine over the link, then widened in device memory, in pieces.
-    const int64_t piece = std::max<int64_t>(1, kConvertStagingBytes / (src.cols * 2));
-    for (int64_t r = 0; r < n; r += piece) {
-      const int64_t cnt = std::min(piece, n - r);
-      HT_CUDA_TRY(cudaMemcpyAsync(staging, src.row_bytes(src_row0 + r), static_cast<size_t>(cnt * src.cols * 2),
-                                  cudaMemcpyHostToDevice, current()));
-      cuda::widen_rows16(staging, src.dtype, cnt * src.cols, dst.row(dst_row0 + r), current());
-    }
+  if (src.dtype != StoreDtype::f32) {  // widened by a zero-copy read of the rows (the trainer converts on compute)
+    cuda::gather_rows(src.row_bytes(src_row0), src.dtype, nullptr, nullptr, n, src.cols, dst.row(dst_row0),
+                      DropoutSpec{}, current());
     return;
   }
   HT_CUDA_TRY(cudaMemcpyAsync(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4,
@@ -269,20 +270,8 @@ void CudaDevice::copy_to_host(DevMat src, int64_t src_row0, int64_t n, const Hos
   HT_ASSERT(src.cols == dst.cols);
   if (n <= 0) return;
   activate();
-  if (dst.dtype != StoreDtype::f32) {
-    std::byte* staging = dst.on_device() ? nullptr : convert_[static_cast<int>(queue())];
-    if (!staging) {  // rounded by the device, written straight into the mapped rows
-      cuda::store_rows16(src.row(src_row0), n * src.cols, dst.row_bytes(dst_row0), dst.dtype, current());
-      return;
-    }
-    // Rounded in device memory, then the copy engine over the link, in pieces.
-    const int64_t piece = std::max<int64_t>(1, kConvertStagingBytes / (src.cols * 2));
-    for (int64_t r = 0; r < n; r += piece) {
-      const int64_t cnt = std::min(piece, n - r);
-      cuda::store_rows16(src.row(src_row0 + r), cnt * src.cols, staging, dst.dtype, current());
-      HT_CUDA_TRY(cudaMemcpyAsync(dst.row_bytes(dst_row0 + r), staging, static_cast<size_t>(cnt * src.cols * 2),
-                                  cudaMemcpyDeviceToHost, current()));
-    }
+  if (dst.dtype != StoreDtype::f32) {  // rounded by the device, written straight into the mapped rows
+    cuda::store_rows16(src.row(src_row0), n * src.cols, dst.row_bytes(dst_row0), dst.dtype, current());
     return;
   }
   HT_CUDA_TRY(cudaMemcpyAsync(dst.row(dst_row0), src.row(src_row0), static_cast<size_t>(n * src.cols) * 4,

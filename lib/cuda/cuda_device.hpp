@@ -74,7 +74,9 @@ class CudaDevice final : public Device {
   void write(DevArray<float> dst, std::span<const float> src) override;
   void read(DevArray<float> src, std::span<float> dst) override;
   void reserve(int64_t scratch_floats) override;
-  void prepare_dtype(StoreDtype t) override;
+  void copy_bytes_out(DevArray<std::byte> src, std::byte* dst, int64_t n) override;
+  void widen_rows(DevArray<std::byte> src, StoreDtype t, DevMat dst) override;
+  void narrow_rows(DevMat src, StoreDtype t, DevArray<std::byte> dst) override;
 
   void gather_from_host(const HostMat& src, DevIdx src_rows, DevIdx dst_rows, DevMat dst,
                         const DropoutSpec& drop) override;
@@ -148,7 +150,6 @@ class CudaDevice final : public Device {
   std::vector<std::unique_ptr<DeviceBuffer>> buffers_;
   std::shared_ptr<struct HostTaskErrors> host_errors_;
   float* scratch_ = nullptr;        // device: GAT backward per-edge values
-  std::byte* convert_[kNumQueues] = {};  // device: 16-bit rows of contiguous copies, per queue (prepare_dtype)
   int64_t scratch_floats_ = 0;
   void* stats_ = nullptr;           // device: loss statistics, accumulated until read
 };

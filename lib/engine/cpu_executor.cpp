@@ -64,6 +64,29 @@ void CpuDevice::copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, int
   if (n > 0) enqueue([=] { std::memcpy(dst.data, src, static_cast<size_t>(n)); });
 }
 
+void CpuDevice::copy_bytes_out(DevArray<std::byte> src, std::byte* dst, int64_t n) {
+  HT_ASSERT(n <= src.size);
+  if (n > 0) enqueue([=] { std::memcpy(dst, src.data, static_cast<size_t>(n)); });
+}
+
+void CpuDevice::widen_rows(DevArray<std::byte> src, StoreDtype t, DevMat dst) {
+  HT_ASSERT(t != StoreDtype::f32 && dst.rows * dst.cols * 2 <= src.size);
+  enqueue([=] {
+    const HostMat rows{src.data, dst.rows, dst.cols, -1, t};
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < dst.rows; ++r) load_row(rows, r, dst.row(r), dst.cols);
+  });
+}
+
+void CpuDevice::narrow_rows(DevMat src, StoreDtype t, DevArray<std::byte> dst) {
+  HT_ASSERT(t != StoreDtype::f32 && src.rows * src.cols * 2 <= dst.size);
+  enqueue([=] {
+    const HostMat rows{dst.data, src.rows, src.cols, -1, t};
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < src.rows; ++r) store_row(rows, r, src.row(r), src.cols);
+  });
+}
+
 // Parameters change between epochs, when every queue is idle.
 void CpuDevice::write(DevArray<float> dst, std::span<const float> src) {
   HT_ASSERT(static_cast<int64_t>(src.size()) <= dst.size);

@@ -43,6 +43,9 @@ class CpuDevice final : public Device {
   DevArray<float> alloc_floats(int64_t n) override;
   DevArray<std::byte> alloc_bytes(int64_t n) override;
   void copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, int64_t n) override;
+  void copy_bytes_out(DevArray<std::byte> src, std::byte* dst, int64_t n) override;
+  void widen_rows(DevArray<std::byte> src, StoreDtype t, DevMat dst) override;
+  void narrow_rows(DevMat src, StoreDtype t, DevArray<std::byte> dst) override;
   DevIdx upload(std::span<const uint32_t> v) override { return store(u32_, v); }
   DevArray<int64_t> upload(std::span<const int64_t> v) override { return store(i64_, v); }
   DevArray<float> upload(std::span<const float> v) override { return store(f32_, v); }

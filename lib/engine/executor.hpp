@@ -96,9 +96,6 @@ enum class Act { none, relu, elu };
 enum class Queue : int { compute = 0, load = 1, store = 2, host = 3 };
 inline constexpr int kNumQueues = 4;
 
-// Device memory per copying queue (compute, load, store) for 16-bit rows
-// converted on the device (Device::prepare_dtype).
-inline constexpr int64_t kConvertStagingBytes = int64_t{16} << 20;
 
 // A mark in one device's queue, created at setup. record() places it after
 // the work issued so far on a queue; wait() makes a queue's later work wait
@@ -157,17 +154,21 @@ class Device {
   virtual DevArray<std::byte> alloc_bytes(int64_t n) = 0;
   // dst[0, n) = src[0, n): host memory (pinned) to device memory, queued.
   virtual void copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, int64_t n) = 0;
+  // dst[0, n) = src[0, n): device memory to host memory (pinned), queued.
+  virtual void copy_bytes_out(DevArray<std::byte> src, std::byte* dst, int64_t n) = 0;
+  // 16-bit rows in device memory (dtype t, dst.rows x dst.cols elements) widened
+  // to fp32, and fp32 rows rounded to t (nearest even) into device memory. The
+  // trainer moves 16-bit rows over the link as bytes (copy engines) and
+  // converts them on the compute queue, where they do not compete with compute
+  // for the SMs as zero-copy conversion kernels on the copy queues would.
+  virtual void widen_rows(DevArray<std::byte> src, StoreDtype t, DevMat dst) = 0;
+  virtual void narrow_rows(DevMat src, StoreDtype t, DevArray<std::byte> dst) = 0;
   virtual void write(DevArray<float> dst, std::span<const float> src) = 0;  // small host->device copy
   virtual void read(DevArray<float> src, std::span<float> dst) = 0;        // small device->host copy
 
   // Reserves per-device working memory used inside ops (GAT backward
   // scratch), so that nothing is allocated in the epoch loop.
   virtual void reserve(int64_t scratch_floats) { (void)scratch_floats; }
-  // Setup: contiguous copies will move host rows of dtype `t`. A GPU then
-  // converts them in device memory and leaves the link to its copy engines
-  // (kConvertStagingBytes per queue); without this call it converts with
-  // zero-copy kernels, which compete with compute for the SMs.
-  virtual void prepare_dtype(StoreDtype t) { (void)t; }
 
   // ---- communication
   // dst[dst_rows[k]] = drop(src[src_rows[k]]): sparse rows from host (zero-copy gather).

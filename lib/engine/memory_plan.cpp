@@ -59,7 +59,8 @@ DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOpti
   var += 3 * 4 * piece * max_gather;  // staging ring (pieces of at most 64 MiB)
   need.fixed_bytes = plan.num_vertices * (8 + 4 + 1) + 3 * 4 * m.dims.front() * static_cast<int64_t>(max_tw + max_out) +
                      (int64_t{16} << 20);  // keys/labels/split, parameters, library workspace
-  if (opt.host_dtype != StoreDtype::f32) need.fixed_bytes += 3 * kConvertStagingBytes;  // 16-bit conversions
+  if (opt.host_dtype != StoreDtype::f32)  // 16-bit shadows of the slots' inputs and outputs and of the staging ring
+    var += 2 * (2 * nd * (2 * max_in + 3 * max_out + m.dims.back()) + 3 * piece * max_gather);
   return need;
 }
 

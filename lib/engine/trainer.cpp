@@ -156,6 +156,10 @@ void Trainer::setup_devices() {
       st->out_a[s] = d.alloc_floats(nd * max_in);
       st->out_h[s] = d.alloc_floats(nd * max_out);
       st->out_dl[s] = d.alloc_floats(nd * m.dims.back());
+      if (store_dtype() != StoreDtype::f32) {  // 16-bit shadows: a, h, ∇h in; a, h, ∇logits out
+        st->raw_in[s] = d.alloc_bytes(2 * nd * (max_in + 2 * max_out));
+        st->raw_out[s] = d.alloc_bytes(2 * nd * (max_in + max_out + m.dims.back()));
+      }
     }
     if (gat) {
       st->gt = d.alloc_floats(rows * max_tw);
@@ -164,11 +168,11 @@ void Trainer::setup_devices() {
       d.reserve(ne * max_heads);
     }
     st->staging_rows = std::max<int64_t>(1, std::min(dp.max_flush, staging_piece_rows(max_gather)));
-    d.prepare_dtype(store_dtype());
     if (!store_on_device()) {
       for (int k = 0; k < kStagingSlots; ++k) {
         st->staging_dev[k] = d.alloc_floats(st->staging_rows * max_gather);
         st->staging_host[k] = exec_.alloc_host(st->staging_rows, max_gather, opt_.host_dtype);
+        if (store_dtype() != StoreDtype::f32) st->raw_staging[k] = d.alloc_bytes(2 * st->staging_rows * max_gather);
       }
     }
     st->keys = d.upload(orig_id_);

@@ -105,8 +105,8 @@ class Trainer {
   void issue_return(const HostMat& dst, int64_t width, int j);
   struct Output;  // a batch's output rows and their place in the store
   void publish(DeviceState& st, int slot, int batch, const std::vector<Output>& outputs);
-  void write_out(DeviceState& st, DevMat src, const HostMat& dst, int64_t v0);
-  void read_in(DeviceState& st, const HostMat& src, int64_t v0, DevMat dst);
+  void write_out(DeviceState& st, DevMat src, DevArray<std::byte> raw, const HostMat& dst, int64_t v0);
+  void read_in(DeviceState& st, int slot, const HostMat& src, int64_t v0, DevMat dst);
   void phase_barrier();
   // Batch j's loads wait for the previous pass's batch j (trainer_io.cpp).
   void wait_producer(DeviceState& st, int j);

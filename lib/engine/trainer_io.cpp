@@ -44,16 +44,26 @@ void Trainer::count_host_rows(int64_t rows, int64_t width, bool to_device) {
   }
 }
 
-// Rows [v0, v0 + src.rows) of `dst` = src, on the device's current queue.
-void Trainer::write_out(DeviceState& st, DevMat src, const HostMat& dst, int64_t v0) {
-  st.dev->copy_to_host(src, 0, src.rows, dst, v0);
+// Rows [v0, v0 + src.rows) of `dst` = src, on the device's current queue;
+// 16-bit rows were rounded into `raw` on the compute queue (publish).
+void Trainer::write_out(DeviceState& st, DevMat src, DevArray<std::byte> raw, const HostMat& dst, int64_t v0) {
   count_host_rows(src.rows, src.cols, false);
+  if (dst.dtype == StoreDtype::f32) return st.dev->copy_to_host(src, 0, src.rows, dst, v0);
+  st.dev->copy_bytes_out(raw, dst.row_bytes(v0), src.rows * src.cols * dst.elem_bytes());
 }
 
-// dst = rows [v0, v0 + dst.rows) of `src` (a batch's own rows), on the current queue.
-void Trainer::read_in(DeviceState& st, const HostMat& src, int64_t v0, DevMat dst) {
-  st.dev->copy_from_host(src, v0, dst.rows, dst, 0);
+// dst = rows [v0, v0 + dst.rows) of `src` (a batch's own rows), on the
+// current queue. 16-bit rows land in the slot's raw inputs and are widened
+// when the batch starts (start_batch).
+void Trainer::read_in(DeviceState& st, int slot, const HostMat& src, int64_t v0, DevMat dst) {
   count_host_rows(dst.rows, dst.cols, true);
+  if (src.dtype == StoreDtype::f32) return st.dev->copy_from_host(src, v0, dst.rows, dst, 0);
+  const int64_t bytes = dst.rows * dst.cols * src.elem_bytes();
+  const DevArray<std::byte> raw = st.raw_in[slot].sub(st.raw_in_used[slot], bytes);
+  HT_ASSERT(st.raw_in_used[slot] + bytes <= st.raw_in[slot].size);
+  st.raw_in_used[slot] += bytes;
+  st.dev->copy_bytes_in(src.row_bytes(v0), raw, bytes);
+  st.widen_pending[slot].push_back({raw, dst});
 }
 
 // The one barrier between passes: the next pass reads rows that any device
@@ -101,6 +111,8 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
     const int64_t nd = c.num_dst(), v0 = c.dst_begin;
     d.use(Queue::load);
     d.wait(d, st->computed[s]);  // batch k - 2 is done with the slot
+    st->raw_in_used[s] = 0;      // (and its inputs were widened: issued before this batch's loads)
+    HT_ASSERT(st->widen_pending[s].empty());
     if (pass != Pass::forward) wait_producer(*st, j);
     d.begin_work();
     // Vertex-wise passes read no topology: only batches over chunks need the step.
@@ -113,18 +125,18 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
     st->lists[s] = chunk_pass ? step.bind(st->ring[r]) : StepLists{};
     switch (pass) {
       case Pass::forward: break;
-      case Pass::transform: read_in(*st, store_.h[l], v0, view(st->in_a[s], nd, in_w)); break;
+      case Pass::transform: read_in(*st, s, store_.h[l], v0, view(st->in_a[s], nd, in_w)); break;
       case Pass::backward:
-        read_in(*st, store_.grad[l + 1], v0, view(st->in_dh[s], nd, out_w));
+        read_in(*st, s, store_.grad[l + 1], v0, view(st->in_dh[s], nd, out_w));
         if (transform_first(l)) {
-          if (m.activation(l) == Activation::relu) read_in(*st, store_.h[l + 1], v0, view(st->in_h[s], nd, out_w));
+          if (m.activation(l) == Activation::relu) read_in(*st, s, store_.h[l + 1], v0, view(st->in_h[s], nd, out_w));
         } else if (m.kind == ModelKind::gcn) {
-          read_in(*st, store_.agg[l], v0, view(st->in_a[s], nd, in_w));  // cached aggregate: no neighbor reload
+          read_in(*st, s, store_.agg[l], v0, view(st->in_a[s], nd, in_w));  // cached aggregate: no neighbor reload
         }
         break;
       case Pass::transform_backward:
-        read_in(*st, store_.agg[l], v0, view(st->in_dh[s], nd, out_w));
-        read_in(*st, store_.h[l], v0, view(st->in_a[s], nd, in_w));
+        read_in(*st, s, store_.agg[l], v0, view(st->in_dh[s], nd, out_w));
+        read_in(*st, s, store_.h[l], v0, view(st->in_a[s], nd, in_w));
         break;
     }
     d.end_work(WorkKind::h2d);
@@ -309,6 +321,7 @@ void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
       d.wait(d, st->copied[k]);
       d.begin_work();
       d.compact_and_zero(G, lists.flush_rows.sub(direct + p0, cnt), piece);
+      if (store_dtype() != StoreDtype::f32) d.narrow_rows(piece, store_dtype(), st->raw_staging[k]);
       d.end_work(WorkKind::compute);
       d.record(st->compacted[k]);
       d.use(Queue::store);
@@ -316,7 +329,10 @@ void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
       d.wait(h, st->added[k]);
       d.begin_work();
       const HostMat pinned{st->staging_host[k].data, cnt, width, -1, st->staging_host[k].dtype};
-      d.copy_to_host(piece, 0, cnt, pinned, 0);
+      if (pinned.dtype == StoreDtype::f32)
+        d.copy_to_host(piece, 0, cnt, pinned, 0);
+      else
+        d.copy_bytes_out(st->raw_staging[k], static_cast<std::byte*>(pinned.data), pinned.bytes());
       d.end_work(WorkKind::d2h);
       d.record(st->copied[k]);
       h.use(Queue::host);

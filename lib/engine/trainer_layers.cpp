@@ -41,6 +41,8 @@ Trainer::BatchView Trainer::start_batch(DeviceState& st, int j, bool writes_outp
   d.wait(d, st.loaded[s]);
   if (writes_outputs && opt_.overlap_copies) d.wait(d, st.stored[s]);
   d.begin_work();
+  for (const DeviceState::Widen& w : st.widen_pending[s]) d.widen_rows(w.raw, store_dtype(), w.dst);
+  st.widen_pending[s].clear();
   return {d, s, c.num_dst(), c.dst_begin};
 }
 
@@ -50,8 +52,20 @@ Trainer::BatchView Trainer::start_batch(DeviceState& st, int j, bool writes_outp
 void Trainer::publish(DeviceState& st, int s, int j, const std::vector<Output>& outputs) {
   Device& d = *st.dev;
   const Event done = st.batch_stored[pass_seq_ & 1][j];
+  // 16-bit stores: each output rounded into the slot's raw outputs, on compute.
+  std::vector<DevArray<std::byte>> raw(outputs.size());
+  if (store_dtype() != StoreDtype::f32) {
+    int64_t used = 0;
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const int64_t bytes = outputs[k].rows.rows * outputs[k].rows.cols * dtype_bytes(store_dtype());
+      HT_ASSERT(used + bytes <= st.raw_out[s].size);
+      raw[k] = st.raw_out[s].sub(used, bytes);
+      used += bytes;
+      d.narrow_rows(outputs[k].rows, store_dtype(), raw[k]);
+    }
+  }
   if (!opt_.overlap_copies) {
-    for (const Output& o : outputs) write_out(st, o.rows, *o.dst, o.v0);
+    for (size_t k = 0; k < outputs.size(); ++k) write_out(st, outputs[k].rows, raw[k], *outputs[k].dst, outputs[k].v0);
     d.end_work(WorkKind::compute);
     d.record(st.computed[s]);
     d.record(done);
@@ -63,7 +77,7 @@ void Trainer::publish(DeviceState& st, int s, int j, const std::vector<Output>& 
   d.wait(d, st.computed[s]);
   if (!outputs.empty()) {
     d.begin_work();
-    for (const Output& o : outputs) write_out(st, o.rows, *o.dst, o.v0);
+    for (size_t k = 0; k < outputs.size(); ++k) write_out(st, outputs[k].rows, raw[k], *outputs[k].dst, outputs[k].v0);
     d.end_work(WorkKind::d2h);
     d.record(st.stored[s]);
   }

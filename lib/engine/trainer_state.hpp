@@ -58,6 +58,16 @@ struct Trainer::DeviceState {
   DevArray<float> gt, dgt;          // GAT transform and its gradient: buffer_rows x max transform width
   DevArray<float> pre, score, alpha, alpha_drop;  // GAT: max_edges x max heads
   DevArray<float> staging_dev[kStagingSlots];     // compacted gradient pieces
+  // 16-bit stores: rows cross the link as 16-bit bytes (copy engines) and are
+  // converted on the compute queue: a slot's inputs (widened when its batch
+  // starts), its outputs and the staging pieces (rounded before they leave).
+  DevArray<std::byte> raw_in[kSlots], raw_out[kSlots], raw_staging[kStagingSlots];
+  int64_t raw_in_used[kSlots] = {};
+  struct Widen {
+    DevArray<std::byte> raw;
+    DevMat dst;
+  };
+  std::vector<Widen> widen_pending[kSlots];  // loaded, to widen at the batch's start
   HostMat staging_host[kStagingSlots];            // their pinned host copies
   int64_t staging_rows = 0;
   DevArray<int64_t> keys;           // new id -> graph file id

@@ -158,6 +158,12 @@ int main(int argc, char** argv) {
   ht::cli::add_enum(app, "--store", job.store,
                     {{"auto", ht::StoreChoice::automatic}, {"host", ht::StoreChoice::host}, {"device", ht::StoreChoice::device}},
                     "Vertex store: host (pinned), device (in-memory mode: m = 1, n = 1), auto = device when it fits");
+  ht::cli::add_enum(app, "--host-dtype", job.trainer.host_dtype,
+                    {{"fp32", ht::StoreDtype::f32}, {"bf16", ht::StoreDtype::bf16}, {"fp16", ht::StoreDtype::f16}},
+                    "Element type of the host vertex store (features, layer outputs, cached aggregates, gradients): "
+                    "bf16 or fp16 halve host memory and host-link bytes; compute stays fp32 (rows are widened and "
+                    "rounded to nearest even in the copy kernels). fp16 refuses features beyond ±65504. Host stores "
+                    "only (with a 16-bit dtype --store auto keeps the store on the host)");
   app.add_option("--gpu-mem", ctx.gpu_mem_gib, "Cap on GPU memory per device in GiB (cuda; 0 = all free memory)")
       ->check(ht::cli::in_range(0, 1 << 20));
   app.add_flag("--normalize-features", job.normalize_features, "Row-normalize features to sum 1 (Kipf & Welling)");
@@ -234,9 +240,9 @@ int main(int argc, char** argv) {
                ht::format_bytes(static_cast<double>(s.per_epoch.d2h_bytes)),
                ht::format_bytes(static_cast<double>(s.per_epoch.p2p_bytes)),
                ht::format_bytes(static_cast<double>(s.per_epoch.reuse_bytes)));
-    fmt::print("memory: peak per device {}, host vertex buffers {}, peak process RSS {}\n",
+    fmt::print("memory: peak per device {}, host vertex buffers {} ({}), peak process RSS {}\n",
                ht::format_bytes(static_cast<double>(s.peak_device_bytes)),
-               ht::format_bytes(static_cast<double>(s.host_buffer_bytes)),
+               ht::format_bytes(static_cast<double>(s.host_buffer_bytes)), ht::dtype_name(s.host_dtype),
                ht::format_bytes(static_cast<double>(s.peak_rss_bytes)));
     fmt::print("{}\n", ht::link_bound_line(s.link_measured ? &s.link : nullptr, s.link_bound, s.gpus));
     fmt::print("{}\n", ht::setup_line(s.setup_seconds, s.epoch_ms_median));

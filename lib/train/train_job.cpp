@@ -83,6 +83,13 @@ Pipeline load_or_build(const TrainJob& job, const GraphFile& gf) {
 // chunk and store + plan fit in its memory; host otherwise.
 bool resolve_store(const TrainJob& job, const TrainerOptions& opt, const Plan& plan, const Executor& exec,
                    int64_t num_vertices) {
+  if (opt.host_dtype != StoreDtype::f32) {
+    HT_CHECK(job.store != StoreChoice::device,
+             "--store device keeps the vertex store in fp32 on the GPU; --host-dtype {} applies to a host store "
+             "(use --store host or auto)",
+             dtype_name(opt.host_dtype));
+    return false;
+  }
   if (job.store == StoreChoice::host || !exec.has_device_memory()) return false;
   if (job.store == StoreChoice::device) return true;
   if (plan.m != 1 || plan.n != 1) return false;
@@ -266,6 +273,7 @@ void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, T
 // What the run was, for the summary line of the metrics file.
 struct RunLabels {
   const char* store;
+  std::string_view host_dtype;  // of the vertex store's matrices
   bool overlap;
   std::string backend;
   int chunks;
@@ -288,7 +296,8 @@ JsonWriter summary_json(const TrainSummary& sum, const RunLabels& run) {
   w.field("peak_rss_bytes", sum.peak_rss_bytes).field("setup_seconds", sum.setup_seconds);
   w.field("setup_over_epoch", sum.epoch_ms_median > 0 ? sum.setup_seconds * 1e3 / sum.epoch_ms_median : 0.0);
   link_json(w, sum);
-  w.field("store", run.store).field("overlap", run.overlap).field("backend", run.backend);
+  w.field("store", run.store).field("host_dtype", run.host_dtype).field("overlap", run.overlap);
+  w.field("backend", run.backend);
   w.field("gpus", sum.gpus).field("chunks", run.chunks).field("comm", run.comm);
   if (!run.gcn_order.empty()) w.field("gcn_order", run.gcn_order);
   w.end_object();
@@ -491,12 +500,14 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   else run_epochs(job, trainer, metrics, sum, loop);
   sum.peak_device_bytes = exec->peak_device_bytes();
   sum.host_buffer_bytes = exec->host_bytes();
+  sum.host_dtype = trainer.store_dtype();
   sum.peak_rss_bytes = peak_rss_bytes();
   sum.gpus = plan.m;
   if (sum.link_measured)
     sum.link_bound = link_lower_bound(sum.per_epoch, sum.link, plan.m, sum.epoch_ms_median * 1e-3);
 
-  const RunLabels labels{trainer.store_on_device() ? "device" : "host", topt.overlap_copies, exec->name(),
+  const RunLabels labels{trainer.store_on_device() ? "device" : "host", dtype_name(trainer.store_dtype()),
+                         topt.overlap_copies, exec->name(),
                          plan.n, comm_name(job.trainer.comm), orders};
   metrics.write(summary_json(sum, labels));
 

@@ -67,6 +67,7 @@ struct TrainSummary {
   int evaluations_timed = 0;
   LinkCounters per_epoch;  // bytes and rows moved in one training epoch
   int64_t peak_device_bytes = 0, host_buffer_bytes = 0, peak_rss_bytes = 0;
+  StoreDtype host_dtype = StoreDtype::f32;  // of the vertex store (fp32 when it is on a device)
   double setup_seconds = 0;  // everything before the first epoch (link probe included)
   int gpus = 1;
   bool link_measured = false;

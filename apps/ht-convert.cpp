@@ -68,16 +68,21 @@ void add_input_options(CLI::App& app, Context& c) {
               "Edge lists: skip the first non-comment line (--header) or never (--no-header); default: skipped "
               "for .csv files when its first token is not a number");
   g->add_option("--num-vertices", o.num_vertices, "Edge lists: vertex count N (ids must be < N; no relabeling; -1 = "
-                                                  "from the vertex arrays or the ids)");
+                                                  "from the vertex arrays or the ids)")
+      ->check(ht::cli::in_range(-1, 9.2e18));
   g->add_flag("--keep-ids", o.keep_ids, "Edge lists: never relabel; N = max id + 1 (gaps become isolated vertices)");
   g->add_flag("--ignore-weights", o.ignore_weights, "Ignore a third (weight) column / Matrix Market values");
+  g->add_flag("--allow-nonfinite", o.allow_nonfinite,
+              "Keep NaN/Inf features and edge weights (and f8 values beyond the float32 range, which become Inf); "
+              "refused by default");
   g->add_option("--features", o.arrays.features, "Features .npy [N, F] (f4 f8 i4 i8 u1 b1), row v = vertex v");
   g->add_option("--labels", o.arrays.labels, "Labels .npy [N] (integers; -1 = unlabeled)");
   g->add_option("--split", o.arrays.split, "Split .npy [N] of codes 0 none, 1 train, 2 val, 3 test");
   g->add_option("--train-mask", o.arrays.train_mask, "Train mask .npy [N] (bool); alternative to --split");
   g->add_option("--val-mask", o.arrays.val_mask, "Validation mask .npy [N] (bool)");
   g->add_option("--test-mask", o.arrays.test_mask, "Test mask .npy [N] (bool)");
-  g->add_option("--split-index", o.split_index, "npz: which of the 10 standard splits (0..9)");
+  g->add_option("--split-index", o.split_index, "npz: which of the 10 standard splits (0..9)")
+      ->check(ht::cli::in_range(0, 9));
   g->add_option("--target-id-column", o.target_id_column, "MUSAE target csv: vertex id column (Twitch: new_id)");
   g->add_option("--target-label-column", o.target_label_column,
                 "MUSAE target csv: label column; classes = sorted distinct values (Twitch: mature)");
@@ -90,34 +95,51 @@ void add_generator_options(CLI::App& app, Context& c) {
                 "Generator: random (uniform G(n, m)), rmat (R-MAT, skewed degrees, N = 2^scale), community "
                 "(degree-corrected SBM with class-correlated features)")
       ->check(ht::cli::one_of(names_of(kGenerators)));
-  g->add_option("--vertices", o.vertices, "random/community: vertex count (community default 10000)");
-  g->add_option("--edges", o.edges, "random: edge count; rmat: edge count (default 16 * 2^scale)");
-  g->add_option("--scale", o.scale, "rmat: N = 2^scale (default 16)");
-  g->add_option("--rmat-a", o.rmat_a, "rmat: quadrant probability a (default 0.57)");
-  g->add_option("--rmat-b", o.rmat_b, "rmat: quadrant probability b (default 0.19)");
-  g->add_option("--rmat-c", o.rmat_c, "rmat: quadrant probability c (default 0.19)");
-  g->add_option("--rmat-d", o.rmat_d, "rmat: quadrant probability d (default 0.05)");
-  g->add_option("--avg-degree", o.avg_degree, "community: average degree (default 10)");
-  g->add_option("--homophily", o.homophily, "community: fraction of edges inside a class (default 0.8)");
-  g->add_option("--degree-exponent", o.degree_exponent, "community: power-law exponent of degrees (default 2.5)");
-  g->add_option("--signal", o.signal, "community: scale of the per-class feature mean (default 1)");
-  g->add_option("--noise", o.noise, "community: feature noise std-dev (default 1)");
+  g->add_option("--vertices", o.vertices, "random/community: vertex count (community default 10000)")
+      ->check(ht::cli::in_range(1, 9.2e18));
+  g->add_option("--edges", o.edges, "random: edge count; rmat: edge count (default 16 * 2^scale)")
+      ->check(ht::cli::in_range(0, 9.2e18));
+  g->add_option("--scale", o.scale, "rmat: N = 2^scale (default 16)")
+      ->check(ht::cli::in_range(1, 40));
+  g->add_option("--rmat-a", o.rmat_a, "rmat: quadrant probability a (default 0.57)")
+      ->check(ht::cli::in_range(0, 1));
+  g->add_option("--rmat-b", o.rmat_b, "rmat: quadrant probability b (default 0.19)")
+      ->check(ht::cli::in_range(0, 1));
+  g->add_option("--rmat-c", o.rmat_c, "rmat: quadrant probability c (default 0.19)")
+      ->check(ht::cli::in_range(0, 1));
+  g->add_option("--rmat-d", o.rmat_d, "rmat: quadrant probability d (default 0.05)")
+      ->check(ht::cli::in_range(0, 1));
+  g->add_option("--avg-degree", o.avg_degree, "community: average degree (default 10)")
+      ->check(ht::cli::in_range(0, 1e9));
+  g->add_option("--homophily", o.homophily, "community: fraction of edges inside a class (default 0.8)")
+      ->check(ht::cli::in_range(0, 1));
+  g->add_option("--degree-exponent", o.degree_exponent, "community: power-law exponent of degrees (default 2.5)")
+      ->check(ht::cli::greater_than(1));
+  g->add_option("--signal", o.signal, "community: scale of the per-class feature mean (default 1)")
+      ->check(ht::cli::in_range(-1e6, 1e6));
+  g->add_option("--noise", o.noise, "community: feature noise std-dev (default 1)")
+      ->check(ht::cli::in_range(0, 1e6));
 }
 
 void add_shared_options(CLI::App& app, Context& c) {
   auto* g = app.add_option_group("Vertex data and splits");
   g->add_option("--classes", c.classes,
                 "Class count: generators' label count (random/rmat default 0 = no labels, community 8); with "
-                "--labels the labels must be < it (default max label + 1)");
+                "--labels the labels must be < it (default max label + 1)")
+      ->check(ht::cli::in_range(0, 1 << 30));
   g->add_option("--feature-dim", c.feature_dim,
                 "Feature width: generators (random/rmat default 0, community 64); facebook: at least max feature "
-                "id + 1");
+                "id + 1")
+      ->check(ht::cli::in_range(0, 1 << 30));
   g->add_option("--train-fraction", c.convert.train_fraction,
                 "Training fraction of the random split: facebook default 0.1 (stratified); generators: random/rmat "
-                "0.25, community 0.1");
+                "0.25, community 0.1")
+      ->check(ht::cli::in_range(0, 1));
   g->add_option("--val-fraction", c.convert.val_fraction,
-                "Validation fraction: facebook default 0.1; random/rmat 0.25, community 0.2 (the rest is test)");
-  g->add_option("--seed", c.convert.seed, "Random seed (facebook split, generators)");
+                "Validation fraction: facebook default 0.1; random/rmat 0.25, community 0.2 (the rest is test)")
+      ->check(ht::cli::in_range(0, 1));
+  g->add_option("--seed", c.convert.seed, "Random seed (facebook split, generators)")
+      ->check(ht::cli::unsigned_integer());
 
   auto* t = app.add_option_group("Transformations");
   auto& o = c.convert;
@@ -132,7 +154,8 @@ void add_shared_options(CLI::App& app, Context& c) {
   loops->default_str("auto");
   loops->get_validator()->description("{auto,keep,drop,add}");
   t->add_flag("--normalize-features", o.normalize_features, "Scale feature rows to sum 1 (Kipf & Welling)");
-  t->add_option("--id-bytes", o.id_bytes, "Vertex id width in the file: 4 or 8 (8 is forced for N >= 2^31)");
+  t->add_option("--id-bytes", o.id_bytes, "Vertex id width in the file: 4 or 8 (8 is forced for N >= 2^31)")
+      ->check(ht::cli::one_of({"4", "8"}));
 }
 
 void add_inspect_options(CLI::App& app, Context& c) {
@@ -170,6 +193,7 @@ const std::vector<std::pair<const char*, std::set<std::string>>> kScopes{
     {"--num-vertices", {"edgelist"}},
     {"--keep-ids", {"edgelist"}},
     {"--ignore-weights", {"edgelist", "mtx"}},
+    {"--allow-nonfinite", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
     {"--features", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
     {"--labels", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
     {"--split", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},

@@ -19,8 +19,10 @@ int main(int argc, char** argv) {
   ht::PartitionParams& p = opt.params;
   app.add_option("-g,--graph", opt.graph_path, "Input graph file (.htg)")->required();
   app.add_option("-o,--output", opt.output_path, "Output partition file (.htp), written atomically")->required();
-  app.add_option("-m,--parts", p.parts, "Number of partitions m (one per GPU); 1 skips partitioning");
-  app.add_option("-n,--chunks", p.chunks, "Chunks per partition n (contiguous destination ranges)");
+  app.add_option("-m,--parts", p.parts, "Number of partitions m (one per GPU); 1 skips partitioning")
+      ->check(ht::cli::in_range(1, 1 << 20));
+  app.add_option("-n,--chunks", p.chunks, "Chunks per partition n (contiguous destination ranges)")
+      ->check(ht::cli::in_range(1, 1 << 20));
   ht::cli::add_enum(app, "--method", p.method, ht::partition_method_names(),
                     "metis: METIS on the symmetrized graph (fewest cut edges, slowest, most memory); "
                     "range: contiguous old-id ranges (fast, keeps the input order); random: seeded random "
@@ -33,10 +35,13 @@ int main(int argc, char** argv) {
                     "Balance partitions on: none (vertex counts), degree (in-edges + chunk-vertex-weight per "
                     "vertex: training computation), train (degree and, as a 2nd METIS constraint, the number "
                     "of training vertices)");
-  app.add_option("--imbalance", p.imbalance, "Allowed partition imbalance in 1/1000 (METIS ufactor; 30 = 3%)");
-  app.add_option("--seed", p.seed, "Seed of METIS (low 31 bits) and of --method random");
+  app.add_option("--imbalance", p.imbalance, "Allowed partition imbalance in 1/1000 (METIS ufactor; 30 = 3%)")
+      ->check(ht::cli::in_range(1, 1e6));
+  app.add_option("--seed", p.seed, "Seed of METIS (low 31 bits) and of --method random")
+      ->check(ht::cli::unsigned_integer());
   app.add_option("--chunk-vertex-weight", p.chunk_vertex_weight,
-                 "Computation weight of one vertex relative to one in-edge, for chunk (and degree) balancing");
+                 "Computation weight of one vertex relative to one in-edge, for chunk (and degree) balancing")
+      ->check(ht::cli::in_range(0, 1e6));
   app.add_option("--stats-json", opt.stats_json_path, "Also write the statistics as one JSON object to this file");
   app.add_flag_callback("--no-verify", [&] { opt.verify = false; }, "Skip the graph's section checksums (huge files)");
   return ht::cli::run(app, common, argc, argv, [&] { ht::run_partition_tool(opt); });

@@ -23,10 +23,14 @@ int main(int argc, char** argv) {
   app.add_option("--check", opt.check_path, "Check this plan file instead of building one");
   app.add_flag("--no-reorganize{false}", opt.reorganize, "Keep the partitioner's order (batch j = chunk j)");
   app.add_option("--row-bytes", opt.row_bytes,
-                 "Bytes per vertex row for the reported costs; 0 = 4 x the graph's feature columns");
-  app.add_option("--t-hd", opt.profile.t_hd, "Host->GPU throughput T_hd in bytes/s (overrides --profile)");
-  app.add_option("--t-dd", opt.profile.t_dd, "GPU<->GPU (P2P) throughput T_dd in bytes/s (overrides --profile)");
-  app.add_option("--t-ru", opt.profile.t_ru, "In-GPU reuse throughput T_ru in bytes/s (overrides --profile)");
+                 "Bytes per vertex row for the reported costs; 0 = 4 x the graph's feature columns")
+      ->check(ht::cli::in_range(0, 1ll << 40));
+  app.add_option("--t-hd", opt.profile.t_hd, "Host->GPU throughput T_hd in bytes/s (overrides --profile)")
+      ->check(ht::cli::in_range(1, 1e16));
+  app.add_option("--t-dd", opt.profile.t_dd, "GPU<->GPU (P2P) throughput T_dd in bytes/s (overrides --profile)")
+      ->check(ht::cli::in_range(1, 1e16));
+  app.add_option("--t-ru", opt.profile.t_ru, "In-GPU reuse throughput T_ru in bytes/s (overrides --profile)")
+      ->check(ht::cli::in_range(1, 1e16));
   app.add_option("--profile", opt.profile_path, "Machine profile: lines 't_hd = 55.6e9' (keys t_hd, t_dd, t_ru)")
       ->check(CLI::ExistingFile);
   app.add_option("--stats-json", opt.stats_json_path, "Also write the statistics as one JSON object to this file");

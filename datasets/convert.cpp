@@ -9,6 +9,7 @@
 #include "core/file_io.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
+#include "datasets/finite_values.hpp"
 #include "datasets/graph_stats.hpp"
 #include "datasets/mtx_reader.hpp"
 #include "datasets/musae_reader.hpp"
@@ -186,6 +187,8 @@ void run_convert(const ConvertOptions& o) {
   phases.add("read", timer.seconds());
   timer.reset();
   Graph g = assemble_graph(std::move(raw), o.keep_ids, o.input);
+  if (!o.allow_nonfinite)
+    check_finite_values(g, o.arrays.features.empty() ? o.input : o.arrays.features, o.input);
   phases.add("build", timer.seconds());
   transform_and_write(std::move(g), transforms_for(o), o.output, o.id_bytes, phases, total);
 }

@@ -39,6 +39,7 @@ struct ConvertOptions : SharedConvertOptions {
   int64_t num_vertices = -1;  // -1 = from the vertex arrays or the ids
   bool keep_ids = false;
   bool ignore_weights = false;
+  bool allow_nonfinite = false;  // keep NaN/Inf features and weights (datasets/finite_values.hpp)
   // Vertex arrays (.npy); for planetoid/facebook/npz they replace the dataset's.
   VertexArrayPaths arrays;
   // npz.

@@ -67,6 +67,10 @@ int64_t process_peak_bytes(const PartitionRunInfo& info) {
 void validate_partition_params(const PartitionParams& params, const GraphView& g) {
   if (params.parts < 1) throw option_error("--parts", fmt::format("must be at least 1 (got {})", params.parts));
   if (params.chunks < 1) throw option_error("--chunks", fmt::format("must be at least 1 (got {})", params.chunks));
+  if (params.parts > g.num_vertices)
+    throw option_error("--parts", fmt::format("{} partitions for a graph of {} vertices (every partition needs at "
+                                              "least one vertex)",
+                                              params.parts, g.num_vertices));
   const int64_t total = static_cast<int64_t>(params.parts) * params.chunks;
   if (total > g.num_vertices)
     throw option_error("--chunks", fmt::format("{} partitions x {} chunks = {} chunks, more than the graph's {} "
@@ -75,9 +79,8 @@ void validate_partition_params(const PartitionParams& params, const GraphView& g
   if (params.imbalance < 1)
     throw option_error("--imbalance",
                        fmt::format("must be at least 1 (METIS ufactor in 1/1000; got {})", params.imbalance));
-  if (!std::isfinite(params.chunk_vertex_weight) || params.chunk_vertex_weight < 0)
-    throw option_error("--chunk-vertex-weight",
-                       fmt::format("must be a finite number >= 0 (got {})", params.chunk_vertex_weight));
+  if (!std::isfinite(params.chunk_vertex_weight) || params.chunk_vertex_weight < 0 || params.chunk_vertex_weight > 1e6)
+    throw option_error("--chunk-vertex-weight", fmt::format("must be in [0, 1e6] (got {})", params.chunk_vertex_weight));
   const bool metis = params.method == PartitionMethod::metis && params.parts > 1;
   if (metis && params.algorithm == MetisAlgorithm::recursive && params.objective == MetisObjective::vol)
     throw option_error("--objective", "'vol' is only available with k-way METIS (--algorithm kway)");

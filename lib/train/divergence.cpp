@@ -16,6 +16,8 @@ int64_t first_non_finite(const std::vector<float>& v) {
   return -1;
 }
 
+std::string shown(double x) { return std::isnan(x) ? "NaN" : (x > 0 ? "+Inf" : "-Inf"); }
+
 }  // namespace
 
 void check_finite_epoch(int epoch, double loss, const ModelParams& params) {
@@ -26,12 +28,12 @@ void check_finite_epoch(int epoch, double loss, const ModelParams& params) {
       const int64_t i = first_non_finite(v);
       if (i >= 0)
         throw Error(fmt::format("training diverged at epoch {}: layer {}'s {} {} is {} at [{}, {}]; {}", epoch, t.layer,
-                                t.name, what[0] == 'g' ? "gradient" : "parameter", v[i], i / std::max(t.cols, 1),
+                                t.name, what[0] == 'g' ? "gradient" : "parameter", shown(v[i]), i / std::max(t.cols, 1),
                                 i % std::max(t.cols, 1), hint));
     }
   }
   if (!std::isfinite(loss))
-    throw Error(fmt::format("training diverged at epoch {}: the training loss is {}; {}", epoch, loss, hint));
+    throw Error(fmt::format("training diverged at epoch {}: the training loss is {}; {}", epoch, shown(loss), hint));
 }
 
 }  // namespace ht

@@ -161,21 +161,22 @@ done
 accc=$(check_accuracy "$runc/metrics.jsonl") || exit 1
 pass "chain $ids: all COMPLETED in order, graph reused, n = 3 partition made, accuracy $accc ($(elapsed))"
 
-# 4. A failing step fails the single job with the tool's exit code.
+# 4. A failing step fails the single job with the tool's exit code (2: a
+# usage error, here --parts 0).
 idf=$(HT_PARTS=0 sbatch --parsable -J bad "$SRC/scripts/slurm/pipeline.sbatch" job.conf) || fail "sbatch (bad)"
-expect_state "$idf" "FAILED 1:0" "pipeline.sbatch with HT_PARTS=0"
+expect_state "$idf" "FAILED 2:0" "pipeline.sbatch with HT_PARTS=0"
 runf=$T/runs/bad-$idf
 grep -q -- "--parts" "$runf/logs/partition.log" || fail "failed job: partition.log does not name --parts"
-grep -q "partition: FAILED with exit code 1" "$runf/logs/pipeline.log" || fail "failed job: no failure line"
+grep -q "partition: FAILED with exit code 2" "$runf/logs/pipeline.log" || fail "failed job: no failure line"
 [ ! -e "$runf/metrics.jsonl" ] || fail "failed job: training ran after the failed step"
-pass "HT_PARTS=0 job $idf: FAILED 1:0 at the partition step ($(elapsed))"
+pass "HT_PARTS=0 job $idf: FAILED 2:0 at the partition step ($(elapsed))"
 
 # 5. In a chain, the failure cancels the later jobs.
 ids=$(HT_PARTS=0 bash "$SRC/scripts/slurm/submit_chain.sh" -c job.conf -J badchain --parsable) ||
   fail "submit_chain.sh (bad)"
 IFS=: read -r f1 f2 f3 f4 <<<"$ids"
 expect_state "$f1" "COMPLETED 0:0" "bad chain, convert"
-expect_state "$f2" "FAILED 1:0" "bad chain, partition"
+expect_state "$f2" "FAILED 2:0" "bad chain, partition"
 expect_state "$f3" "CANCELLED 0:0" "bad chain, reorganize"
 expect_state "$f4" "CANCELLED 0:0" "bad chain, train"
 pass "bad chain $ids: partition FAILED, reorganize and train CANCELLED ($(elapsed))"

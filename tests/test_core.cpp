@@ -16,7 +16,15 @@ namespace ht {
 
 TEST(Hash, Xxh64KnownVectors) {
   EXPECT_EQ(xxh64("", 0), 0xEF46DB3751D8E999ULL);
+  EXPECT_EQ(xxh64(nullptr, 0), 0xEF46DB3751D8E999ULL);
   EXPECT_EQ(xxh64("abc", 3), 0x44BC2CF5AD770999ULL);
+  // Digests of the hand-written XXH64 this project used before libxxhash
+  // (files written then keep verifying): 1000 bytes, several 32-byte stripes
+  // and a tail, seeds 0 and 42.
+  std::string s(1000, 'x');
+  for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<char>(i * 31 + 7);
+  EXPECT_EQ(xxh64(s.data(), s.size(), 0), 0x99594F4828043D35ULL);
+  EXPECT_EQ(xxh64(s.data(), s.size(), 42), 0xEBBB006470311EBCULL);
 }
 
 TEST(Hash, StreamingEqualsOneShot) {

@@ -1,6 +1,7 @@
 #pragma once
-// XXH64 (the public xxHash 64-bit algorithm), one-shot and streaming.
-// Used for section checksums and for the identity of inputs.
+// XXH64 (the public xxHash 64-bit algorithm), one-shot and streaming, from
+// libxxhash (Debian libxxhash-dev). Used for section checksums and for the
+// identity of inputs.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -16,11 +17,10 @@ class Xxh64Stream {
   uint64_t digest() const;
 
  private:
-  uint64_t v_[4];
-  uint64_t seed_;
-  uint64_t total_ = 0;
-  unsigned char buf_[32];
-  size_t buf_len_ = 0;
+  // libxxhash's XXH64_state_t, held here so that a stream allocates nothing
+  // (hash.cpp checks that it fits).
+  static constexpr size_t kStateBytes = 96;
+  alignas(8) unsigned char state_[kStateBytes];
 };
 
 }  // namespace ht

@@ -97,12 +97,16 @@ const char* npy_type_name(NpyType t) {
   return "?";
 }
 
-NpyArray::NpyArray(const std::string& path) : file_(path) { parse_header(); }
+NpyArray::NpyArray(const std::string& path) : file_(path), name_(path) { parse_header(); }
+
+NpyArray::NpyArray(std::string name, std::vector<std::byte> bytes) : owned_(std::move(bytes)), name_(std::move(name)) {
+  parse_header();
+}
 
 void NpyArray::parse_header() {
-  const std::string& path = file_.path();
-  const auto* b = reinterpret_cast<const unsigned char*>(file_.data());
-  const int64_t size = static_cast<int64_t>(file_.size());
+  const std::string& path = name_;
+  const auto* b = reinterpret_cast<const unsigned char*>(data());
+  const int64_t size = static_cast<int64_t>(this->size());
   if (size < 10 || std::memcmp(b, "\x93NUMPY", 6) != 0)
     throw offset_error(path, 0, "not a NumPy .npy file (magic \\x93NUMPY missing)");
   const int major = b[6];
@@ -130,8 +134,7 @@ void NpyArray::parse_header() {
     dict.fail(fmt::format("unsupported dtype '{}' (supported: <f4 <f8 <i4 <i8 |u1 |b1, little-endian)", descr));
   type_ = info->type;
   item_size_ = info->size;
-  if (dict.boolean(dict.value_of("fortran_order")))
-    dict.fail("Fortran-order arrays are not supported (save a C-order copy: np.ascontiguousarray)");
+  fortran_ = dict.boolean(dict.value_of("fortran_order"));
   shape_ = dict.tuple(dict.value_of("shape"));
   if (shape_.empty() || shape_.size() > 2)
     dict.fail(fmt::format("{}-D array: only 1-D and 2-D arrays are supported", shape_.size()));
@@ -150,7 +153,7 @@ std::string NpyArray::shape_text() const {
 }
 
 double NpyArray::as_double(int64_t i) const {
-  const std::byte* p = file_.data() + offset_of(i);
+  const std::byte* p = data() + offset_of(i);
   switch (type_) {
     case NpyType::f4: return load<float>(p);
     case NpyType::f8: return load<double>(p);
@@ -163,7 +166,7 @@ double NpyArray::as_double(int64_t i) const {
 }
 
 int64_t NpyArray::as_int64(int64_t i) const {
-  const std::byte* p = file_.data() + offset_of(i);
+  const std::byte* p = data() + offset_of(i);
   switch (type_) {
     case NpyType::i4: return load<int32_t>(p);
     case NpyType::i8: return load<int64_t>(p);
@@ -176,8 +179,8 @@ int64_t NpyArray::as_int64(int64_t i) const {
 std::vector<float> NpyArray::to_float32() const {
   const int64_t n = count();
   std::vector<float> out(n);
-  if (type_ == NpyType::f4) {
-    std::memcpy(out.data(), file_.data() + data_offset_, static_cast<size_t>(n) * 4);
+  if (type_ == NpyType::f4 && !fortran_) {
+    std::memcpy(out.data(), data() + data_offset_, static_cast<size_t>(n) * 4);
     return out;
   }
 #pragma omp parallel for schedule(static) if (n > (1 << 16))

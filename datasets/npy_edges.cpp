@@ -7,8 +7,10 @@
 
 namespace ht::data {
 
-RawEdges read_npy_edges(const std::string& path, int64_t num_vertices) {
-  const NpyArray a(path);
+RawEdges read_npy_edges(const std::string& path, int64_t num_vertices) { return read_npy_edges(NpyArray(path), num_vertices); }
+
+RawEdges read_npy_edges(const NpyArray& a, int64_t num_vertices) {
+  const std::string& path = a.path();
   if (a.ndim() != 2 || a.cols() != 2 || !a.is_integral())
     throw file_error(path, fmt::format("edges must be an integer array of shape (E, 2), got {} {}",
                                        npy_type_name(a.type()), a.shape_text()));

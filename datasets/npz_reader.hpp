@@ -1,7 +1,7 @@
 #pragma once
-// Heterophilous-benchmark .npz archives (Platonov et al. 2023), decoded by
-// datasets/npz_to_npy.py: node_features, node_labels, edges and the split
-// with index `split_index` (0..9) of the train/val/test masks.
+// Heterophilous-benchmark .npz archives (Platonov et al. 2023), read in C++
+// (datasets/npz.hpp: libzip + NpyArray): node_features, node_labels, edges and
+// the split with index `split_index` (0..9) of the train/val/test masks.
 #include <string>
 
 #include "datasets/raw_graph.hpp"

@@ -1,6 +1,6 @@
 #pragma once
-// Running the helper Python scripts of datasets/ (Planetoid pickles and .npz
-// archives are decoded by numpy/scipy). The interpreter is $HT_PYTHON
+// Running the helper Python scripts of datasets/ (Planetoid pickles are
+// decoded by numpy/scipy; .npz archives are read in C++, datasets/npz.hpp). The interpreter is $HT_PYTHON
 // (default /usr/bin/python3, Debian's, which has numpy and scipy); the
 // scripts are found in $HT_DATASETS_SCRIPTS, else in the source tree's
 // datasets/ folder (compile definition HT_SOURCE_DIR).

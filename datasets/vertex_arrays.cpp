@@ -41,8 +41,10 @@ int64_t integer_at(const NpyArray& a, int64_t i, const char* what) {
   return static_cast<int64_t>(v);
 }
 
-void load_features(const std::string& path, VertexData& out) {
-  const NpyArray a(path);
+}  // namespace
+
+void load_features(const NpyArray& a, VertexData& out) {
+  const std::string& path = a.path();
   claim_rows(out, a, "feature");
   if (a.cols() > std::numeric_limits<int32_t>::max())
     throw file_error(path, fmt::format("{} feature columns are too many", a.cols()));
@@ -51,8 +53,8 @@ void load_features(const std::string& path, VertexData& out) {
   log::debug("{}: features {} {}", path, npy_type_name(a.type()), a.shape_text());
 }
 
-void load_labels(const std::string& path, int32_t num_classes, VertexData& out) {
-  const NpyArray a(path);
+void load_labels(const NpyArray& a, int32_t num_classes, VertexData& out) {
+  const std::string& path = a.path();
   require_vector(a, "labels");
   claim_rows(out, a, "label");
   out.labels.resize(a.rows());
@@ -72,6 +74,8 @@ void load_labels(const std::string& path, int32_t num_classes, VertexData& out) 
   }
   out.num_classes = num_classes > 0 ? num_classes : static_cast<int32_t>(max_label + 1);
 }
+
+namespace {
 
 void load_split_codes(const std::string& path, VertexData& out) {
   const NpyArray a(path);
@@ -112,8 +116,8 @@ void load_vertex_arrays(const VertexArrayPaths& p, VertexData& out) {
   const bool masks = !p.train_mask.empty() || !p.val_mask.empty() || !p.test_mask.empty();
   if (masks && !p.split.empty())
     throw option_error("--split", "give the split either as codes (--split) or as masks (--train-mask/--val-mask/--test-mask), not both");
-  if (!p.features.empty()) load_features(p.features, out);
-  if (!p.labels.empty()) load_labels(p.labels, p.num_classes, out);
+  if (!p.features.empty()) load_features(NpyArray(p.features), out);
+  if (!p.labels.empty()) load_labels(NpyArray(p.labels), p.num_classes, out);
   if (!p.split.empty()) load_split_codes(p.split, out);
   const std::string mask_paths[4] = {"", p.train_mask, p.val_mask, p.test_mask};
   if (!p.train_mask.empty()) apply_mask(p.train_mask, Split::train, mask_paths, out);

@@ -21,6 +21,14 @@ struct VertexArrayPaths {
 // (and setting it from the first array when it is still -1).
 void load_vertex_arrays(const VertexArrayPaths& paths, VertexData& out);
 
+class NpyArray;
+
+// The same checks on arrays already open (the members of an .npz): features
+// [N, F] or [N] of any numeric dtype, labels [N] integers (-1 = unlabeled;
+// num_classes 0 = max label + 1).
+void load_features(const NpyArray& a, VertexData& out);
+void load_labels(const NpyArray& a, int32_t num_classes, VertexData& out);
+
 // Row-normalizes the features to sum 1 (rows summing to 0 stay 0), as in
 // Kipf & Welling's preprocessing.
 void normalize_feature_rows(std::span<float> features, int32_t feature_dim);

@@ -1,7 +1,7 @@
 // ht-convert end to end on small inputs written by the tests: relabeling
 // (orig_ids kept), the transformations (symmetrize, duplicates, self-loops,
-// feature normalization), the header flags written, the MUSAE, Planetoid and
-// npz readers (the last two through the Python helpers), --inspect, and bad
+// feature normalization), the header flags written, the MUSAE, Planetoid
+// (through the Python helper) and npz readers, --inspect, and bad
 // inputs / outputs leaving no file behind.
 #include <algorithm>
 #include <cstdlib>
@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <zip.h>
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
@@ -28,7 +30,7 @@ using test::write_file;
 
 // A version-1 .npy of little-endian values (descr e.g. "<f4", "<i8").
 template <typename T>
-void write_npy(const std::string& path, const std::string& descr, const std::vector<T>& v, const std::string& shape) {
+std::string npy_bytes(const std::string& descr, const std::vector<T>& v, const std::string& shape) {
   std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
   dict += '\n';
@@ -37,7 +39,28 @@ void write_npy(const std::string& path, const std::string& descr, const std::vec
   out += static_cast<char>(dict.size() >> 8);
   out += dict;
   out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-  write_file(path, out);
+  return out;
+}
+template <typename T>
+void write_npy(const std::string& path, const std::string& descr, const std::vector<T>& v, const std::string& shape) {
+  write_file(path, npy_bytes(descr, v, shape));
+}
+
+// A zip archive of the given members (name, bytes), stored or deflated: an
+// .npz as np.savez / np.savez_compressed write it.
+void write_zip(const std::string& path, const std::vector<std::pair<std::string, std::string>>& members, bool deflate) {
+  std::filesystem::remove(path);
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_EXCL, &err);
+  ASSERT_NE(z, nullptr) << err;
+  for (const auto& [name, bytes] : members) {
+    zip_source_t* src = zip_source_buffer(z, bytes.data(), bytes.size(), 0);
+    ASSERT_NE(src, nullptr);
+    const zip_int64_t i = zip_file_add(z, name.c_str(), src, ZIP_FL_ENC_UTF_8);
+    ASSERT_GE(i, 0);
+    zip_set_file_compression(z, static_cast<zip_uint64_t>(i), deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0);
+  }
+  ASSERT_EQ(zip_close(z), 0);  // the buffers are read here
 }
 
 // The (source, destination) pairs of a graph in CSC order.
@@ -348,7 +371,7 @@ TEST(ConvertMusae, TargetErrors) {
   EXPECT_FALSE(file_exists(o.output));
 }
 
-// --- Planetoid and npz through the Python helpers --------------------------------------
+// --- Planetoid through the Python helper, npz ------------------------------------------
 
 // A Planetoid-format dataset with the CiteSeer quirk: test ids 4, 6, 7 of
 // the range 4..7 (5 is missing), written as protocol-2 pickles.
@@ -456,6 +479,98 @@ TEST(ConvertNpz, UndirectedSymmetrizedDirectedKeptSplitIndexChosen) {
 
   o.split_index = 10;
   EXPECT_NE(error_of([&] { run_convert(o); }).find("--split-index 10 is outside 0..9"), std::string::npos);
+}
+
+// The same archive as kTinyNpz, written here (no Python): members stored or
+// deflated; `drop` leaves one member out, `edges` replaces the edge list.
+std::vector<std::pair<std::string, std::string>> tiny_npz_members(const std::string& drop = "",
+                                                                   std::vector<int64_t> edges = {0, 1, 1, 2, 3, 3}) {
+  std::vector<uint8_t> tr(40, 0), va(40, 0), te(40, 0);
+  for (int s = 0; s < 10; ++s) {
+    tr[s * 4 + 0] = 1;
+    va[s * 4 + 1] = 1;
+    te[s * 4 + 2] = 1;
+  }
+  tr[4 + 0] = 0, tr[4 + 3] = 1, te[4 + 2] = 0, te[4 + 0] = 1;  // split 1: train {3}, val {1}, test {0}
+  std::vector<float> x(12);
+  for (int i = 0; i < 12; ++i) x[i] = static_cast<float>(i);
+  std::vector<std::pair<std::string, std::string>> m = {
+      {"node_features.npy", npy_bytes<float>("<f4", x, "(4, 3)")},
+      {"node_labels.npy", npy_bytes<int64_t>("<i8", {0, 1, 2, 1}, "(4,)")},
+      {"edges.npy", npy_bytes<int64_t>("<i8", edges, fmt::format("({}, 2)", edges.size() / 2))},
+      {"train_masks.npy", npy_bytes<uint8_t>("|b1", tr, "(10, 4)")},
+      {"val_masks.npy", npy_bytes<uint8_t>("|b1", va, "(10, 4)")},
+      {"test_masks.npy", npy_bytes<uint8_t>("|b1", te, "(10, 4)")}};
+  std::erase_if(m, [&](const auto& e) { return e.first == drop + ".npy"; });
+  return m;
+}
+
+TEST(ConvertNpz, ReadInCppStoredOrDeflated) {
+  test::TempDir dir;
+  for (bool deflate : {false, true}) {
+    SCOPED_TRACE(deflate ? "deflated" : "stored");
+    write_zip(dir.file("tiny.npz"), tiny_npz_members(), deflate);
+    ConvertOptions o;
+    o.format = InputFormat::npz;
+    o.input = dir.file("tiny.npz");
+    o.output = dir.file("u.htg");
+    o.split_index = 1;
+    setenv("HT_PYTHON", "/nonexistent/python", 1);  // no Python needed
+    run_convert(o);
+    unsetenv("HT_PYTHON");
+    GraphFile u(o.output);
+    EXPECT_EQ(u.view().num_vertices, 4);
+    EXPECT_EQ(u.view().feature_dim, 3);
+    EXPECT_EQ(u.view().feature_row(3)[2], 11.0f);
+    EXPECT_EQ(u.view().num_classes, 3);
+    EXPECT_EQ(edges_of(u.view()), (Edges{{1, 0}, {0, 1}, {2, 1}, {1, 2}, {3, 3}}));
+    EXPECT_EQ(std::vector<uint8_t>(u.view().split.begin(), u.view().split.end()), (std::vector<uint8_t>{3, 2, 0, 1}));
+  }
+}
+
+TEST(ConvertNpz, ErrorsNameTheArchiveMemberAndOffset) {
+  test::TempDir dir;
+  const std::string path = dir.file("tiny.npz");
+  ConvertOptions o;
+  o.format = InputFormat::npz;
+  o.input = path;
+  o.output = dir.file("out.htg");
+  auto error = [&] { return error_of([&] { run_convert(o); }); };
+
+  write_file(path, "not a zip archive at all");
+  EXPECT_NE(error().find("tiny.npz: not a readable .npz (zip) archive"), std::string::npos) << error();
+
+  write_zip(path, tiny_npz_members("edges"), true);
+  EXPECT_NE(error().find("tiny.npz: no 'edges' array (keys: node_features, node_labels, test_masks"),
+            std::string::npos)
+      << error();
+
+  write_zip(path, tiny_npz_members("", {0, 1, 1, 9}), true);
+  EXPECT_NE(error().find("tiny.npz:edges.npy (byte 144): edge 1 (1 -> 9) has an id outside 0..3"), std::string::npos)
+      << error();
+
+  auto members = tiny_npz_members();
+  members[1].second[0] = 'X';  // node_labels.npy's magic
+  write_zip(path, members, false);
+  EXPECT_NE(error().find("tiny.npz:node_labels.npy (byte 0): not a NumPy .npy file"), std::string::npos) << error();
+
+  members = tiny_npz_members();
+  members[5].second[128] = 1;  // split 0: vertex 0 in the test mask too (train has it)
+  write_zip(path, members, true);
+  EXPECT_NE(error().find("split 0: node 0 is in two masks"), std::string::npos) << error();
+
+  // A damaged deflate stream (or CRC): the member is named.
+  write_zip(path, tiny_npz_members(), true);
+  std::vector<char> bytes = test::read_bytes(path);
+  const std::string needle = "node_features.npy";
+  const std::string next_header = "PK\x03\x04";
+  const auto data = std::search(bytes.begin(), bytes.end(), needle.begin(), needle.end()) + needle.size();
+  const auto end = std::search(data, bytes.end(), next_header.begin(), next_header.end());  // the next member
+  ASSERT_GT(end - data, 40);
+  for (auto i = end - 30; i < end - 10; ++i) *i ^= 0x5A;  // inside the compressed data
+  test::write_bytes(path, bytes);
+  EXPECT_NE(error().find("tiny.npz:node_features.npy: cannot read the member"), std::string::npos) << error();
+  EXPECT_FALSE(file_exists(o.output));
 }
 
 // --- --inspect -------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Real datasets from ../shared/datasets (README.md there gives the counts
 // checked here): Cora and CiteSeer (Planetoid pickles, through the Python
-// helper) and Facebook Page-Page (MUSAE csv/json). Skipped when absent.
+// helper), Facebook Page-Page (MUSAE csv/json) and heterophilous-benchmark
+// npz archives (read in C++, no Python). Skipped when absent.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -108,6 +109,34 @@ TEST(ConvertReal, FacebookPagePage) {
   EXPECT_EQ(s.split_counts[1], per_class);
   EXPECT_EQ(s.split_counts[2], per_class);
   EXPECT_EQ(s.split_counts[3], 22470 - 2 * per_class);
+}
+
+TEST(ConvertReal, HeterophilousNpz) {
+  const std::string dir_npz = test::datasets_dir() + "/heterophilous/raw";
+  if (!std::filesystem::exists(dir_npz + "/chameleon.npz"))
+    GTEST_SKIP() << "heterophilous npz not found under " << test::datasets_dir() << " (set HT_DATASETS)";
+  setenv("HT_PYTHON", "/nonexistent/python", 1);  // no Python needed
+  struct Case {
+    const char* file;
+    int64_t n, f, classes, train, val, test;
+  };
+  // The dataset README's table (split 0).
+  for (const Case& c : {Case{"chameleon", 2277, 2325, 5, 1092, 729, 456}, Case{"texas_4_classes", 183, 1703, 5, 87, 58, 37},
+                        Case{"minesweeper", 10000, 7, 2, 5000, 2500, 2500}}) {
+    SCOPED_TRACE(c.file);
+    test::TempDir dir;
+    ConvertOptions o;
+    o.format = InputFormat::npz;
+    o.input = dir_npz + "/" + c.file + ".npz";
+    const GraphStats s = convert(o, dir, c.file);
+    EXPECT_EQ(s.num_vertices, c.n);
+    EXPECT_EQ(s.feature_dim, c.f);
+    EXPECT_EQ(s.num_classes, c.classes);
+    EXPECT_EQ(s.split_counts[1], c.train);
+    EXPECT_EQ(s.split_counts[2], c.val);
+    EXPECT_EQ(s.split_counts[3], c.test);
+  }
+  unsetenv("HT_PYTHON");
 }
 
 }  // namespace

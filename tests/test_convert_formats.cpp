@@ -454,9 +454,29 @@ TEST(ConvertIdListsJson, ParsesAndLocatesErrors) {
   EXPECT_EQ(l.max_value, 5);
   write_file(path, "{\"0\": [1, 5],\n \"1\": [3, x]}");
   const std::string msg = error_of([&] { read_id_lists_json(path); });
-  EXPECT_NE(msg.find(path + ":2:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(path + ":2: byte 24: syntax error"), std::string::npos) << msg;
   write_file(path, "{\"0\": [1]} extra");
-  EXPECT_NE(error_of([&] { read_id_lists_json(path); }).find("trailing text"), std::string::npos);
+  EXPECT_NE(error_of([&] { read_id_lists_json(path); }).find(":1: byte 11: trailing text"), std::string::npos)
+      << error_of([&] { read_id_lists_json(path); });
+  // Valid JSON of another shape: the byte where it goes wrong.
+  const std::pair<const char*, const char*> wrong[] = {
+      {"[1, 2]", ":1: byte 0: found an array where the file must hold one object"},
+      {"{\"0\": [1, -2]}", "byte 10: feature id -2 is negative"},
+      {"{\"0\": [1.5]}", "byte 7: feature id 1.5 is not an integer"},
+      {"{\"x1\": [1]}", "byte 1: key \"x1\" is not a vertex id"},
+      {"{\"0\": {\"a\": 1}}", "byte 6: found an object as a vertex's value"},
+      {"{\"0\": 7}", "byte 6: found a number as a vertex's value"},
+      {"{\"0\": [[1]]}", "byte 7: found an array in a feature list"},
+      {"", "byte 0: syntax error"},
+  };
+  for (const auto& [text, expect] : wrong) {
+    write_file(path, text);
+    const std::string m = error_of([&] { read_id_lists_json(path); });
+    EXPECT_NE(m.find(expect), std::string::npos) << text << " -> " << m;
+  }
+  write_file(path, "{}");
+  EXPECT_TRUE(read_id_lists_json(path).keys.empty());
+  EXPECT_EQ(read_id_lists_json(path).offsets, (std::vector<int64_t>{0}));
 }
 
 }  // namespace

@@ -50,6 +50,12 @@ TEST(Json, WritesNestedValues) {
   EXPECT_EQ(w.str(), R"({"a":1,"b":"x\"y","c":[1.5,true]})");
 }
 
+TEST(Json, WritesAllBitsOfUnsigned) {
+  JsonWriter w;
+  w.begin_array().value(uint64_t{18446744073709551615ULL}).value(uint64_t{1} << 63).value(int64_t{-5}).end_array();
+  EXPECT_EQ(w.str(), "[18446744073709551615,9223372036854775808,-5]");
+}
+
 TEST(AtomicFile, NothingLeftWithoutCommit) {
   test::TempDir dir;
   const std::string path = dir.file("out.bin");

@@ -83,6 +83,11 @@ JsonWriter& JsonWriter::value(int64_t i) {
   out_ += fmt::format("{}", i);
   return *this;
 }
+JsonWriter& JsonWriter::value(uint64_t i) {
+  separator();
+  out_ += fmt::format("{}", i);
+  return *this;
+}
 JsonWriter& JsonWriter::value(bool b) {
   separator();
   out_ += b ? "true" : "false";

@@ -20,7 +20,7 @@ class JsonWriter {
   JsonWriter& value(double d);
   JsonWriter& value(int64_t i);
   JsonWriter& value(int i) { return value(static_cast<int64_t>(i)); }
-  JsonWriter& value(uint64_t i) { return value(static_cast<int64_t>(i)); }
+  JsonWriter& value(uint64_t i);  // all 64 bits (no wrap to negative above INT64_MAX)
   JsonWriter& value(bool b);
   JsonWriter& null();
   template <typename T>

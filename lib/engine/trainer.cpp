@@ -194,8 +194,8 @@ void Trainer::setup_devices() {
     }
     for (int s = 0; s < kSlots; ++s)
       for (Event* e : {&st->loaded[s], &st->computed[s], &st->stored[s]}) *e = d.create_event();
-    for (Event* e : {&st->x_ready, &st->pulled, &st->pushed, &st->flushed, &st->phase_stored, &st->phase_host,
-                     &st->x_free[0], &st->x_free[1]})
+    for (Event* e : {&st->x_ready, &st->pulled, &st->pushed, &st->flushed, &st->g_ready, &st->phase_stored,
+                     &st->phase_host, &st->x_free[0], &st->x_free[1]})
       *e = d.create_event();
     for (auto& set : st->batch_stored)
       for (int j = 0; j < plan_.n; ++j) set.push_back(d.create_event());

@@ -256,12 +256,22 @@ void Trainer::issue_exchange(int l, int j, bool scatter) {
 // rows returned by several devices are added in one fixed order).
 void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
   if (opt_.comm != CommMode::baseline) {
+    // A push adds into the owner's merged gradient buffer, which the owner's
+    // own backward compute of this batch writes with plain read-modify-writes:
+    // the push waits for that compute (g_ready), which follows the owner's
+    // previous flush on its queue. Waiting only for the flush let a push race
+    // the owner's compute on a GPU (lost updates at m = 2; the CPU executor
+    // runs the two sums one after the other and cannot show it).
+    for (auto& st : dev_) {
+      st->dev->use(Queue::compute);
+      st->dev->record(st->g_ready);
+    }
     for (auto& st : dev_) {
       Device& d = *st->dev;
       const DeviceStep& step = st->plan.steps[j];
       DevMat G = view(st->g, st->plan.buffer_rows, width);
       d.use(Queue::compute);
-      for (const PeerRange& r : step.peers) d.wait(*dev_[r.peer]->dev, dev_[r.peer]->flushed);
+      for (const PeerRange& r : step.peers) d.wait(*dev_[r.peer]->dev, dev_[r.peer]->g_ready);
       d.begin_work();
       int64_t remote = 0;
       for (const PeerRange& r : interleaved(step.peers, d.index(), plan_.m)) {

@@ -14,7 +14,8 @@
 // gathered ahead into incoming[s] and scattered into x after batch j (waiting
 // for the peers' pulls of batch j: `pulled`); peers pull batch j + 1's rows
 // after the owner's scatter (`x_ready`). Gradient pushes wait for the owner's
-// previous flush (`flushed`), flushes wait for the peers' pushes (`pushed`).
+// compute of the batch (`g_ready`, after its previous flush), flushes wait
+// for the peers' pushes (`pushed`).
 #include <memory>
 #include <vector>
 
@@ -81,6 +82,7 @@ struct Trainer::DeviceState {
   int64_t stage_seq = 0;            // staging pieces started
   Event loaded[kSlots], computed[kSlots], stored[kSlots];
   Event x_ready, pulled, pushed, flushed;
+  Event g_ready;                    // compute queue: this batch's gradient rows are in g (before pushes)
   Event compacted[kStagingSlots], copied[kStagingSlots];
   Event added[kStagingSlots];       // on device 0's host queue: the host add of this device's piece is done
   Event phase_stored;               // store queue: the phase's copies are done

@@ -39,6 +39,10 @@ void handler(int sig) {
     g_stop = sig;
     return;
   }
+  // A scheduler may send SIGTERM to the job's shell (which forwards it) and
+  // to every process: repeated SIGTERMs are one request. A second SIGINT
+  // (an impatient Ctrl-C) stops at once.
+  if (g_graceful && sig == SIGTERM) return;
   remove_temp_files();
   write_stderr(g_tool);
   write_stderr(sig == SIGINT ? ": interrupted by SIGINT" : ": interrupted by SIGTERM");

@@ -8,7 +8,9 @@
 //    process with exit code 128 + signal;
 //  - graceful (ht-train): the first signal only records itself; the training
 //    loop polls stop_signal() after each epoch, writes a checkpoint and throws
-//    Interrupted. A second signal ends the process at once as in `immediate`.
+//    Interrupted. A second SIGINT ends the process at once as in `immediate`;
+//    repeated SIGTERMs are one request (schedulers send SIGTERM to the job's
+//    shell, which forwards it, and to every process).
 #include <stdexcept>
 #include <string>
 

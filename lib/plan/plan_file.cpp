@@ -10,6 +10,7 @@
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "graph/types.hpp"
+#include "plan/plan_validate.hpp"
 
 namespace ht {
 namespace {
@@ -414,6 +415,7 @@ Plan read_plan(const std::string& path, ReadOptions opt, PlanParams* params) {
   reader.read_remotes();
   reader.read_flushes();
   check_step_maxima(r, plan);
+  if (const std::string problem = find_plan_inconsistency(plan); !problem.empty()) r.fail_in("capacity", problem);
   if (params) {
     params->row_bytes = as_double(r.meta(kPlanMetaRowBytes));
     params->profile = {as_double(r.meta(kPlanMetaTHd)), as_double(r.meta(kPlanMetaTDd)),

@@ -21,6 +21,7 @@ set -euo pipefail
 HT_KEYS=(HT_ROOT HT_BIN HT_RUNS_DIR HT_DATA_DIR HT_RUN_DIR HT_NAME HT_GRAPH HT_CONVERT_ARGS
          HT_PARTS HT_CHUNKS HT_METHOD HT_PARTITION_ARGS HT_REORGANIZE_ARGS HT_BACKEND HT_CPU_DEVICES
          HT_MODEL HT_EPOCHS HT_COMM HT_TRAIN_ARGS HT_SAVE_MODEL HT_PREDICT HT_PLOTS HT_STAMP HT_PYTHON
+         HT_CHECKPOINT HT_CHECKPOINT_EVERY HT_REQUEUE
          HT_SBATCH_ARGS HT_PREP_SBATCH_ARGS HT_TRAIN_SBATCH_ARGS)
 
 usage() {
@@ -51,6 +52,12 @@ Settings (environment variable, or KEY=VALUE line in CONFIG; the environment win
   HT_TRAIN_ARGS      extra ht-train arguments, e.g. "--lr 0.01 --dropout 0.5 --normalize-features"
   HT_SAVE_MODEL      1: write model.htmodel in the run directory (default 1)
   HT_PREDICT         1: write predictions.csv in the run directory (default 1)
+  HT_CHECKPOINT      1: train with --checkpoint train.htckpt in the run directory and resume
+                     from it when it is there (a requeued or rerun job) (default 1)
+  HT_CHECKPOINT_EVERY epochs between checkpoints (default 10)
+  HT_REQUEUE         auto|0: when ht-train stops on SIGTERM/SIGINT (time limit warning,
+                     preemption) after writing its checkpoint, requeue the Slurm job
+                     (scontrol requeue) so that it resumes (default auto: inside Slurm)
   HT_PLOTS           auto|1|0: plots of the metrics (auto: only when matplotlib is there,
                      failures only warn; 1: failures fail the job) (default auto)
   HT_STAMP           mtime|sha256: how inputs are identified in stamp files (default mtime)
@@ -124,10 +131,14 @@ set_defaults() {
   : "${HT_CHUNKS:=4}" "${HT_METHOD:=metis}" "${HT_BACKEND:=auto}" "${HT_CPU_DEVICES:=2}"
   : "${HT_MODEL:=gcn}" "${HT_EPOCHS:=200}" "${HT_COMM:=full}" "${HT_SAVE_MODEL:=1}" "${HT_PREDICT:=1}"
   : "${HT_PLOTS:=auto}" "${HT_STAMP:=mtime}" "${HT_PYTHON:=/usr/bin/python3}"
+  : "${HT_CHECKPOINT:=1}" "${HT_CHECKPOINT_EVERY:=10}" "${HT_REQUEUE:=auto}"
   export HT_PYTHON
   : "${HT_CONVERT_ARGS:=}" "${HT_GRAPH:=}" "${HT_PARTITION_ARGS:=}" "${HT_REORGANIZE_ARGS:=}" "${HT_TRAIN_ARGS:=}"
   case $HT_STAMP in mtime|sha256) ;; *) die "HT_STAMP=$HT_STAMP: expected mtime or sha256" ;; esac
   case $HT_PLOTS in auto|0|1) ;; *) die "HT_PLOTS=$HT_PLOTS: expected auto, 1 or 0" ;; esac
+  case $HT_CHECKPOINT in 0|1) ;; *) die "HT_CHECKPOINT=$HT_CHECKPOINT: expected 1 or 0" ;; esac
+  case $HT_REQUEUE in auto|0) ;; *) die "HT_REQUEUE=$HT_REQUEUE: expected auto or 0" ;; esac
+  case $HT_CHECKPOINT_EVERY in ''|*[!0-9]*|0) die "HT_CHECKPOINT_EVERY=$HT_CHECKPOINT_EVERY: expected a positive integer" ;; esac
 
   GPUS=$(detect_gpus)
   case $HT_BACKEND in
@@ -273,6 +284,36 @@ step_reorganize() {
   cp -f "$PLAN.stats.json" "$HT_RUN_DIR/reorganize.stats.json" 2>/dev/null || true
 }
 
+# Runs the training command with SIGTERM/SIGINT forwarded to it (the batch
+# shell gets the scheduler's warning signal: #SBATCH --signal=B:TERM@...):
+# ht-train finishes its epoch, writes its checkpoint and exits 143/130; the
+# job is then requeued (HT_REQUEUE) and the next start resumes.
+run_training() {
+  local rc pid
+  note "train: $(printf '%q ' "$@")"
+  set +e
+  "$@" > >(tee -a "$LOGS/train.log") 2>&1 &
+  pid=$!
+  trap 'kill -TERM "$pid" 2>/dev/null' TERM
+  trap 'kill -INT "$pid" 2>/dev/null' INT
+  wait "$pid"
+  rc=$?
+  while kill -0 "$pid" 2>/dev/null; do wait "$pid"; rc=$?; done
+  trap - TERM INT
+  set -e
+  if [ "$rc" -eq 143 ] || [ "$rc" -eq 130 ]; then
+    note "train: stopped by a signal (exit $rc); checkpoint: $([ -f "$CKPT" ] && echo "$CKPT" || echo none)"
+    if [ "$HT_REQUEUE" = auto ] && [ -n "${SLURM_JOB_ID:-}" ] && [ -f "$CKPT" ] && command -v scontrol >/dev/null; then
+      if scontrol requeue "$SLURM_JOB_ID"; then note "train: job $SLURM_JOB_ID requeued; it resumes from $CKPT"; fi
+    fi
+    exit "$rc"
+  fi
+  if [ "$rc" -ne 0 ]; then
+    note "train: FAILED with exit code $rc (log: $LOGS/train.log)"
+    exit "$rc"
+  fi
+}
+
 step_train() {
   [ -f "$PLAN" ] || die "$PLAN: no such plan (run the reorganize step first)"
   local args cmd bin
@@ -283,7 +324,15 @@ step_train() {
        --metrics-out "$HT_RUN_DIR/metrics.jsonl")
   if [ "$HT_SAVE_MODEL" = 1 ]; then cmd+=(--save-model "$HT_RUN_DIR/model.htmodel"); fi
   if [ "$HT_PREDICT" = 1 ]; then cmd+=(--predict-out "$HT_RUN_DIR/predictions.csv"); fi
-  run_logged train "${cmd[@]}"
+  CKPT=$HT_RUN_DIR/train.htckpt
+  if [ "$HT_CHECKPOINT" = 1 ]; then
+    cmd+=(--checkpoint "$CKPT" --checkpoint-every "$HT_CHECKPOINT_EVERY")
+    if [ -f "$CKPT" ]; then
+      cmd+=(--resume "$CKPT")
+      note "train: resuming from $CKPT (restart ${SLURM_RESTART_COUNT:-0} of this job)"
+    fi
+  fi
+  run_training "${cmd[@]}"
 }
 
 step_plots() {

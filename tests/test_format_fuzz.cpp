@@ -251,3 +251,15 @@ TEST(FormatFuzz, EveryBinaryFormatGivesACleanErrorOrTheSameResult) {
 
 }  // namespace
 }  // namespace ht
+
+namespace ht {
+namespace {
+
+TEST(ErrorText, ControlBytesOfInputsAreShownEscapedOnOneLine) {
+  const Error e = line_error("a.txt", 3, std::string("token 'x\0y\r\nz' is bad", 21));
+  const std::string what = e.what();  // as main() prints it: a C string
+  EXPECT_EQ(what, "a.txt:3: token 'x\\0y\\r\\nz' is bad");
+}
+
+}  // namespace
+}  // namespace ht

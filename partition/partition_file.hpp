@@ -1,7 +1,7 @@
 #pragma once
 // Partition file (.htp): the renumbering and the partition/chunk ranges, with
 // the parameters and the identity of the graph they were made from.
-// Layout: docs/PARTITION.md (to be merged into docs/FORMATS.md).
+// Layout: docs/PARTITION.md ("Partition file"); the container: docs/FORMATS.md.
 #include <cstdint>
 #include <optional>
 #include <string>

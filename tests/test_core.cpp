@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/container.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/hash.hpp"
@@ -42,6 +43,40 @@ TEST(Error, MessageCarriesContext) {
   EXPECT_STREQ(line_error("a.txt", 12, "bad token").what(), "a.txt:12: bad token");
   EXPECT_STREQ(offset_error("g.htg", 4096, "bad").what(), "g.htg (byte 4096): bad");
   EXPECT_STREQ(option_error("--parts", "must be >= 1").what(), "option --parts: must be >= 1");
+}
+
+// Byte positions are unsigned: 2^63 and above print as such, never negative.
+TEST(Error, ByteOffsetsAtOrAbove2To63PrintUnsigned) {
+  EXPECT_STREQ(offset_error("g.htg", uint64_t{1} << 63, "bad").what(), "g.htg (byte 9223372036854775808): bad");
+  EXPECT_STREQ(offset_error("g.htg", ~uint64_t{0}, "bad").what(), "g.htg (byte 18446744073709551615): bad");
+}
+
+// A section table entry whose offset is forged to 2^63 + 4096 (header resealed
+// so that the checksum passes) names that byte, not a negative one.
+TEST(Error, ForgedSectionOffsetAbove2To63IsNamedUnsigned) {
+  test::TempDir dir;
+  const std::string path = dir.file("c.bin");
+  constexpr char kMagic[9] = "HTTEST\0\0";
+  {
+    ContainerWriter w(path, kMagic, 1);
+    w.add<int64_t>("a", std::vector<int64_t>(100, 7));
+    w.commit();
+  }
+  std::vector<char> f = test::read_bytes(path);
+  const uint64_t forged = (uint64_t{1} << 63) + 4096;
+  std::memcpy(f.data() + 192 + 56, &forged, 8);  // section 0's offset (docs/FORMATS.md)
+  std::memset(f.data() + 32, 0, 8);              // header checksum, computed with the field zeroed
+  const uint64_t h = xxh64(f.data(), container::kHeaderBytes, 0);
+  std::memcpy(f.data() + 32, &h, 8);
+  test::write_bytes(path, f);
+  std::string msg;
+  try {
+    ContainerReader r(path, kMagic, 1);
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("(byte 9223372036854779904)"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("byte -"), std::string::npos) << msg;
 }
 
 TEST(Json, WritesNestedValues) {

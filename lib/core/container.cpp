@@ -126,7 +126,7 @@ void ContainerWriter::add_section(const std::string& name, DType dtype, uint64_t
   s.shape[1] = ndim == 2 ? cols : 1;
   s.length = s.count() * dtype_size(dtype);
   s.offset = align_up(static_cast<uint64_t>(file_.position()), container::kAlign);
-  file_.pad_to(static_cast<int64_t>(s.offset));
+  file_.pad_to(s.offset);
   if (s.length > 0) file_.write(data, s.length);
   s.checksum = section_checksum(data, s.length);
   sections_.push_back(s);
@@ -165,7 +165,7 @@ ContainerReader::ContainerReader(const std::string& path, const char (&magic)[9]
   const std::byte* h = file_.data();
   const uint64_t size = file_.size();
   if (size < container::kHeaderBytes)
-    throw offset_error(path, static_cast<int64_t>(size),
+    throw offset_error(path, size,
                        fmt::format("file too short for a hongtu header ({} bytes, need {}); truncated or "
                                    "not a hongtu file",
                                    size, container::kHeaderBytes));
@@ -192,7 +192,7 @@ ContainerReader::ContainerReader(const std::string& path, const char (&magic)[9]
     throw offset_error(path, kOffHeaderChecksum, "header checksum mismatch (corrupted header)");
   const uint64_t file_bytes = get<uint64_t>(h, kOffFileBytes);
   if (file_bytes != size)
-    throw offset_error(path, static_cast<int64_t>(std::min(size, file_bytes)),
+    throw offset_error(path, std::min(size, file_bytes),
                        fmt::format("file is {} bytes but its header says {} (truncated or appended to)", size,
                                    file_bytes));
   identity_ = {size, stored};
@@ -207,10 +207,10 @@ ContainerReader::ContainerReader(const std::string& path, const char (&magic)[9]
     const char* name = reinterpret_cast<const char*>(h + base);
     const size_t nlen = strnlen(name, container::kNameBytes);
     if (nlen == 0 || nlen == container::kNameBytes)
-      throw offset_error(path, static_cast<int64_t>(base), "bad section name in section table");
+      throw offset_error(path, base, "bad section name in section table");
     s.name.assign(name, nlen);
     const uint32_t dt = get<uint32_t>(h, base + 32);
-    if (dt < 1 || dt > 6) throw offset_error(path, static_cast<int64_t>(base + 32), "bad section dtype");
+    if (dt < 1 || dt > 6) throw offset_error(path, base + 32, "bad section dtype");
     s.dtype = static_cast<DType>(dt);
     s.ndim = get<uint32_t>(h, base + 36);
     s.shape[0] = get<uint64_t>(h, base + 40);
@@ -218,7 +218,7 @@ ContainerReader::ContainerReader(const std::string& path, const char (&magic)[9]
     s.offset = get<uint64_t>(h, base + 56);
     s.length = get<uint64_t>(h, base + 64);
     s.checksum = get<uint64_t>(h, base + 72);
-    const auto where = static_cast<int64_t>(base);
+    const uint64_t where = base;
     if (s.ndim != 1 && s.ndim != 2) throw offset_error(path, where, "section '" + s.name + "': bad ndim");
     if (s.ndim == 1 && s.shape[1] != 1) throw offset_error(path, where, "section '" + s.name + "': bad shape");
     const unsigned __int128 expect =
@@ -227,7 +227,7 @@ ContainerReader::ContainerReader(const std::string& path, const char (&magic)[9]
       throw offset_error(path, where, "section '" + s.name + "': length does not match its shape");
     if (s.offset % container::kAlign != 0 || s.offset < container::kHeaderBytes || s.offset > size ||
         s.length > size - s.offset)
-      throw offset_error(path, static_cast<int64_t>(s.offset),
+      throw offset_error(path, s.offset,
                          "section '" + s.name + "' lies outside the file (truncated?)");
     for (const auto& o : sections_)
       if (o.name == s.name) throw offset_error(path, where, "duplicate section '" + s.name + "'");
@@ -238,7 +238,7 @@ ContainerReader::ContainerReader(const std::string& path, const char (&magic)[9]
     for (size_t i = 0; i < sections_.size(); ++i) {
       const SectionInfo& s = sections_[i];
       if (sums[i] != s.checksum)
-        throw offset_error(path, static_cast<int64_t>(s.offset),
+        throw offset_error(path, s.offset,
                            "checksum mismatch in section '" + s.name + "' (corrupted data)");
     }
   }
@@ -265,7 +265,7 @@ void ContainerReader::check_section(const SectionInfo& s, DType dtype, std::opti
 
 void ContainerReader::fail_in(const std::string& name, const std::string& what) const {
   const SectionInfo* s = find(name);
-  throw offset_error(path(), s ? static_cast<int64_t>(s->offset) : 0, "section '" + name + "': " + what);
+  throw offset_error(path(), s ? s->offset : 0, "section '" + name + "': " + what);
 }
 
 FileIdentity read_identity(const std::string& path) {

@@ -43,7 +43,7 @@ Error file_error(const std::string& file, const std::string& message) {
 Error line_error(const std::string& file, int64_t line, const std::string& message) {
   return Error(message, ErrorContext{file, line, {}, {}});
 }
-Error offset_error(const std::string& file, int64_t offset, const std::string& message) {
+Error offset_error(const std::string& file, uint64_t offset, const std::string& message) {
   return Error(message, ErrorContext{file, {}, offset, {}});
 }
 Error option_error(const std::string& option, const std::string& message) {

@@ -14,7 +14,7 @@ namespace ht {
 struct ErrorContext {
   std::string file;                  // input or output path involved, if any
   std::optional<int64_t> line;       // 1-based line of a text input
-  std::optional<int64_t> offset;     // byte offset in a binary input
+  std::optional<uint64_t> offset;    // byte offset in a binary input (unsigned: 2^63 and above print as such)
   std::string option;                // command-line option involved, if any
 };
 
@@ -33,7 +33,7 @@ class Error : public std::runtime_error {
 // Factories for the common contexts.
 Error file_error(const std::string& file, const std::string& message);
 Error line_error(const std::string& file, int64_t line, const std::string& message);
-Error offset_error(const std::string& file, int64_t offset, const std::string& message);
+Error offset_error(const std::string& file, uint64_t offset, const std::string& message);
 Error option_error(const std::string& option, const std::string& message);
 
 }  // namespace ht

@@ -60,7 +60,8 @@ std::string_view skip_header(std::string_view text, const std::string& path, Hea
 
 RawEdges read_edge_list(const std::string& path, const EdgeListOptions& opt) {
   MappedFile file(path);
-  std::string_view text(reinterpret_cast<const char*>(file.data()), file.size());
+  std::string_view text =
+      text_of_file(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), path);
   EdgeTextOptions t;
   t.path = path;
   t.keep_weights = opt.keep_weights;

@@ -153,6 +153,21 @@ int64_t count_lines(std::string_view block) {
 
 }  // namespace
 
+std::string_view text_of_file(std::string_view text, const std::string& path) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 byte-order mark
+  // No LF anywhere but a CR before the end: CR-only line ends. (A stray CR
+  // in a file with LF line ends is left to the line parser.)
+  if (text.find('\n') == std::string_view::npos) {
+    std::string_view body = text;
+    while (!body.empty() && (body.back() == '\r' || is_space(body.back()))) body.remove_suffix(1);
+    if (body.find('\r') != std::string_view::npos)
+      throw line_error(path, 1,
+                       "the file uses CR line ends (classic Mac: CR without LF); convert them to LF first, "
+                       "e.g. tr '\\r' '\\n' < in > out");
+  }
+  return text;
+}
+
 std::string_view take_line(std::string_view& text) {
   const size_t nl = text.find('\n');
   std::string_view line = text.substr(0, nl);

@@ -28,6 +28,13 @@ struct EdgeTextOptions {
 // Throws ht::Error "path:line: message" for the first bad line.
 RawEdges parse_edge_text(std::string_view text, const EdgeTextOptions& opt);
 
+// The text of a whole file made ready for line parsing: a UTF-8 byte-order
+// mark at its start is skipped (line numbers are unchanged); a file of
+// several lines ended by bare CRs (classic Mac line ends, no LF anywhere) is
+// refused with a message saying so, since it would otherwise read as one
+// long line.
+std::string_view text_of_file(std::string_view text, const std::string& path);
+
 // Splits off the first line of `text` (without its newline); advances `text`.
 std::string_view take_line(std::string_view& text);
 

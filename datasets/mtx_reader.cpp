@@ -73,7 +73,8 @@ void mirror(RawEdges& e) {
 
 MtxData read_matrix_market(const std::string& path, bool keep_weights) {
   MappedFile file(path);
-  std::string_view text(reinterpret_cast<const char*>(file.data()), file.size());
+  std::string_view text =
+      text_of_file(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), path);
   const Banner banner = parse_banner(take_line(text), path);
   int64_t line_no = 2;
   std::string_view size_line;

@@ -190,6 +190,36 @@ TEST(ConvertEdgeList, MissingAndEmptyFiles) {
   EXPECT_EQ(read_edge_list(dir.file("empty.txt")).size(), 0);
 }
 
+// A UTF-8 byte-order mark at the start is skipped (line numbers unchanged);
+// CR-only (classic Mac) line ends are refused with a message naming them,
+// not read as one long line with a confusing token.
+TEST(ConvertEdgeList, ByteOrderMarkAcceptedAndCrOnlyLineEndsNamed) {
+  test::TempDir dir;
+  const std::string path = dir.file("g.txt");
+  write_file(path, "\xEF\xBB\xBF" "0 1\n1 2\n");
+  EXPECT_EQ(pairs(read_edge_list(path)), (Pairs{{0, 1}, {1, 2}}));
+  write_file(dir.file("g.csv"), "\xEF\xBB\xBF" "src,dst\n0,1\n");
+  EXPECT_EQ(pairs(read_edge_list(dir.file("g.csv"))), (Pairs{{0, 1}}));
+  write_file(path, "\xEF\xBB\xBF" "0 1\n1 x\n");
+  EXPECT_NE(error_of([&] { read_edge_list(path); }).find("g.txt:2: non-numeric token 'x'"), std::string::npos);
+  write_file(path, "\xEF\xBB\xBF" "0 1\r\n1 2\r\n");
+  EXPECT_EQ(pairs(read_edge_list(path)), (Pairs{{0, 1}, {1, 2}}));
+  for (const std::string text : {"0 1\r1 2\r", "# c\r0 1\r1 2", "\xEF\xBB\xBF" "0 1\r1 2\r"}) {
+    write_file(path, text);
+    const std::string msg = error_of([&] { read_edge_list(path); });
+    EXPECT_NE(msg.find("g.txt:1: the file uses CR line ends"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  write_file(path, "0 1\r");  // one line ended by a CR: nothing ambiguous
+  EXPECT_EQ(pairs(read_edge_list(path)), (Pairs{{0, 1}}));
+  const std::string mtx = dir.file("m.mtx");
+  write_file(mtx, "\xEF\xBB\xBF%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n");
+  EXPECT_EQ(pairs(read_matrix_market(mtx).edges), (Pairs{{0, 1}}));
+  write_file(mtx, "%%MatrixMarket matrix coordinate pattern general\r2 2 1\r1 2\r");
+  EXPECT_NE(error_of([&] { read_matrix_market(mtx); }).find("m.mtx:1: the file uses CR line ends"),
+            std::string::npos);
+}
+
 // --- Matrix Market -----------------------------------------------------------
 
 TEST(ConvertMatrixMarket, GeneralRealIsRowToColumnWithWeights) {

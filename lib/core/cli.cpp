@@ -173,6 +173,27 @@ void check_config_file(const CLI::App& app, const std::string& path) {
   }
 }
 
+// A usage error in the option's own terms where CLI11's text is obscure: an
+// option given more times than it takes values ("--hidden: At Most 1 required
+// but received 2") is named with its count.
+static std::string usage_message(const CLI::ParseError& e) {
+  const std::string what = e.what();
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
+    const std::string mark = ": At Most ";
+    const size_t at = what.find(mark);
+    const size_t got = what.find(" required but received ");
+    if (at != std::string::npos && got != std::string::npos && got > at) {
+      const std::string name = what.substr(0, at);
+      const std::string most = what.substr(at + mark.size(), got - at - mark.size());
+      const std::string received = what.substr(got + std::strlen(" required but received "));
+      if (most == "1")
+        return fmt::format("option {} given {} times; give it once", name.empty() ? "?" : name, received);
+      return fmt::format("option {} takes at most {} values, got {}", name, most, received);
+    }
+  }
+  return what;
+}
+
 int run(CLI::App& app, CommonOptions& common, int argc, char** argv, const std::function<void()>& body) {
   signals::install(app.get_name(), false);
   try {
@@ -187,7 +208,7 @@ int run(CLI::App& app, CommonOptions& common, int argc, char** argv, const std::
   } catch (const CLI::ParseError& e) {
     // --help and --version print and succeed; a usage error is one line.
     if (e.get_exit_code() == 0) return app.exit(e);
-    fmt::print(stderr, "{}: error: {} (see --help)\n", app.get_name(), e.what());
+    fmt::print(stderr, "{}: error: {} (see --help)\n", app.get_name(), usage_message(e));
     return 2;
   }
   if (common.quiet) log::set_level(log::Level::warn);

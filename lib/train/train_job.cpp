@@ -1,11 +1,16 @@
 #include "train/train_job.hpp"
 
+#include <sys/sysinfo.h>
+
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <fstream>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
@@ -345,6 +350,72 @@ void check_dims(const ModelConfig& m, const GraphView& g, const std::string& gra
                                                g.num_classes));
 }
 
+// Memory that the model of these widths needs at the least: parameters with
+// their gradients (8 bytes per value), and on the CPU backend (whose device
+// memory is host memory) one output row per vertex and layer in the store's
+// dtype. Widths are multiplied in 64 bits (a GAT width times its heads may
+// not fit an int).
+struct ModelNeed {
+  double param_bytes = 0, row_bytes = 0;
+  bool too_wide = false;  // a layer of more than 2^31 - 1 values per row
+  int64_t vertices = 0;
+  std::string option;     // --layers or --hidden (empty: the graph's widths)
+  std::string model;      // "the GCN model 6-16-3"
+  std::string text() const {  // "needs at least ... (...)"
+    if (too_wide) return "needs a layer wider than 2^31 - 1 values (width times heads)";
+    return fmt::format("needs at least {} of memory (parameters and gradients {}{})",
+                       format_bytes(param_bytes + row_bytes), format_bytes(param_bytes),
+                       row_bytes > 0 ? fmt::format(", a row per vertex and layer {} for N = {}", format_bytes(row_bytes),
+                                                   vertices)
+                                     : "");
+  }
+};
+
+ModelNeed model_need(const TrainJob& job, const TrainerOptions& t, const GraphView& g) {
+  const ModelConfig& m = t.model;
+  const int layers = m.num_layers();
+  auto heads = [&](int l) -> double { return m.kind == ModelKind::gat ? m.layer_heads(l) : 1; };
+  auto out_width = [&](int l) -> double {  // width of h^{l+1}
+    return m.kind == ModelKind::gat && l != layers - 1 ? double(m.dims[l + 1]) * m.heads : double(m.dims[l + 1]);
+  };
+  ModelNeed n;
+  double params = 0, rows = 0;
+  for (int l = 0; l < layers; ++l) {
+    const double in = l == 0 ? double(m.dims[0]) : out_width(l - 1);
+    params += in * m.dims[l + 1] * heads(l);
+    rows += out_width(l);
+    n.too_wide |= out_width(l) > std::numeric_limits<int>::max();
+  }
+  n.param_bytes = params * 8;
+  n.vertices = g.num_vertices;
+  if (job.backend == "cpu")
+    n.row_bytes = rows * static_cast<double>(g.num_vertices) * static_cast<double>(dtype_bytes(t.host_dtype));
+  n.option = !job.trainer.model.dims.empty() ? "--layers" : job.hidden > 0 ? "--hidden" : "";
+  n.model = fmt::format("the {} model {}{}", m.kind == ModelKind::gcn ? "GCN" : "GAT", fmt::join(m.dims, "-"),
+                        m.kind == ModelKind::gat && m.heads > 1 ? fmt::format(" ({} heads)", m.heads) : "");
+  return n;
+}
+
+// An error about the widths, in the terms of the option that set them.
+Error width_error(const TrainJob& job, const ModelNeed& n, const std::string& what) {
+  const std::string advice = n.option == "--hidden" ? "choose a smaller width" : "choose smaller widths";
+  if (n.option.empty()) return file_error(job.graph_path, fmt::format("{}; {}", what, advice));
+  if (n.option == "--hidden") return option_error(n.option, fmt::format("{}: {}; {}", job.hidden, what, advice));
+  return option_error(n.option, fmt::format("{}; {}", what, advice));
+}
+
+// A need beyond the machine's memory (RAM + swap) is refused before any
+// work, instead of a bare "out of memory" after loading the graph.
+void check_model_fits(const TrainJob& job, const ModelNeed& n) {
+  struct sysinfo si {};
+  const double machine =
+      sysinfo(&si) == 0 ? (static_cast<double>(si.totalram) + static_cast<double>(si.totalswap)) * si.mem_unit : 0;
+  if (!n.too_wide && (machine <= 0 || n.param_bytes + n.row_bytes <= machine)) return;
+  throw width_error(job, n,
+                    n.too_wide ? fmt::format("{} {}", n.model, n.text())
+                               : fmt::format("{} {} but this machine has {}", n.model, n.text(), format_bytes(machine)));
+}
+
 std::string hyperparameters(const TrainerOptions& t) {
   const OptimizerConfig& o = t.optimizer;
   return fmt::format("lr {} weight_decay {} decay_first_layer_only {} momentum {} dropout {} attn_dropout {} seed {}",
@@ -444,9 +515,7 @@ void predict(Trainer& trainer, TrainSummary& sum) {
   sum.final_test_acc = ev.test_acc;
 }
 
-}  // namespace
-
-TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_executor) {
+TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, std::optional<ModelNeed>& need) {
   Timer setup;
   TrainSummary sum;
   check_job(job);
@@ -460,6 +529,8 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   }
   check_dims(topt.model, g, job.graph_path);
   topt.model.validate();
+  need = model_need(job, topt, g);
+  check_model_fits(job, *need);
   sum.has_labels = !g.labels.empty();
   Pipeline pipe = load_or_build(job, gf);
   Graph gn = renumber(g, pipe.partition);
@@ -529,6 +600,24 @@ TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_exec
   for (auto& f : files) f->commit();
   metrics.commit();
   return sum;
+}
+
+}  // namespace
+
+// An allocation that fails once the widths are known is reported with what
+// the model needs and the option that set its widths, not as a bare "out of
+// memory" (the up-front check compares with the machine's memory only; a
+// memory limit of the job or other processes can leave less).
+TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_executor) {
+  std::optional<ModelNeed> need;
+  try {
+    return train(job, make_executor, need);
+  } catch (const std::bad_alloc&) {
+    if (!need) throw;
+    throw width_error(job, *need,
+                      fmt::format("out of memory with {}, which {}; the rest of the run needs more", need->model,
+                                  need->text()));
+  }
 }
 
 }  // namespace ht

@@ -30,9 +30,16 @@ inline float activate_grad(float z, Act a) {
   }
   return 1.0f;
 }
-inline float keep_scale(const DropoutSpec& d, int64_t key, int64_t col) {
-  if (!d.active) return 1.0f;
-  return dropout_keep(d.seed, d.epoch, d.layer, key, static_cast<int>(col), d.rate) ? 1.0f / (1.0f - d.rate) : 0.0f;
+// row[j] *= (dropout_keep(..., key, j, rate) ? 1 / (1 - rate) : 0) for every j,
+// with the row's part of the hash computed once; zeros stay zeros without
+// hashing (sparse features are mostly zeros). Same bits as element by element.
+inline void scale_row(const DropoutSpec& d, int64_t key, float* row, int64_t cols) {
+  const uint64_t h = dropout_row_hash(d.seed, d.epoch, d.layer, key);
+  const float s = 1.0f / (1.0f - d.rate);
+  for (int64_t j = 0; j < cols; ++j) {
+    if (row[j] == 0.0f) continue;
+    row[j] *= dropout_keep_col(h, static_cast<int>(j), d.rate) ? s : 0.0f;
+  }
 }
 inline float attn_scale(const DropoutSpec& d, int head, int64_t src, int64_t dst) {
   if (!d.active) return 1.0f;
@@ -194,10 +201,7 @@ void CpuDevice::gather_from_host(const HostMat& src, DevIdx src_rows, DevIdx dst
       const int64_t sr = src_rows.data ? src_rows.data[k] : k;
       float* d = dst.row(dst_rows.data ? dst_rows.data[k] : k);
       load_row(src, sr, d, c);
-      if (drop.active) {
-        const int64_t key = drop.keys[sr];
-        for (int64_t j = 0; j < c; ++j) d[j] *= keep_scale(drop, key, j);
-      }
+      if (drop.active) scale_row(drop, drop.keys[sr], d, c);
     }
   });
 }
@@ -412,8 +416,7 @@ void CpuDevice::dropout_rows(DevMat m, int64_t key_row0, const DropoutSpec& drop
     if (!drop.active) return;
   #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < m.rows; ++r) {
-      const int64_t key = drop.keys[key_row0 + r];
-      for (int64_t j = 0; j < m.cols; ++j) m.row(r)[j] *= keep_scale(drop, key, j);
+      scale_row(drop, drop.keys[key_row0 + r], m.row(r), m.cols);
     }
   });
 }

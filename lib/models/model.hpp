@@ -76,11 +76,19 @@ ModelParams init_params(const ModelConfig& cfg);
 
 // Dropout: keep element (vertex, col) of layer l's input in `epoch`?
 // Keyed by the vertex's ORIGINAL (graph file) id so it is partition-invariant.
+// It is rng::hash(seed', epoch, layer, vertex, col), split so that a row's
+// part is hashed once (dropout_row_hash) and each column adds one mix.
+HT_HD uint64_t dropout_row_hash(uint64_t seed, int epoch, int layer, int64_t vertex) {
+  uint64_t h = rng::mix64((seed ^ 0xD5A61266F0C9392CULL) ^ 0x6A09E667F3BCC909ULL);
+  h = rng::mix64(h ^ static_cast<uint64_t>(epoch));
+  h = rng::mix64(h ^ static_cast<uint64_t>(layer));
+  return rng::mix64(h ^ static_cast<uint64_t>(vertex));
+}
+HT_HD bool dropout_keep_col(uint64_t row_hash, int col, float rate) {
+  return rng::to_unit_float(rng::mix64(row_hash ^ static_cast<uint64_t>(col))) >= rate;
+}
 HT_HD bool dropout_keep(uint64_t seed, int epoch, int layer, int64_t vertex, int col, float rate) {
-  const uint64_t h = rng::hash(seed ^ 0xD5A61266F0C9392CULL, static_cast<uint64_t>(epoch),
-                               static_cast<uint64_t>(layer), static_cast<uint64_t>(vertex),
-                               static_cast<uint64_t>(col));
-  return rng::to_unit_float(h) >= rate;
+  return dropout_keep_col(dropout_row_hash(seed, epoch, layer, vertex), col, rate);
 }
 // Attention dropout on edge (src -> dst) of head `head` (ORIGINAL ids).
 HT_HD bool attn_dropout_keep(uint64_t seed, int epoch, int layer, int head, int64_t src, int64_t dst,

@@ -25,11 +25,20 @@ struct Context {
   int hidden = 0;
   ht::ModelKind model = ht::ModelKind::gcn;
   ht::OptimizerKind optimizer = ht::OptimizerKind::adam;
-  std::string backend = "cpu";
+  std::string backend = "auto";
   int gpus = 0;
   double gpu_mem_gib = 0;
   ht::cli::CommonOptions common;
 };
+
+// GPUs the CUDA executor can use (0 without one in this build).
+int cuda_gpus_visible() {
+#ifdef HT_HAVE_CUDA
+  return ht::cuda_device_count();
+#else
+  return 0;
+#endif
+}
 
 // "1433-16-7" -> {1433, 16, 7}; "auto" -> {} (resolved by the job from the graph).
 std::vector<int> parse_layers(const std::string& text) {
@@ -123,8 +132,11 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", job.warmup, "Epochs left out of the median epoch time")->check(ht::cli::in_range(0, 1e9));
   app.add_option("--seed", job.trainer.model.seed, "Seed of weight initialization and dropout masks")
       ->check(ht::cli::unsigned_integer());
-  app.add_option("--backend", ctx.backend, "Executor: cpu (reference, emulates GPUs) or cuda")
-      ->check(ht::cli::one_of({"cpu", "cuda"}));
+  app.add_option("--backend", ctx.backend,
+                 "Executor: cuda, cpu (the reference executor, emulates GPUs; slow), or auto = cuda when this build "
+                 "has the CUDA executor and a GPU is visible, else cpu (the choice is logged)")
+      ->check(ht::cli::one_of({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
   app.add_option("--gpus", ctx.gpus, "GPUs (emulated devices for cpu); default: the plan's m, or 1")
       ->check(ht::cli::in_range(1, 4096));
   app.add_option("--chunks", job.chunks, "Chunks per GPU when partitioning in memory")
@@ -188,6 +200,13 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-verify", job.verify_checksums, "Skip section checksums (structural checks still run)");
 
   return ht::cli::run(app, ctx.common, argc, argv, [&] {
+    if (ctx.backend == "auto") {
+      const int visible = cuda_gpus_visible();
+      ctx.backend = visible > 0 ? "cuda" : "cpu";
+      ht::log::info("--backend auto: {} ({})", ctx.backend,
+                    visible > 0 ? fmt::format("{} GPU(s) visible", visible)
+                                : "no GPU visible, or this build has no CUDA executor");
+    }
 #ifndef HT_HAVE_CUDA
     if (ctx.backend == "cuda")
       throw ht::option_error("--backend", "this build has no CUDA executor (nvcc and the CUDA libraries were not "

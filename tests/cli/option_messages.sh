@@ -67,4 +67,9 @@ if [[ $rc -ne 3 ]]; then
 fi
 "$BIN/ht-train" -q -g g.htg --hidden 64 --epochs 1 >/dev/null 2>stderr.txt || fail "--hidden 64 refused: $(cat stderr.txt)"
 
+# --backend defaults to auto, which says what it chose (cuda with a visible GPU, else cpu).
+"$BIN/ht-train" -g g.htg --epochs 1 >/dev/null 2>stderr.txt || fail "default backend run failed: $(cat stderr.txt)"
+grep -Eq -- "--backend auto: (cpu|cuda) \(" stderr.txt || fail "--backend auto did not say what it chose: $(cat stderr.txt)"
+grep -Eq "backend (cpu|cuda), m = 1" stderr.txt || fail "the training line names no backend: $(cat stderr.txt)"
+
 finish "option messages: ok"

@@ -200,19 +200,19 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-verify", job.verify_checksums, "Skip section checksums (structural checks still run)");
 
   return ht::cli::run(app, ctx.common, argc, argv, [&] {
-    if (ctx.backend == "auto") {
-      const int visible = cuda_gpus_visible();
-      ctx.backend = visible > 0 ? "cuda" : "cpu";
-      ht::log::info("--backend auto: {} ({})", ctx.backend,
-                    visible > 0 ? fmt::format("{} GPU(s) visible", visible)
-                                : "no GPU visible, or this build has no CUDA executor");
-    }
+    const bool automatic = ctx.backend == "auto";
+    const int visible = automatic ? cuda_gpus_visible() : 0;
+    if (automatic) ctx.backend = visible > 0 ? "cuda" : "cpu";
 #ifndef HT_HAVE_CUDA
     if (ctx.backend == "cuda")
       throw ht::option_error("--backend", "this build has no CUDA executor (nvcc and the CUDA libraries were not "
                                           "found when it was configured); use --backend cpu");
 #endif
     refuse_unused_options(app, ctx, job);
+    if (automatic)  // said once the options are known to be valid
+      ht::log::info("--backend auto: {} ({})", ctx.backend,
+                    visible > 0 ? fmt::format("{} GPU(s) visible", visible)
+                                : "no GPU visible, or this build has no CUDA executor");
     ht::signals::install("ht-train", true);
     job.stop_requested = [] { return ht::signals::stop_signal(); };
     job.trainer.model.kind = ctx.model;

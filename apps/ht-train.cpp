@@ -31,6 +31,24 @@ struct Context {
   ht::cli::CommonOptions common;
 };
 
+// --help lists the options in groups (KaMinPar-style), in this order.
+void group_options(CLI::App& app) {
+  static const std::vector<std::pair<const char*, std::vector<const char*>>> groups = {
+      {"Input", {"--graph", "--partition", "--plan", "--normalize-features", "--no-verify"}},
+      {"Model", {"--model", "--layers", "--hidden", "--heads", "--out-heads", "--dropout", "--attn-dropout", "--no-bias"}},
+      {"Optimization",
+       {"--optimizer", "--lr", "--weight-decay", "--decay-first-layer-only", "--momentum", "--epochs", "--eval-every",
+        "--warmup", "--seed"}},
+      {"Execution",
+       {"--backend", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--steps",
+        "--merged-buffers", "--no-overlap", "--no-early-start"}},
+      {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out"}},
+      {"Checkpoints and inference", {"--checkpoint", "--checkpoint-every", "--resume", "--load-model", "--predict-only"}},
+  };
+  for (const auto& [group, names] : groups)
+    for (const char* name : names) app.get_option(name)->group(group);
+}
+
 // GPUs the CUDA executor can use (0 without one in this build).
 int cuda_gpus_visible() {
 #ifdef HT_HAVE_CUDA
@@ -199,6 +217,7 @@ int main(int argc, char** argv) {
                "--logits-out and prints the accuracy per split");
   app.add_flag("!--no-verify", job.verify_checksums, "Skip section checksums (structural checks still run)");
 
+  group_options(app);
   return ht::cli::run(app, ctx.common, argc, argv, [&] {
     const bool automatic = ctx.backend == "auto";
     const int visible = automatic ? cuda_gpus_visible() : 0;

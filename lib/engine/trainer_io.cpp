@@ -59,8 +59,8 @@ void Trainer::read_in(DeviceState& st, int slot, const HostMat& src, int64_t v0,
   count_host_rows(dst.rows, dst.cols, true);
   if (src.dtype == StoreDtype::f32) return st.dev->copy_from_host(src, v0, dst.rows, dst, 0);
   const int64_t bytes = dst.rows * dst.cols * src.elem_bytes();
-  const DevArray<std::byte> raw = st.raw_in[slot].sub(st.raw_in_used[slot], bytes);
   HT_ASSERT(st.raw_in_used[slot] + bytes <= st.raw_in[slot].size);
+  const DevArray<std::byte> raw = st.raw_in[slot].sub(st.raw_in_used[slot], bytes);
   st.raw_in_used[slot] += bytes;
   st.dev->copy_bytes_in(src.row_bytes(v0), raw, bytes);
   st.widen_pending[slot].push_back({raw, dst});

@@ -455,13 +455,8 @@ TrainCheckpoint make_checkpoint(const CheckpointTarget& target, const TrainerOpt
   c.final_val_acc = ev.val_acc;
   c.final_test_acc = ev.test_acc;
   for (const ParamTensor& p : trainer.params().tensors) {
-    ParamTensor v;
-    v.name = p.name;
-    v.layer = p.layer;
-    v.rows = p.rows;
-    v.cols = p.cols;
-    v.value = p.value;
-    c.tensors.push_back(std::move(v));
+    c.tensors.push_back(p);
+    c.tensors.back().grad.clear();  // not saved: a checkpoint is taken between epochs
   }
   c.m = opt.m();
   c.v = opt.v();

@@ -89,6 +89,7 @@ struct Case {
   StepPlacement steps = StepPlacement::streamed;
   int merged_buffers = 2;  // 0: no early start
   StoreDtype dtype = StoreDtype::f32;
+  bool fuse = true;  // transform-first layers fused into the layer before
 };
 
 std::string name(const Case& c) {
@@ -100,7 +101,8 @@ std::string name(const Case& c) {
                      c.overlap ? timing_name[static_cast<int>(c.timing)] : " copies in line",
                      std::string(c.steps == StepPlacement::resident ? " resident steps" : "") +
                          (c.merged_buffers == 0 ? " barriers" : c.merged_buffers == 1 ? " one merged buffer" : "") +
-                         (c.dtype == StoreDtype::f32 ? "" : " store " + std::string(dtype_name(c.dtype))));
+                         (c.dtype == StoreDtype::f32 ? "" : " store " + std::string(dtype_name(c.dtype))) +
+                         (c.fuse ? "" : " unfused"));
 }
 
 // Relative tolerance against the fp32 reference: 1e-5 for fp32 stores; a
@@ -143,6 +145,7 @@ CaseResult check_case(const Case& c) {
   opt.early_start = c.merged_buffers > 0;
   opt.merged_buffers = std::max(c.merged_buffers, 1);
   opt.host_dtype = c.dtype;
+  opt.fuse_transforms = c.fuse;
   Trainer tr(exec, gn.view(), orig, plan, opt);
   CaseResult out;
   out.loss = tr.compute_gradients(epoch);
@@ -185,6 +188,31 @@ TEST(Engine, EqualsReferenceGcn) {
             for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute})
               check_case({ModelKind::gcn, m, n, comm, d, order, true, timing});
           }
+}
+
+// A transform-first layer's passes fused into the layer before give the same
+// bits as the separate passes (fp32 store), under every copy timing, and move
+// fewer rows: t^l is written by the forward batch that computes h^l, ∇x^l
+// stays on the device. GCN 6-8-5-4 auto fuses layer 1 into the aggregate-first
+// layer 0 and layer 2 into the transform-first layer 1; transform-first
+// everywhere leaves layer 0's transform pass as it is.
+TEST(Engine, FusedTransformsEqualUnfused) {
+  for (GcnOrder order : {GcnOrder::automatic, GcnOrder::transform_first})
+    for (auto [m, n] : {std::pair{1, 1}, std::pair{1, 3}, std::pair{2, 3}})
+      for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full})
+        for (float d : {0.0f, 0.5f}) {
+          Case c{ModelKind::gcn, m, n, comm, d, order};
+          c.fuse = false;
+          const CaseResult unfused = check_case(c);
+          c.fuse = true;
+          for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute}) {
+            c.timing = timing;
+            const CaseResult fused = check_case(c);
+            EXPECT_TRUE(same_bits(fused, unfused)) << name(c);
+            EXPECT_LT(fused.counters.h2d_bytes, unfused.counters.h2d_bytes) << name(c);
+            EXPECT_LT(fused.counters.d2h_bytes, unfused.counters.d2h_bytes) << name(c);
+          }
+        }
 }
 
 TEST(Engine, LayerOrderChoice) {

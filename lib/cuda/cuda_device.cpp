@@ -321,6 +321,15 @@ void CudaDevice::zero(DevArray<float> a) {
   HT_CUDA_TRY(cudaMemsetAsync(a.data, 0, static_cast<size_t>(a.size) * 4, current()));
 }
 
+void CudaDevice::copy(DevMat src, DevMat dst) {
+  HT_CHECK(src.rows == dst.rows && src.cols == dst.cols, "device copy of {}x{} rows into {}x{}", src.rows, src.cols,
+           dst.rows, dst.cols);
+  if (src.rows * src.cols == 0) return;
+  activate();
+  HT_CUDA_TRY(cudaMemcpyAsync(dst.data, src.data, static_cast<size_t>(src.rows * src.cols) * 4,
+                              cudaMemcpyDeviceToDevice, current()));
+}
+
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the
 // operands and keep each one's transpose flag.
 void CudaDevice::gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,

@@ -296,6 +296,12 @@ void CpuDevice::zero(DevMat m, int64_t row0, int64_t n) {
 void CpuDevice::zero(DevArray<float> a) {
   if (a.size > 0) enqueue([=] { std::memset(a.data, 0, static_cast<size_t>(a.size) * 4); });
 }
+void CpuDevice::copy(DevMat src, DevMat dst) {
+  HT_CHECK(src.rows == dst.rows && src.cols == dst.cols, "device copy of {}x{} rows into {}x{}", src.rows, src.cols,
+           dst.rows, dst.cols);
+  if (src.rows * src.cols > 0)
+    enqueue([=] { std::memcpy(dst.data, src.data, static_cast<size_t>(src.rows * src.cols) * 4); });
+}
 
 // Dense products: OpenBLAS (cblas_sgemm), one BLAS thread per call, the rows
 // of C cut into fixed blocks of kGemmRowBlock that OpenMP spreads over the

@@ -65,6 +65,7 @@ class CpuDevice final : public Device {
   void scatter_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) override;
   void zero(DevMat m, int64_t row0, int64_t n) override;
   void zero(DevArray<float> a) override;
+  void copy(DevMat src, DevMat dst) override;
 
   void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
             const float* b, int64_t ldb, float beta, float* c, int64_t ldc) override;

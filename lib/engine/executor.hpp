@@ -195,6 +195,8 @@ class Device {
   virtual void compact_and_zero(DevMat src, DevIdx rows, DevMat staging) = 0;
   virtual void zero(DevMat m, int64_t row0, int64_t n) = 0;
   virtual void zero(DevArray<float> a) = 0;
+  // dst = src (same shape, device memory), on the current queue.
+  virtual void copy(DevMat src, DevMat dst) = 0;
 
   // ---- dense and sparse compute
   // C = alpha * op(A) * op(B) + beta * C (row-major; op = transpose when flagged).

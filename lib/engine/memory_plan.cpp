@@ -54,13 +54,14 @@ DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOpti
   if (ahead) var += 2 * 4 * max_later * max_gather;
   // Per slot: inputs (a, h, ∇h), outputs (a, h, ∇logits); z and ∇z once.
   var += 4 * nd * (2 * (2 * max_in + 3 * max_out + m.dims.back()) + 2 * max_out);
+  var += 4 * nd * 2 * 2 * fused_transform_width(opt);  // fused transforms: t out and ∇t in per slot
   if (gat) var += 4 * rows * max_tw * 2 + 4 * 5 * ne * max_heads;
   const int64_t piece = std::max<int64_t>(1, std::min(max_flush, staging_piece_rows(max_gather)));
   var += 3 * 4 * piece * max_gather;  // staging ring (pieces of at most 64 MiB)
   need.fixed_bytes = plan.num_vertices * (8 + 4 + 1) + 3 * 4 * m.dims.front() * static_cast<int64_t>(max_tw + max_out) +
                      (int64_t{16} << 20);  // keys/labels/split, parameters, library workspace
   if (opt.host_dtype != StoreDtype::f32)  // 16-bit shadows of the slots' inputs and outputs and of the staging ring
-    var += 2 * (2 * nd * (2 * max_in + 3 * max_out + m.dims.back()) + 3 * piece * max_gather);
+    var += 2 * (2 * nd * (2 * max_in + 4 * max_out) + 3 * piece * max_gather);
   return need;
 }
 

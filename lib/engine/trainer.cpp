@@ -156,9 +156,13 @@ void Trainer::setup_devices() {
       st->out_a[s] = d.alloc_floats(nd * max_in);
       st->out_h[s] = d.alloc_floats(nd * max_out);
       st->out_dl[s] = d.alloc_floats(nd * m.dims.back());
-      if (store_dtype() != StoreDtype::f32) {  // 16-bit shadows: a, h, ∇h in; a, h, ∇logits out
+      if (const int64_t tw = fused_transform_width(opt_); tw > 0) {
+        st->out_t[s] = d.alloc_floats(nd * tw);
+        st->in_t[s] = d.alloc_floats(nd * tw);
+      }
+      if (store_dtype() != StoreDtype::f32) {  // 16-bit shadows: a, h, ∇h (or ∇t) in; a, h, t or ∇logits out
         st->raw_in[s] = d.alloc_bytes(2 * nd * (max_in + 2 * max_out));
-        st->raw_out[s] = d.alloc_bytes(2 * nd * (max_in + max_out + m.dims.back()));
+        st->raw_out[s] = d.alloc_bytes(2 * nd * (max_in + 2 * max_out));
       }
     }
     if (gat) {
@@ -273,6 +277,16 @@ DropoutSpec Trainer::attn_dropout(int layer, int epoch, bool training, const int
 
 bool Trainer::read_ahead() const { return reads_ahead(opt_, plan_.n); }
 
+// Readers of h^k on host: the logits (k = L); layer k's gathers (aggregate-
+// first GCN, GAT) or its transform passes when they are not fused; layer
+// k - 1's backward when it is transform-first (ReLU mask, and h^k for a fused
+// transform backward). Otherwise h^k lives on the device only.
+bool Trainer::h_on_host(int k) const {
+  const ModelConfig& m = opt_.model;
+  if (k == m.num_layers() || m.kind != ModelKind::gcn || !transform_first(k) || !fused_transform(k)) return true;
+  return transform_first(k - 1);
+}
+
 // One pass over the batches of a layer, issued without waiting: batch j + 1's
 // loads are issued before batch j's compute (read-ahead), and the host blocks
 // nowhere. The devices' queues order everything through events.
@@ -352,7 +366,7 @@ double Trainer::forward(int epoch, bool training, LossStats* stats) {
   for (int l = 0; l < m.num_layers(); ++l) {
     // Transform-first: every vertex's t = x W must be on host before any
     // chunk gathers its neighbors' rows (the pass ends with a barrier).
-    if (transform_first(l)) run_pass(Pass::transform, l, epoch, training);
+    if (transform_first(l) && !fused_transform(l)) run_pass(Pass::transform, l, epoch, training);
     run_pass(Pass::forward, l, epoch, training);
   }
   if (!stats) return 0.0;
@@ -385,7 +399,7 @@ void Trainer::backward(int epoch) {
       }
     }
     run_pass(Pass::backward, l, epoch, true);
-    if (tf) run_pass(Pass::transform_backward, l, epoch, true);
+    if (tf && !fused_transform(l)) run_pass(Pass::transform_backward, l, epoch, true);
   }
 }
 

@@ -119,6 +119,14 @@ class Trainer {
   void transform_batch(DeviceState& st, int layer, int j, int epoch, bool training);
   void transform_backward_batch(DeviceState& st, int layer, int j, int epoch);
   bool transform_first(int layer) const { return ht::transform_first(opt_.model, opt_.gcn_order, layer); }
+  // Layer l's transform passes run inside layer l - 1's (TrainerOptions::fuse_transforms).
+  bool fused_transform(int layer) const { return fuses_transform(opt_, layer); }
+  // Whether h^k goes to the host store: some later pass reads it there.
+  bool h_on_host(int k) const;
+  // The fused transform of layer k on a batch's own rows h^k: t^k (an output
+  // for the store) in the forward; ∇W^k and ∇x^k = ∇t^k Wᵀ (into dX) in the backward.
+  Output transform_rows(DeviceState& st, int k, int slot, DevMat H, int64_t v0, bool training, int epoch);
+  void transform_backward_rows(DeviceState& st, int k, int slot, DevMat H, DevMat dX, int64_t v0, int epoch);
   bool read_ahead() const;
   // Dropout of a layer's input / attention; `keys` = the device's copy of the
   // original vertex ids.

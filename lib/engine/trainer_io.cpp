@@ -126,14 +126,21 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
     switch (pass) {
       case Pass::forward: break;
       case Pass::transform: read_in(*st, s, store_.h[l], v0, view(st->in_a[s], nd, in_w)); break;
-      case Pass::backward:
-        read_in(*st, s, store_.grad[l + 1], v0, view(st->in_dh[s], nd, out_w));
+      case Pass::backward: {
+        // With the next layer's transform fused, ∇t^{l+1} instead of ∇x^{l+1} (computed from it).
+        const bool fused = l + 1 < m.num_layers() && fused_transform(l + 1);
+        if (fused)
+          read_in(*st, s, store_.agg[l + 1], v0, view(st->in_t[s], nd, m.out_width(l + 1)));
+        else
+          read_in(*st, s, store_.grad[l + 1], v0, view(st->in_dh[s], nd, out_w));
         if (transform_first(l)) {
-          if (m.activation(l) == Activation::relu) read_in(*st, s, store_.h[l + 1], v0, view(st->in_h[s], nd, out_w));
+          if (m.activation(l) == Activation::relu || fused)
+            read_in(*st, s, store_.h[l + 1], v0, view(st->in_h[s], nd, out_w));
         } else if (m.kind == ModelKind::gcn) {
           read_in(*st, s, store_.agg[l], v0, view(st->in_a[s], nd, in_w));  // cached aggregate: no neighbor reload
         }
         break;
+      }
       case Pass::transform_backward:
         read_in(*st, s, store_.agg[l], v0, view(st->in_dh[s], nd, out_w));
         read_in(*st, s, store_.h[l], v0, view(st->in_a[s], nd, in_w));

@@ -113,7 +113,8 @@ void Trainer::forward_batch(DeviceState& st, int l, int j, bool training, int ep
     d.gat_aggregate(topo, Gt, st.alpha_drop, heads, last, Z);
   }
   d.bias_act(Z, ly.b, act, H);
-  outputs.push_back({H, &store_.h[l + 1], v0});
+  if (h_on_host(l + 1)) outputs.push_back({H, &store_.h[l + 1], v0});
+  if (!last && fused_transform(l + 1)) outputs.push_back(transform_rows(st, l + 1, s, H, v0, training, epoch));
   if (last) {
     DevMat dL = training ? view(st.out_dl[s], nd, out_w) : DevMat{};
     d.softmax_xent(H, st.labels, st.split, v0, 1.0f / static_cast<float>(num_train_), dL);
@@ -132,6 +133,15 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
   Layer& ly = st.layers[l];
   DevMat dH = view(st.in_dh[s], nd, out_w), Z = view(st.z, nd, out_w), dZ = view(st.dz, nd, out_w);
   DevMat H = view(st.in_h[s], nd, out_w);  // loaded (ReLU mask) or recomputed
+  const bool gcn_aggregate_first = m.kind == ModelKind::gcn && !transform_first(l);
+  if (gcn_aggregate_first) {  // h^{l+1} recomputed from the cached aggregate: no neighbor reload
+    DevMat A = view(st.in_a[s], nd, in_w);
+    d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
+    d.bias_act(Z, ly.b, act, H);
+  }
+  // ∇x^{l+1} from the next layer's fused transform backward (H is h^{l+1},
+  // loaded or recomputed above), else loaded.
+  if (l + 1 < L && fused_transform(l + 1)) transform_backward_rows(st, l + 1, s, H, dH, v0, epoch);
   if (l + 1 < L) {  // ∇h^{l+1} = mask ⊙ ∇x^{l+1}: the next layer's input dropout
     d.dropout_rows(dH, v0, input_dropout(l + 1, epoch, true, st.keys.data));
   }
@@ -145,10 +155,8 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
     const DevMat dT = act == Act::relu ? dZ : dH;
     if (ly.db.size) d.col_sum_add(dT, ly.db);
     d.spmm_transpose_add(topo, dT, G);  // ∇t = Âᵀ ∇z
-  } else if (m.kind == ModelKind::gcn) {
-    DevMat A = view(st.in_a[s], nd, in_w);  // cached aggregate: no neighbor reload
-    d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
-    d.bias_act(Z, ly.b, act, H);
+  } else if (gcn_aggregate_first) {
+    DevMat A = view(st.in_a[s], nd, in_w);
     d.act_backward(dH, Z, act, dZ);
     d.gemm(true, false, in_w, out_w, nd, 1.0f, A.data, in_w, dZ.data, out_w, 1.0f, ly.dW.data, out_w);
     if (ly.db.size) d.col_sum_add(dZ, ly.db);
@@ -177,6 +185,47 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
   // No `computed` here: the gradient return still reads the step's lists in
   // the ring slot (Trainer::run_pass records it after the return).
   d.end_work(WorkKind::compute);
+}
+
+// Fused transform of layer k (TrainerOptions::fuse_transforms) on the rows of
+// h^k a forward batch just computed: the same products as transform_batch.
+// Dropout needs a copy (z is free once h is computed): h^k itself may still
+// be on its way to the host.
+Trainer::Output Trainer::transform_rows(DeviceState& st, int k, int s, DevMat H, int64_t v0, bool training,
+                                        int epoch) {
+  Device& d = *st.dev;
+  const int64_t in_w = opt_.model.in_width(k), out_w = opt_.model.out_width(k);
+  HT_ASSERT(H.cols == in_w);
+  DevMat X = H;
+  const DropoutSpec drop = input_dropout(k, epoch, training, st.keys.data);
+  if (drop.active) {
+    X = view(st.z, H.rows, in_w);
+    d.copy(H, X);
+    d.dropout_rows(X, v0, drop);
+  }
+  DevMat T = view(st.out_t[s], H.rows, out_w);
+  d.gemm(false, false, H.rows, out_w, in_w, 1.0f, X.data, in_w, st.layers[k].W.data, out_w, 0.0f, T.data, out_w);
+  return {T, &store_.agg[k], v0};
+}
+
+// Fused transform backward of layer k on a backward batch of layer k - 1:
+// ∇W^k += dropout(h^k)ᵀ ∇t^k and ∇x^k = ∇t^k Wᵀ (the products of
+// transform_backward_batch), ∇t^k loaded into the slot's in_t. dz serves as
+// the dropout copy (the batch writes ∇z only later).
+void Trainer::transform_backward_rows(DeviceState& st, int k, int s, DevMat H, DevMat dX, int64_t v0, int epoch) {
+  Device& d = *st.dev;
+  const int64_t in_w = opt_.model.in_width(k), out_w = opt_.model.out_width(k), nd = H.rows;
+  HT_ASSERT(H.cols == in_w && dX.rows == nd && dX.cols == in_w);
+  Layer& ly = st.layers[k];
+  DevMat dT = view(st.in_t[s], nd, out_w), X = H;
+  const DropoutSpec drop = input_dropout(k, epoch, true, st.keys.data);
+  if (drop.active) {
+    X = view(st.dz, nd, in_w);
+    d.copy(H, X);
+    d.dropout_rows(X, v0, drop);
+  }
+  d.gemm(true, false, in_w, out_w, nd, 1.0f, X.data, in_w, dT.data, out_w, 1.0f, ly.dW.data, out_w);
+  d.gemm(false, true, nd, in_w, out_w, 1.0f, dT.data, out_w, ly.W.data, out_w, 0.0f, dX.data, in_w);
 }
 
 // Transform-first forward, vertex-wise: t = dropout(h^l) W for the batch's own

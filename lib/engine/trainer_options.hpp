@@ -1,6 +1,8 @@
 #pragma once
 // Options of one training engine run (lib/engine/trainer.hpp), shared with
 // the memory planner.
+#include <algorithm>
+
 #include "core/half.hpp"
 #include "engine/layer_order.hpp"
 #include "models/model.hpp"
@@ -41,7 +43,28 @@ struct TrainerOptions {
   // widened and rounded inside the copy kernels). Host stores only: the
   // in-memory mode keeps fp32.
   StoreDtype host_dtype = StoreDtype::f32;
+  // A GCN's transform-first layer l > 0 runs inside layer l - 1's passes:
+  // t = dropout(h^l) W in the forward batch that computes h^l, and the
+  // transform backward (∇W, ∇x^l = ∇t Wᵀ) in the backward batch that needs
+  // ∇x^l (same rows, same device). h^l (often) and ∇x^l then never cross the
+  // link, and two passes per layer go. Results are identical with fp32 stores
+  // (16-bit stores: h^l and ∇x^l are no longer rounded to the store's type).
+  bool fuse_transforms = true;
 };
+
+// Whether layer l's transform passes are fused into layer l - 1's (above).
+inline bool fuses_transform(const TrainerOptions& opt, int l) {
+  return opt.fuse_transforms && opt.model.kind == ModelKind::gcn && l > 0 &&
+         transform_first(opt.model, opt.gcn_order, l);
+}
+
+// Widest fused transform output (0 when none): the slots' t and ∇t rows.
+inline int64_t fused_transform_width(const TrainerOptions& opt) {
+  int64_t w = 0;
+  for (int l = 1; l < opt.model.num_layers(); ++l)
+    if (fuses_transform(opt, l)) w = std::max<int64_t>(w, opt.model.out_width(l));
+  return w;
+}
 
 // Whether batch j + 1's new rows are read ahead while batch j computes: it
 // needs the in-place reuse of the full mode (other modes reload the whole

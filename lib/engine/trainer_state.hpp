@@ -55,6 +55,9 @@ struct Trainer::DeviceState {
   DevArray<float> out_a[kSlots];    // cached aggregate or ∇x: max input width
   DevArray<float> out_h[kSlots];    // h^{l+1} or t: max output width
   DevArray<float> out_dl[kSlots];   // ∇logits: output width
+  // Fused transforms (TrainerOptions::fuse_transforms): the next layer's t
+  // out (forward) and ∇t in (backward), the widest fused output width.
+  DevArray<float> out_t[kSlots], in_t[kSlots];
   DevArray<float> z, dz;            // max_dst x max output width
   DevArray<float> gt, dgt;          // GAT transform and its gradient: buffer_rows x max transform width
   DevArray<float> pre, score, alpha, alpha_drop;  // GAT: max_edges x max heads

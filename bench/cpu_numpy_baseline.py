@@ -58,7 +58,7 @@ def load(path, normalize):
     off = np.asarray(g.offsets)
     src = np.asarray(g.sources).astype(np.int64)
     dst = np.repeat(np.arange(n), np.diff(off))
-    x = np.array(g.features, dtype=np.float32)
+    x = np.array(g.features_f32(), dtype=np.float32)  # 16-bit features widened
     if normalize:
         s = x.sum(axis=1, keepdims=True)
         x = np.divide(x, s, out=np.zeros_like(x), where=s != 0)

@@ -2,6 +2,8 @@
 
     g = read_htg("reddit.htg")          # sections are memory-mapped, nothing is copied
     g.num_vertices, g.offsets, g.sources, g.features, g.labels, g.split
+    g.feature_dtype                     # "fp32", "bf16" or "fp16" (ht-convert --feature-dtype)
+    g.features_f32()                    # features as float32 (16-bit ones widened, exactly)
 
 Validation: everything of the container that docs/FORMATS.md lists (magic, byte-order mark,
 version, header size, header checksum, recorded file size, section table: names, dtypes, shapes,
@@ -31,9 +33,12 @@ TABLE_OFFSET = 192
 CHECKSUM_OFFSET = 32
 ALIGNMENT = 4096
 
-# dtype code -> numpy little-endian dtype (docs/FORMATS.md, section entry).
+# dtype code -> numpy little-endian dtype (docs/FORMATS.md, section entry). numpy has no bfloat16:
+# bf16 sections (code 7) are mapped as their uint16 bit patterns.
 DTYPES = {1: np.dtype("u1"), 2: np.dtype("<i4"), 3: np.dtype("<u4"), 4: np.dtype("<i8"), 5: np.dtype("<u8"),
-          6: np.dtype("<f4")}
+          6: np.dtype("<f4"), 7: np.dtype("<u2"), 8: np.dtype("<f2")}
+# The `features` section's dtype code -> the feature dtype's name.
+FEATURE_DTYPES = {6: "fp32", 7: "bf16", 8: "fp16"}
 
 FLAG_NAMES = ("symmetric", "has_self_loops", "sorted_neighbors", "no_duplicates", "features_normalized")
 
@@ -102,8 +107,8 @@ def xxh64(data, seed=0):
 
 # --- container ---------------------------------------------------------------------------------
 class Section:
-    def __init__(self, name, dtype, shape, offset, length, checksum):
-        self.name, self.dtype, self.shape = name, dtype, shape
+    def __init__(self, name, dtype, shape, offset, length, checksum, code=0):
+        self.name, self.dtype, self.shape, self.code = name, dtype, shape, code
         self.offset, self.length, self.checksum = offset, length, checksum
 
 
@@ -164,7 +169,7 @@ def read_container(path, magic=MAGIC, version=VERSION):
         if name in sections:
             _fail(path, where, "duplicate section '%s'" % name)
         shape = (rows,) if ndim == 1 else (rows, cols)
-        sections[name] = Section(name, DTYPES[code], shape, offset, length, sec_sum)
+        sections[name] = Section(name, DTYPES[code], shape, offset, length, sec_sum, code)
     return flags, meta, sections, size
 
 
@@ -184,6 +189,7 @@ class HtgGraph:
         self.flags = {}
         self.offsets = self.sources = None
         self.edge_weights = self.features = self.labels = self.split = self.orig_ids = None
+        self.feature_dtype = "fp32"  # of `features` as stored: fp32, bf16 (uint16 bit patterns) or fp16
         self.file_bytes = 0
         self.header_checksum = 0
 
@@ -191,6 +197,15 @@ class HtgGraph:
         """Destination of every in-edge (int64 [E]): vertex v repeated in-degree(v) times."""
         deg = np.diff(self.offsets)
         return np.repeat(np.arange(self.num_vertices, dtype=np.int64), deg)
+
+    def features_f32(self):
+        """The features as a float32 array (16-bit ones widened, exactly), or None without features."""
+        if self.features is None:
+            return None
+        x = np.asarray(self.features)
+        if self.feature_dtype == "bf16":
+            return (x.astype(np.uint32) << 16).view(np.float32)
+        return x.astype(np.float32) if self.feature_dtype == "fp16" else x
 
     def split_mask(self, code):
         if self.split is None:
@@ -200,7 +215,7 @@ class HtgGraph:
     def summary(self):
         s = {"file": self.path, "bytes": self.file_bytes, "header_checksum": "%016x" % self.header_checksum,
              "num_vertices": self.num_vertices, "num_edges": self.num_edges, "id_bytes": self.id_bytes,
-             "feature_dim": self.feature_dim, "num_classes": self.num_classes,
+             "feature_dim": self.feature_dim, "feature_dtype": self.feature_dtype, "num_classes": self.num_classes,
              "has_labels": self.labels is not None, "weighted": self.edge_weights is not None,
              "has_orig_ids": self.orig_ids is not None, "flags": self.flags}
         if self.labels is not None:
@@ -255,7 +270,10 @@ def read_htg(path, check_data=True):
     id_type = np.dtype("<u4") if id_bytes == 4 else np.dtype("<u8")
     g.offsets = _map(path, _expect(path, sections, "csc_offsets", np.dtype("<i8"), (n + 1,), True))
     g.sources = _map(path, _expect(path, sections, "csc_sources", id_type, (e,), True))
-    opt = {"edge_weights": (np.dtype("<f4"), (e,)), "features": (np.dtype("<f4"), (n, feat)),
+    feat_sec = sections.get("features")
+    feat_code = feat_sec.code if feat_sec is not None and feat_sec.code in FEATURE_DTYPES else 6
+    g.feature_dtype = FEATURE_DTYPES[feat_code]
+    opt = {"edge_weights": (np.dtype("<f4"), (e,)), "features": (DTYPES[feat_code], (n, feat)),
            "labels": (np.dtype("<i4"), (n,)), "split": (np.dtype("u1"), (n,)), "orig_ids": (np.dtype("<i8"), (n,))}
     for name, (dtype, shape) in opt.items():
         sec = _expect(path, sections, name, dtype, shape, False)

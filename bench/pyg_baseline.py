@@ -141,7 +141,7 @@ def train(args, g, dims, result):
 
     result["stage"] = "load"
     t0 = time.perf_counter()
-    x = torch.from_numpy(np.array(g.features)).to(dev)  # a copy: the memmap is read-only
+    x = torch.from_numpy(np.array(g.features_f32())).to(dev)  # a copy (the memmap is read-only); 16-bit widened
     y = torch.from_numpy(np.asarray(g.labels, dtype=np.int64)).to(dev)
     split = torch.from_numpy(np.asarray(g.split)).to(dev)
     train_mask = split == htg.SPLIT_TRAIN

@@ -78,10 +78,14 @@ GraphStats compute_stats(const GraphView& g) {
   for (int64_t v = 0; v < g.num_vertices; ++v) s.isolated_vertices += in[v] == loops[v] && out[v] == loops[v];
   s.weighted = !g.weights.empty();
   s.feature_dim = g.feature_dim;
+  s.feature_dtype = g.feature_dtype;
   int64_t nnz = 0;
-  const int64_t nf = static_cast<int64_t>(g.features.size());
+  const int64_t nf = static_cast<int64_t>(g.features.size()), nh = static_cast<int64_t>(g.features16.size());
 #pragma omp parallel for reduction(+ : nnz)
   for (int64_t i = 0; i < nf; ++i) nnz += g.features[i] != 0.0f;
+  // 16-bit: every pattern but ±0 is a nonzero value (NaN included, as above).
+#pragma omp parallel for reduction(+ : nnz)
+  for (int64_t i = 0; i < nh; ++i) nnz += (g.features16[i] & 0x7fffu) != 0;
   s.feature_nonzeros = nnz;
   s.num_classes = g.num_classes;
   s.has_labels = !g.labels.empty();
@@ -107,7 +111,9 @@ std::string stats_text(const GraphStats& s) {
   line("symmetric", s.symmetric ? "yes" : "no");
   line("duplicate edges", fmt::format("{}", s.duplicate_edges));
   line("isolated vertices", fmt::format("{}", s.isolated_vertices));
-  line("features", s.feature_dim ? fmt::format("{} columns, {} nonzeros", s.feature_dim, s.feature_nonzeros) : "none");
+  line("features", s.feature_dim ? fmt::format("{} columns {}, {} nonzeros", s.feature_dim, dtype_name(s.feature_dtype),
+                                                s.feature_nonzeros)
+                                  : "none");
   if (s.has_labels) {
     std::string counts;
     for (size_t c = 0; c < s.class_counts.size(); ++c) counts += fmt::format("{}{}", c ? ", " : "", s.class_counts[c]);

@@ -23,6 +23,7 @@ struct GraphStats {
   bool sorted_neighbors = false;  // every in-list ascending (checked, not taken from the header)
   bool weighted = false;
   int32_t feature_dim = 0;
+  StoreDtype feature_dtype = StoreDtype::f32;  // of the features in the file
   int64_t feature_nonzeros = 0;
   int32_t num_classes = 0;
   std::vector<int64_t> class_counts;  // per class

@@ -38,7 +38,8 @@ std::string to_json(const GraphFile& f, const GraphStats& s, bool verified) {
   degree_json(j, "out_degree", s.out_degree);
   j.field("self_loops", s.self_loops).field("symmetric", s.symmetric).field("duplicate_edges", s.duplicate_edges);
   j.field("isolated_vertices", s.isolated_vertices).field("weighted", s.weighted);
-  j.field("feature_dim", s.feature_dim).field("feature_nonzeros", s.feature_nonzeros);
+  j.field("feature_dim", s.feature_dim).field("feature_dtype", std::string(dtype_name(s.feature_dtype)));
+  j.field("feature_nonzeros", s.feature_nonzeros);
   j.field("num_classes", s.num_classes).field("has_labels", s.has_labels);
   j.key("class_counts").begin_array();
   for (int64_t c : s.class_counts) j.value(c);

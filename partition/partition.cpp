@@ -87,18 +87,25 @@ void gather_by_new_id(std::span<const T> src, const Partition& p, std::vector<T>
   for (int64_t v = 0; v < static_cast<int64_t>(dst.size()); ++v) dst[v] = src[p.new_to_old[v]];
 }
 
+// Rows of `f` values: dst row v = src row new_to_old[v], in parallel.
+template <typename T>
+void gather_rows(std::span<const T> src, size_t f, const Partition& p, std::vector<T>& dst) {
+  const int64_t n = static_cast<int64_t>(p.new_to_old.size());
+  resize_for_overwrite(dst, static_cast<size_t>(n) * f);
+#pragma omp parallel for schedule(static, 1024)
+  for (int64_t v = 0; v < n; ++v)
+    std::copy_n(src.begin() + static_cast<size_t>(p.new_to_old[v]) * f, f, dst.begin() + static_cast<size_t>(v) * f);
+}
+
 void renumber_vertex_data(const GraphView& g, const Partition& p, Graph& out) {
   const int64_t n = g.num_vertices;
   const size_t f = static_cast<size_t>(g.feature_dim);
   out.feature_dim = g.feature_dim;
   out.num_classes = g.num_classes;
-  if (!g.features.empty()) {
-    resize_for_overwrite(out.features, static_cast<size_t>(n) * f);
-#pragma omp parallel for schedule(static, 1024)
-    for (int64_t v = 0; v < n; ++v)
-      std::copy_n(g.features.begin() + static_cast<size_t>(p.new_to_old[v]) * f, f,
-                  out.features.begin() + static_cast<size_t>(v) * f);
-  }
+  // Features keep their dtype: 16-bit rows are moved as they are.
+  out.feature_dtype = g.feature_dtype;
+  if (!g.features.empty()) gather_rows(g.features, f, p, out.features);
+  if (!g.features16.empty()) gather_rows(g.features16, f, p, out.features16);
   if (!g.labels.empty()) gather_by_new_id(g.labels, p, out.labels);
   if (!g.split.empty()) gather_by_new_id(g.split, p, out.split);
   // Always present after renumbering: the way back to the raw input's ids

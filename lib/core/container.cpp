@@ -85,6 +85,8 @@ std::vector<uint64_t> all_section_checksums(const std::byte* base, const std::ve
 size_t dtype_size(DType t) {
   switch (t) {
     case DType::u8: return 1;
+    case DType::bf16:
+    case DType::f16: return 2;
     case DType::i32:
     case DType::u32:
     case DType::f32: return 4;
@@ -102,6 +104,8 @@ const char* dtype_name(DType t) {
     case DType::i64: return "i64";
     case DType::u64: return "u64";
     case DType::f32: return "f32";
+    case DType::bf16: return "bf16";
+    case DType::f16: return "f16";
   }
   return "?";
 }
@@ -210,7 +214,7 @@ ContainerReader::ContainerReader(const std::string& path, const char (&magic)[9]
       throw offset_error(path, base, "bad section name in section table");
     s.name.assign(name, nlen);
     const uint32_t dt = get<uint32_t>(h, base + 32);
-    if (dt < 1 || dt > 6) throw offset_error(path, base + 32, "bad section dtype");
+    if (dt < 1 || dt > 8) throw offset_error(path, base + 32, "bad section dtype");
     s.dtype = static_cast<DType>(dt);
     s.ndim = get<uint32_t>(h, base + 36);
     s.shape[0] = get<uint64_t>(h, base + 40);

@@ -16,7 +16,10 @@
 
 namespace ht {
 
-enum class DType : uint32_t { u8 = 1, i32 = 2, u32 = 3, i64 = 4, u64 = 5, f32 = 6 };
+// bf16 and f16 (IEEE binary16) elements are 16-bit patterns (core/half.hpp);
+// no C++ type maps to them, so they are written with add_section and read
+// with ContainerReader::bytes.
+enum class DType : uint32_t { u8 = 1, i32 = 2, u32 = 3, i64 = 4, u64 = 5, f32 = 6, bf16 = 7, f16 = 8 };
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
 
@@ -103,6 +106,13 @@ class ContainerReader {
     const SectionInfo& s = section(name);
     check_section(s, dtype_of<T>(), expected_count);
     return {reinterpret_cast<const T*>(file_.data() + s.offset), static_cast<size_t>(s.count())};
+  }
+  // Raw bytes of a section of any dtype; checks dtype and (optionally) element count.
+  std::span<const std::byte> bytes(const std::string& name, DType dtype,
+                                   std::optional<uint64_t> expected_count = {}) const {
+    const SectionInfo& s = section(name);
+    check_section(s, dtype, expected_count);
+    return {file_.data() + s.offset, static_cast<size_t>(s.length)};
   }
   // Throws an error about `what` located at section `name`.
   [[noreturn]] void fail_in(const std::string& name, const std::string& what) const;

@@ -66,7 +66,9 @@ Graph filter_edges(Graph&& g, Keep keep) {
   }
   out.offsets = std::move(counts);
   out.feature_dim = g.feature_dim;
+  out.feature_dtype = g.feature_dtype;
   out.features = std::move(g.features);
+  out.features16 = std::move(g.features16);
   out.num_classes = g.num_classes;
   out.labels = std::move(g.labels);
   out.split = std::move(g.split);
@@ -187,7 +189,9 @@ Graph symmetrize(Graph&& g) {
   g.weights = {};
   Graph t = csc_from_edges(std::move(el));
   t.feature_dim = g.feature_dim;
+  t.feature_dtype = g.feature_dtype;
   t.features = std::move(g.features);
+  t.features16 = std::move(g.features16);
   t.num_classes = g.num_classes;
   t.labels = std::move(g.labels);
   t.split = std::move(g.split);

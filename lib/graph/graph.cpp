@@ -10,7 +10,9 @@ GraphView Graph::view() const {
   v.sources = sources;
   v.weights = weights;
   v.feature_dim = feature_dim;
+  v.feature_dtype = feature_dtype;
   v.features = features;
+  v.features16 = features16;
   v.num_classes = num_classes;
   v.labels = labels;
   v.split = split;
@@ -26,7 +28,9 @@ Graph to_graph(const GraphView& v) {
   g.sources.assign(v.sources.begin(), v.sources.end());
   g.weights.assign(v.weights.begin(), v.weights.end());
   g.feature_dim = v.feature_dim;
+  g.feature_dtype = v.feature_dtype;
   g.features.assign(v.features.begin(), v.features.end());
+  g.features16.assign(v.features16.begin(), v.features16.end());
   g.num_classes = v.num_classes;
   g.labels.assign(v.labels.begin(), v.labels.end());
   g.split.assign(v.split.begin(), v.split.end());

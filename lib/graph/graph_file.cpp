@@ -5,8 +5,41 @@
 #include <fmt/format.h>
 
 #include "core/bulk_memory.hpp"
+#include "graph/features.hpp"
 
 namespace ht {
+
+DType section_dtype(StoreDtype t) {
+  return t == StoreDtype::f32 ? DType::f32 : (t == StoreDtype::bf16 ? DType::bf16 : DType::f16);
+}
+
+namespace {
+
+// The features section in dtype `t`: the view's bytes as they are when the
+// dtypes agree, else converted (rounded once from fp32; 16-bit to another
+// dtype is widened first).
+void add_features(ContainerWriter& w, const GraphView& g, StoreDtype t) {
+  const int64_t n = g.num_vertices;
+  const int64_t values = static_cast<int64_t>(g.feature_bytes().size()) / dtype_bytes(g.feature_dtype);
+  HT_CHECK(g.feature_dim > 0 && values == n * g.feature_dim, "features have {} values for {} vertices x {} columns",
+           values, n, g.feature_dim);
+  const auto rows = static_cast<uint64_t>(n), cols = static_cast<uint64_t>(g.feature_dim);
+  if (t == g.feature_dtype) {
+    w.add_section("features", section_dtype(t), rows, cols, g.feature_bytes().data(), 2);
+    return;
+  }
+  std::vector<float> wide;
+  std::span<const float> x = g.features;
+  if (g.feature_dtype != StoreDtype::f32) x = wide = widen_features(g);
+  if (t == StoreDtype::f32) {
+    w.add<float>("features", x, cols);
+    return;
+  }
+  const std::vector<uint16_t> h = narrow_features(x, g.feature_dim, t, g.orig_ids);
+  w.add_section("features", section_dtype(t), rows, cols, h.data(), 2);
+}
+
+}  // namespace
 
 void write_graph(const std::string& path, const GraphView& g, GraphWriteOptions opt) {
   const int64_t n = g.num_vertices, e = g.num_edges;
@@ -36,11 +69,7 @@ void write_graph(const std::string& path, const GraphView& g, GraphWriteOptions 
     w.add<uint64_t>("csc_sources", wide);
   }
   if (!g.weights.empty()) w.add<float>("edge_weights", g.weights);
-  if (!g.features.empty()) {
-    HT_CHECK(g.feature_dim > 0 && static_cast<int64_t>(g.features.size()) == n * g.feature_dim,
-             "features have {} values for {} vertices x {} columns", g.features.size(), n, g.feature_dim);
-    w.add<float>("features", g.features, static_cast<uint64_t>(g.feature_dim));
-  }
+  if (g.has_features()) add_features(w, g, opt.feature_dtype.value_or(g.feature_dtype));
   if (!g.labels.empty()) w.add<int32_t>("labels", g.labels);
   if (!g.split.empty()) w.add<uint8_t>("split", g.split);
   if (!g.orig_ids.empty()) w.add<int64_t>("orig_ids", g.orig_ids);
@@ -82,7 +111,18 @@ GraphFile::GraphFile(const std::string& path, ReadOptions opt)
     const SectionInfo& s = reader_.section("features");
     if (s.ndim != 2 || s.shape[1] != static_cast<uint64_t>(view_.feature_dim) || s.shape[0] != n)
       reader_.fail_in("features", fmt::format("shape must be [{}, {}]", n, view_.feature_dim));
-    view_.features = reader_.array<float>("features");
+    switch (s.dtype) {
+      case DType::f32: view_.features = reader_.array<float>("features"); break;
+      case DType::bf16:
+      case DType::f16: {
+        view_.feature_dtype = s.dtype == DType::bf16 ? StoreDtype::bf16 : StoreDtype::f16;
+        const std::span<const std::byte> b = reader_.bytes("features", s.dtype);
+        view_.features16 = {reinterpret_cast<const uint16_t*>(b.data()), b.size() / 2};
+        break;
+      }
+      default:
+        reader_.fail_in("features", fmt::format("dtype {}: features must be f32, bf16 or f16", dtype_name(s.dtype)));
+    }
   }
   if (reader_.has("labels")) view_.labels = reader_.array<int32_t>("labels", n);
   if (reader_.has("split")) view_.split = reader_.array<uint8_t>("split", n);

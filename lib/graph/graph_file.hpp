@@ -2,6 +2,7 @@
 // Graph file (.htg): reader with full validation over a memory map, and an
 // atomic writer. Layout: docs/FORMATS.md, "Graph file".
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,20 @@ enum GraphFlagBits : uint64_t {
 
 struct GraphWriteOptions {
   int id_bytes = 4;  // 4 or 8 (8 is forced when N >= 2^31)
+  // Feature dtype of the file; unset = the view's (fp32 features are rounded
+  // once to nearest even, graph/features.hpp; values beyond the dtype's range
+  // are refused).
+  std::optional<StoreDtype> feature_dtype = std::nullopt;
 };
+
+// Section dtype of a feature dtype, and back.
+DType section_dtype(StoreDtype t);
 
 void write_graph(const std::string& path, const GraphView& g, GraphWriteOptions opt = {});
 
 // An opened graph file; the view points into the memory map (or, for files
-// with 64-bit ids, into a narrowed copy of the ids).
+// with 64-bit ids, into a narrowed copy of the ids). 16-bit features stay in
+// the map as they are (GraphView::features16).
 class GraphFile {
  public:
   explicit GraphFile(const std::string& path, ReadOptions opt = {});

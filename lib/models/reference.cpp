@@ -137,7 +137,9 @@ ReferenceTrainer::ReferenceTrainer(const GraphView& graph, ModelConfig cfg, Opti
   HT_CHECK(graph_.feature_dim == cfg_.dims.front(),
            "the model's input width {} differs from the graph's feature dimension {}", cfg_.dims.front(),
            graph_.feature_dim);
-  HT_CHECK(static_cast<int64_t>(graph_.features.size()) == n * graph_.feature_dim,
+  HT_CHECK(graph_.has_features() &&
+               static_cast<int64_t>(graph_.feature_bytes().size()) ==
+                   n * graph_.feature_dim * dtype_bytes(graph_.feature_dtype),
            "the reference trainer needs vertex features");
   HT_CHECK(static_cast<int64_t>(graph_.labels.size()) == n && static_cast<int64_t>(graph_.split.size()) == n,
            "the reference trainer needs labels and a split");
@@ -161,8 +163,9 @@ ReferenceTrainer::ReferenceTrainer(const GraphView& graph, ModelConfig cfg, Opti
   features_.rows = n;
   features_.cols = graph_.feature_dim;
   features_.offsets.assign(static_cast<size_t>(n + 1), 0);
+  std::vector<float> row(static_cast<size_t>(graph_.feature_dim));  // widened (16-bit features)
   for (int64_t v = 0; v < n; ++v) {
-    const std::span<const float> row = graph_.feature_row(v);
+    graph_.load_feature_row(v, row);
     for (size_t c = 0; c < row.size(); ++c) {
       if (row[c] == 0.0f) continue;
       features_.index.push_back(static_cast<int32_t>(c));

@@ -15,6 +15,7 @@
 #include "datasets/musae_reader.hpp"
 #include "datasets/npz_reader.hpp"
 #include "datasets/planetoid_reader.hpp"
+#include "graph/features.hpp"
 #include "graph/graph_file.hpp"
 
 namespace ht::data {
@@ -155,22 +156,32 @@ TransformOptions resolve_transforms(const SharedConvertOptions& o, bool symmetri
   return t;
 }
 
-void transform_and_write(Graph&& g, const TransformOptions& t, const std::string& output, int id_bytes,
-                         PhaseTimes& phases, const Timer& total) {
+void transform_and_write(Graph&& g, const TransformOptions& t, const std::string& output,
+                         const GraphWriteOptions& write, PhaseTimes& phases, const Timer& total) {
   Timer timer;
   g = apply_transforms(std::move(g), t);
+  if (write.feature_dtype && *write.feature_dtype != g.feature_dtype) {
+    try {
+      convert_features(g, *write.feature_dtype);  // rounded once, before anything is written
+    } catch (const Error& e) {
+      throw option_error("--feature-dtype", e.what());
+    }
+  }
   phases.add("transform", timer.seconds());
   timer.reset();
   log::info("writing {}", output);
-  write_graph(output, g.view(), GraphWriteOptions{id_bytes});
+  write_graph(output, g.view(), write);
   phases.add("write", timer.seconds());
   for (const auto& [name, seconds] : phases.phases()) log::debug("phase {:<10} {:8.3f} s", name, seconds);
   int64_t counts[4] = {0, 0, 0, 0};
   for (uint8_t c : g.split) ++counts[std::min<uint8_t>(c, 3)];
   const std::string split =
       g.split.empty() ? "no split" : fmt::format("split {}/{}/{}", counts[1], counts[2], counts[3]);
+  const std::string f =
+      fmt::format("{}{}", g.feature_dim,
+                  g.feature_dtype != StoreDtype::f32 && g.feature_dim > 0 ? fmt::format(" ({})", dtype_name(g.feature_dtype)) : "");
   log::info("wrote {}: N = {}, E = {}, F = {}, C = {}, {}{}{} in {:.2f} s, peak memory {}", output, g.num_vertices,
-            g.num_edges(), g.feature_dim, g.num_classes, split, g.flags.symmetric ? ", symmetric" : "",
+            g.num_edges(), f, g.num_classes, split, g.flags.symmetric ? ", symmetric" : "",
             g.flags.has_self_loops ? ", self-loops" : "", total.seconds(),
             format_bytes(static_cast<double>(peak_rss_bytes())));
 }
@@ -190,7 +201,7 @@ void run_convert(const ConvertOptions& o) {
   if (!o.allow_nonfinite)
     check_finite_values(g, o.arrays.features.empty() ? o.input : o.arrays.features, o.input);
   phases.add("build", timer.seconds());
-  transform_and_write(std::move(g), transforms_for(o), o.output, o.id_bytes, phases, total);
+  transform_and_write(std::move(g), transforms_for(o), o.output, {o.id_bytes, o.feature_dtype}, phases, total);
 }
 
 }  // namespace ht::data

@@ -10,6 +10,7 @@
 #include "datasets/assemble.hpp"
 #include "datasets/edge_list_reader.hpp"
 #include "datasets/vertex_arrays.hpp"
+#include "graph/graph_file.hpp"
 
 namespace ht::data {
 
@@ -29,6 +30,7 @@ struct SharedConvertOptions {
   SelfLoopChoice self_loops = SelfLoopChoice::automatic;
   bool normalize_features = false;
   int id_bytes = 4;
+  StoreDtype feature_dtype = StoreDtype::f32;  // of the features in the file (rounded once, RNE)
 };
 
 struct ConvertOptions : SharedConvertOptions {
@@ -57,8 +59,8 @@ TransformOptions resolve_transforms(const SharedConvertOptions& o, bool symmetri
 
 // Shared tail of every mode: transformations, flags, atomic write, summary
 // line (with per-phase timings at -v and the peak memory).
-void transform_and_write(Graph&& g, const TransformOptions& t, const std::string& output, int id_bytes,
-                         PhaseTimes& phases, const Timer& total);
+void transform_and_write(Graph&& g, const TransformOptions& t, const std::string& output,
+                         const GraphWriteOptions& write, PhaseTimes& phases, const Timer& total);
 
 // Fails early (before any parsing) when `output` cannot be created.
 

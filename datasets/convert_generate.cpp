@@ -106,8 +106,8 @@ void run_generate(const GenerateOptions& o) {
             : o.kind == GeneratorKind::rmat ? generate_rmat(o)
                                             : generate_community(o);
   phases.add("generate", timer.seconds());
-  transform_and_write(std::move(g), resolve_transforms(o, false, false, SelfLoops::keep), o.output, o.id_bytes,
-                      phases, total);
+  transform_and_write(std::move(g), resolve_transforms(o, false, false, SelfLoops::keep), o.output,
+                      {o.id_bytes, o.feature_dtype}, phases, total);
 }
 
 }  // namespace ht::data

@@ -20,6 +20,7 @@
 #include "core/signals.hpp"
 #include "core/timer.hpp"
 #include "engine/memory_plan.hpp"
+#include "graph/features.hpp"
 #include "graph/graph_file.hpp"
 #include "partition/partition_file.hpp"
 #include "partition/partition_run.hpp"
@@ -44,6 +45,9 @@ const char* comm_name(CommMode c) {
 }
 
 void normalize_rows(Graph& g) {
+  // 16-bit features are widened first (exactly); the store rounds the
+  // normalized rows (once more) to its dtype.
+  convert_features(g, StoreDtype::f32);
 #pragma omp parallel for schedule(static)
   for (int64_t v = 0; v < g.num_vertices; ++v) {
     float* row = g.features.data() + v * g.feature_dim;

@@ -41,7 +41,8 @@ void group_options(CLI::App& app) {
         "--warmup", "--seed"}},
       {"Execution",
        {"--backend", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--steps",
-        "--merged-buffers", "--no-overlap", "--no-early-start"}},
+        "--merged-buffers", "--no-overlap", "--no-early-start", "--no-fuse-transforms",
+        "--no-gradient-handoff"}},
       {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out"}},
       {"Checkpoints and inference", {"--checkpoint", "--checkpoint-every", "--resume", "--load-model", "--predict-only"}},
   };
@@ -185,6 +186,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("!--no-early-start", job.trainer.early_start,
                "Every pass waits for the previous one to end (a barrier) instead of for the batches it reads");
+  app.add_flag("!--no-fuse-transforms", job.trainer.fuse_transforms,
+               "GCN: run a transform-first layer's vertex-wise passes (t = x W and its backward) as passes of "
+               "their own instead of inside the previous layer's batches (results are identical with fp32 "
+               "stores; the fused default moves fewer rows)");
+  app.add_flag("!--no-gradient-handoff", job.trainer.handoff_gradients,
+               "Send layer 1's input gradients through the host store to layer 0's backward, instead of keeping "
+               "on the GPU the rows the plan allows (results are identical with fp32 stores)");
   ht::cli::add_enum(app, "--store", job.store,
                     {{"auto", ht::StoreChoice::automatic}, {"host", ht::StoreChoice::host}, {"device", ht::StoreChoice::device}},
                     "Vertex store: host (pinned), device (in-memory mode: m = 1, n = 1), auto = device when it fits");

@@ -90,6 +90,7 @@ struct Case {
   int merged_buffers = 2;  // 0: no early start
   StoreDtype dtype = StoreDtype::f32;
   bool fuse = true;  // transform-first layers fused into the layer before
+  bool handoff = true;  // layer 1's returned gradients stay on the device for layer 0
 };
 
 std::string name(const Case& c) {
@@ -102,7 +103,7 @@ std::string name(const Case& c) {
                      std::string(c.steps == StepPlacement::resident ? " resident steps" : "") +
                          (c.merged_buffers == 0 ? " barriers" : c.merged_buffers == 1 ? " one merged buffer" : "") +
                          (c.dtype == StoreDtype::f32 ? "" : " store " + std::string(dtype_name(c.dtype))) +
-                         (c.fuse ? "" : " unfused"));
+                         (c.fuse ? "" : " unfused") + (c.handoff ? "" : " no handoff"));
 }
 
 // Relative tolerance against the fp32 reference: 1e-5 for fp32 stores; a
@@ -146,6 +147,7 @@ CaseResult check_case(const Case& c) {
   opt.merged_buffers = std::max(c.merged_buffers, 1);
   opt.host_dtype = c.dtype;
   opt.fuse_transforms = c.fuse;
+  opt.handoff_gradients = c.handoff;
   Trainer tr(exec, gn.view(), orig, plan, opt);
   CaseResult out;
   out.loss = tr.compute_gradients(epoch);
@@ -213,6 +215,38 @@ TEST(Engine, FusedTransformsEqualUnfused) {
             EXPECT_LT(fused.counters.d2h_bytes, unfused.counters.d2h_bytes) << name(c);
           }
         }
+}
+
+// Layer 1's returned gradients handed to layer 0's backward on the device
+// give the same bits as the round trip through the host store (fp32), under
+// every copy timing (a missing order between the last return and the
+// handoff reads shows as stale rows), and move fewer rows both ways.
+TEST(Engine, GradientHandoffEqualsHostRoundTrip) {
+  int64_t saved_h2d = 0, saved_d2h = 0;
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat})
+    for (auto [m, n] : {std::pair{1, 1}, std::pair{1, 3}, std::pair{2, 3}, std::pair{4, 1}})
+      for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full})
+        for (float d : {0.0f, 0.5f}) {
+          Case c{kind, m, n, comm, d};
+          c.handoff = false;
+          const CaseResult host = check_case(c);
+          c.handoff = true;
+          for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute}) {
+            c.timing = timing;
+            const CaseResult handed = check_case(c);
+            EXPECT_TRUE(same_bits(handed, host)) << name(c);
+            EXPECT_LE(handed.counters.h2d_bytes, host.counters.h2d_bytes) << name(c);
+            EXPECT_LE(handed.counters.d2h_bytes, host.counters.d2h_bytes) << name(c);
+            // Loads are skipped only for batches whose every own row was handed off.
+            if (handed.counters.h2d_bytes < host.counters.h2d_bytes) {
+              EXPECT_LT(handed.counters.d2h_bytes, host.counters.d2h_bytes) << name(c);
+            }
+            saved_h2d += host.counters.h2d_bytes - handed.counters.h2d_bytes;
+            saved_d2h += host.counters.d2h_bytes - handed.counters.d2h_bytes;
+          }
+        }
+  EXPECT_GT(saved_h2d, 0);
+  EXPECT_GT(saved_d2h, 0);
 }
 
 TEST(Engine, LayerOrderChoice) {

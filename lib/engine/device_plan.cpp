@@ -324,6 +324,51 @@ bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices) {
   return true;
 }
 
+void mark_handoff(std::vector<DevicePlan*> plans, int64_t num_vertices) {
+  if (plans.empty() || plans[0]->steps.empty()) return;
+  const size_t n = plans[0]->steps.size();
+  std::vector<uint8_t> returns(static_cast<size_t>(num_vertices), 0);  // saturating at 2
+  for (DevicePlan* dp : plans)
+    for (const DeviceStep& s : dp->steps)
+      for (uint32_t v : s.flush_vids_host) returns[v] = static_cast<uint8_t>(std::min(returns[v] + 1, 2));
+  for (DevicePlan* dp : plans) {
+    DeviceStep& last = dp->steps[n - 1];
+    auto* rows = reinterpret_cast<uint32_t*>(last.bytes.data() + last.flush_rows.offset);
+    auto* vids = reinterpret_cast<uint32_t*>(last.bytes.data() + last.flush_vids.offset);
+    // Own vertices of this device: its batches' destination ranges.
+    auto batch_of = [&](uint32_t v) -> int64_t {
+      for (size_t j = 0; j < n; ++j) {
+        const ChunkPlan& c = *dp->steps[j].plan;
+        if (v >= c.dst_begin && v < c.dst_begin + c.num_dst()) return static_cast<int64_t>(j);
+      }
+      return -1;
+    };
+    dp->handoff.assign(n, {});
+    std::vector<uint32_t> r, v;
+    std::vector<uint32_t> hr, hv;
+    for (int64_t k = 0; k < last.first_count; ++k) {
+      const int64_t j = returns[vids[k]] == 1 ? batch_of(vids[k]) : -1;
+      if (j < 0) {
+        r.push_back(rows[k]);
+        v.push_back(vids[k]);
+        continue;
+      }
+      hr.push_back(rows[k]);
+      hv.push_back(vids[k]);
+      HandoffRows& h = dp->handoff[static_cast<size_t>(j)];
+      h.rows.push_back(static_cast<uint32_t>(vids[k] - dp->steps[static_cast<size_t>(j)].plan->dst_begin));
+      h.slots.push_back(rows[k]);
+    }
+    r.insert(r.end(), hr.begin(), hr.end());
+    v.insert(v.end(), hv.begin(), hv.end());
+    std::copy(r.begin(), r.end(), rows);
+    std::copy(v.begin(), v.end(), vids);
+    last.handoff_count = static_cast<int64_t>(hr.size());
+    for (size_t j = 0; j < n; ++j)
+      dp->handoff[j].all = static_cast<int64_t>(dp->handoff[j].rows.size()) == dp->steps[j].plan->num_dst();
+  }
+}
+
 int64_t flush_count(const ChunkPlan& s, CommMode mode) {
   switch (mode) {
     case CommMode::baseline: return static_cast<int64_t>(s.nbr.size());

@@ -68,6 +68,10 @@ struct DeviceStep {
   // through staging and are added by the host.
   int64_t first_count = 0;
   std::vector<vid_t> staged_vids;
+  // Last batch only (mark_handoff): the last `handoff_count` first returns are
+  // rows whose only return in a pass is this one, for a vertex of this device:
+  // a pass that hands its gradients to the next one leaves them in the buffer.
+  int64_t handoff_count = 0;
   int64_t reused_rows = 0;  // rows kept in place (full mode)
   // p2p and full modes: the load list's rows produced by this device's batch
   // k (its own partition's chunk in batch k), as [begin, begin + count) of
@@ -78,8 +82,17 @@ struct DeviceStep {
   StepLists bind(DevArray<std::byte> at) const;
 };
 
+// Gradient rows a batch of the next backward pass takes from the device's
+// gradient buffer instead of the host (mark_handoff): own row rows[k] of the
+// batch is buffer row slots[k]; `all` when every own row is there.
+struct HandoffRows {
+  std::vector<uint32_t> rows, slots;
+  bool all = false;
+};
+
 struct DevicePlan {
   std::vector<DeviceStep> steps;  // by batch
+  std::vector<HandoffRows> handoff;  // by batch (empty without mark_handoff)
   int64_t buffer_rows = 0;        // rows of the data/gradient buffer (merged or baseline)
   int64_t trans_capacity = 0;
   int64_t max_step_bytes = 0;     // largest packed step
@@ -97,6 +110,13 @@ DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const Edg
 // sets first_count and staged_vids. Returns false when some vertex is never
 // returned (its gradient row then needs a clear, and every return is added).
 bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices);
+
+// After mark_first_flushes returned true: the gradient handoff between two
+// backward passes. A vertex returned once in a pass, by its owner's last
+// batch, is complete in the owner's gradient buffer when the pass ends; the
+// next pass reads its own rows there. Reorders the last steps' first returns
+// (handed-off rows last, `handoff_count`) and fills each plan's `handoff`.
+void mark_handoff(std::vector<DevicePlan*> plans, int64_t num_vertices);
 
 // Rows the step returns to host in `mode` (its flush list's length).
 int64_t flush_count(const ChunkPlan& s, CommMode mode);

@@ -9,7 +9,6 @@
 #include "core/log.hpp"
 #include "core/timer.hpp"
 #include "engine/memory_plan.hpp"
-#include "engine/store_features.hpp"
 #include "engine/timeline.hpp"
 #include "engine/trainer_state.hpp"
 
@@ -37,7 +36,7 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
            g_.num_vertices);
   HT_CHECK(g_.feature_dim == m.dims.front(), "the model's input width {} differs from the graph's feature width {}",
            m.dims.front(), g_.feature_dim);
-  HT_CHECK(g_.has_features() && !g_.labels.empty() && !g_.split.empty(),
+  HT_CHECK(!g_.features.empty() && !g_.labels.empty() && !g_.split.empty(),
            "training needs features, labels and a split in the graph file");
   HT_CHECK(g_.num_classes <= m.dims.back(), "the output width {} is smaller than the number of classes {}",
            m.dims.back(), g_.num_classes);
@@ -51,7 +50,7 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
   HT_CHECK(!opt_.store_on_device || opt_.host_dtype == StoreDtype::f32,
            "the in-memory mode keeps the vertex store in fp32 (--host-dtype {} is for host stores)",
            dtype_name(opt_.host_dtype));
-  if (opt_.host_dtype == StoreDtype::f16) check_f16_range(g_);
+  if (opt_.host_dtype == StoreDtype::f16) check_f16_range(g_.features, g_.feature_dim);
   if (opt_.store_on_device) {
     HT_CHECK(plan_.m == 1 && plan_.n == 1, "in-memory mode needs one GPU and one chunk (m = 1, n = 1), not m = {}, n = {}",
              plan_.m, plan_.n);
@@ -66,7 +65,7 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
   store_.h.resize(L + 1);
   store_.grad.resize(L + 1);
   store_.h[0] = alloc_store(n, g_.feature_dim);
-  fill_feature_store(exec_, store_.h[0], g_);
+  exec_.store_fill(store_.h[0], g_.features);
   for (int l = 0; l < L; ++l) {
     store_.h[l + 1] = alloc_store(n, m.out_width(l));
     store_.grad[l + 1] = alloc_store(n, m.out_width(l));
@@ -223,6 +222,18 @@ void Trainer::setup_devices() {
   }
   write_first_ = mark_first_flushes(plans, g_.num_vertices);
   if (!write_first_) log::debug("some vertex is never returned: gradient stores are cleared per layer");
+  handoff_ = write_first_ && handoff_possible();
+  if (handoff_) {  // before the resident steps are copied: it reorders their flush lists
+    mark_handoff(plans, g_.num_vertices);
+    for (auto& st : dev_) {
+      st->dev->use(Queue::compute);
+      for (const HandoffRows& h : st->plan.handoff) {
+        const bool any = !h.rows.empty();
+        st->handoff_rows.push_back(any ? st->dev->upload(std::span<const uint32_t>(h.rows)) : DevIdx{});
+        st->handoff_slots.push_back(any ? st->dev->upload(std::span<const uint32_t>(h.slots)) : DevIdx{});
+      }
+    }
+  }
   for (auto& st : dev_) {
     if (st->streamed) continue;
     st->dev->use(Queue::compute);
@@ -277,6 +288,16 @@ DropoutSpec Trainer::attn_dropout(int layer, int epoch, bool training, const int
 }
 
 bool Trainer::read_ahead() const { return reads_ahead(opt_, plan_.n); }
+
+// Layer 1's returns are what layer 0's backward reads when no transform pass
+// runs between them (layer 1 aggregate-first or fused), and layer 0's backward
+// returns nothing (it would need the buffer: a transform-first layer 0).
+bool Trainer::handoff_possible() const {
+  const ModelConfig& m = opt_.model;
+  if (!opt_.handoff_gradients || store_on_device() || m.num_layers() < 2) return false;
+  if (transform_first(1) && !fused_transform(1)) return false;
+  return !(m.kind == ModelKind::gcn && transform_first(0));
+}
 
 // Readers of h^k on host: the logits (k = L); layer k's gathers (aggregate-
 // first GCN, GAT) or its transform passes when they are not fused; layer
@@ -399,9 +420,18 @@ void Trainer::backward(int epoch) {
         exec_.store_zero(dst);
       }
     }
+    handing_off_ = handoff_ && l == 1;
+    receiving_ = handoff_ && l == 0;
     run_pass(Pass::backward, l, epoch, true);
     if (tf && !fused_transform(l)) run_pass(Pass::transform_backward, l, epoch, true);
   }
+  if (handoff_) {  // the handed-off rows were read: the buffer is all zeros again
+    for (auto& st : dev_) {
+      st->dev->use(Queue::compute);
+      st->dev->zero(st->g);
+    }
+  }
+  handing_off_ = receiving_ = false;
 }
 
 void Trainer::reduce_and_collect_grads() {

@@ -128,6 +128,12 @@ class Trainer {
   Output transform_rows(DeviceState& st, int k, int slot, DevMat H, int64_t v0, bool training, int epoch);
   void transform_backward_rows(DeviceState& st, int k, int slot, DevMat H, DevMat dX, int64_t v0, int epoch);
   bool read_ahead() const;
+  // Whether layer 1's backward can hand its returned gradients to layer 0's on
+  // the device (TrainerOptions::handoff_gradients): the returns go straight
+  // into what layer 0 reads, and layer 0's backward leaves the buffer alone.
+  bool handoff_possible() const;
+  // Layer 0's backward batch j takes its handed-off rows of ∇ from the buffer.
+  void take_handoff(DeviceState& st, int j, DevMat dst);
   // Dropout of a layer's input / attention; `keys` = the device's copy of the
   // original vertex ids.
   DropoutSpec input_dropout(int layer, int epoch, bool training, const int64_t* keys) const;
@@ -157,6 +163,9 @@ class Trainer {
   bool prev_returned_ = true;   // the previous pass returned gradients through host adds (or none yet)
   bool prev_produced_ = false;  // the previous pass wrote per-batch outputs the next one reads
   bool early_ = false;          // the pass being issued started without a barrier
+  bool handoff_ = false;        // gradient handoff between layer 1's and layer 0's backward (setup)
+  bool handing_off_ = false;    // the pass being issued leaves handed-off rows in the buffer
+  bool receiving_ = false;      // the pass being issued reads them there
   EpochResult timing_;
 };
 

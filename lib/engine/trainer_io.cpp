@@ -97,6 +97,16 @@ void Trainer::phase_barrier() {
   }
 }
 
+// Rows of layer 1's returns that stayed in the gradient buffer (mark_handoff)
+// into batch j's ∇ input, on the compute queue after the batch's loads (and
+// widening): where every row is handed off, nothing was loaded.
+void Trainer::take_handoff(DeviceState& st, int j, DevMat dst) {
+  const HandoffRows& h = st.plan.handoff[j];
+  if (h.rows.empty()) return;
+  const HostMat g{st.g.data, st.plan.buffer_rows, dst.cols, st.dev->index()};
+  st.dev->gather_from_host(g, st.handoff_slots[j], st.handoff_rows[j], dst, DropoutSpec{});
+}
+
 // Batch j takes the next slot on every device: the step's packed topology
 // (unless the ring slot still holds it) and the inputs the pass reads.
 void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, bool first) {
@@ -128,10 +138,12 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
       case Pass::transform: read_in(*st, s, store_.h[l], v0, view(st->in_a[s], nd, in_w)); break;
       case Pass::backward: {
         // With the next layer's transform fused, ∇t^{l+1} instead of ∇x^{l+1} (computed from it).
+        // Rows handed off by layer 1 are in the gradient buffer (take_handoff).
         const bool fused = l + 1 < m.num_layers() && fused_transform(l + 1);
-        if (fused)
+        const bool handed = receiving_ && st->plan.handoff[j].all;
+        if (fused && !handed)
           read_in(*st, s, store_.agg[l + 1], v0, view(st->in_t[s], nd, m.out_width(l + 1)));
-        else
+        else if (!handed)
           read_in(*st, s, store_.grad[l + 1], v0, view(st->in_dh[s], nd, out_w));
         if (transform_first(l)) {
           if (m.activation(l) == Activation::relu || fused)
@@ -305,7 +317,9 @@ void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
     if (opt_.comm != CommMode::baseline)
       for (auto& peer : dev_)
         if (peer != st) d.wait(*peer->dev, peer->pushed);
-    count_host_rows(step.flush_count(), width, false);
+    // A pass that hands off leaves its last batch's handed-off rows in G.
+    const int64_t kept = handing_off_ && j == plan_.n - 1 ? step.handoff_count : 0;
+    count_host_rows(step.flush_count() - kept, width, false);
     if (dst.on_device()) {  // in-memory mode: accumulate on the GPU
       d.begin_work();
       d.add_rows_and_zero(G, lists.flush_rows, lists.flush_vids, dst);
@@ -315,10 +329,10 @@ void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
     }
     // First returns: the device writes them into the store itself (none
     // when some row is never returned: mark_first_flushes).
-    const int64_t direct = step.first_count;
-    if (direct > 0) {
+    const int64_t direct = step.first_count, written = direct - kept;
+    if (written > 0) {
       d.begin_work();
-      d.scatter_rows_and_zero(G, lists.flush_rows.sub(0, direct), lists.flush_vids.sub(0, direct), dst);
+      d.scatter_rows_and_zero(G, lists.flush_rows.sub(0, written), lists.flush_vids.sub(0, written), dst);
       d.end_work(WorkKind::d2h);
     }
     // The rest add to rows another batch (or device) returned before: staged

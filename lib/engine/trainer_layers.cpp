@@ -133,6 +133,8 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
   Layer& ly = st.layers[l];
   DevMat dH = view(st.in_dh[s], nd, out_w), Z = view(st.z, nd, out_w), dZ = view(st.dz, nd, out_w);
   DevMat H = view(st.in_h[s], nd, out_w);  // loaded (ReLU mask) or recomputed
+  const bool fused = l + 1 < L && fused_transform(l + 1);
+  if (receiving_) take_handoff(st, j, fused ? view(st.in_t[s], nd, m.out_width(l + 1)) : dH);
   const bool gcn_aggregate_first = m.kind == ModelKind::gcn && !transform_first(l);
   if (gcn_aggregate_first) {  // h^{l+1} recomputed from the cached aggregate: no neighbor reload
     DevMat A = view(st.in_a[s], nd, in_w);
@@ -141,7 +143,7 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
   }
   // ∇x^{l+1} from the next layer's fused transform backward (H is h^{l+1},
   // loaded or recomputed above), else loaded.
-  if (l + 1 < L && fused_transform(l + 1)) transform_backward_rows(st, l + 1, s, H, dH, v0, epoch);
+  if (fused) transform_backward_rows(st, l + 1, s, H, dH, v0, epoch);
   if (l + 1 < L) {  // ∇h^{l+1} = mask ⊙ ∇x^{l+1}: the next layer's input dropout
     d.dropout_rows(dH, v0, input_dropout(l + 1, epoch, true, st.keys.data));
   }

@@ -50,6 +50,11 @@ struct TrainerOptions {
   // link, and two passes per layer go. Results are identical with fp32 stores
   // (16-bit stores: h^l and ∇x^l are no longer rounded to the store's type).
   bool fuse_transforms = true;
+  // The gradients layer 1's backward returns stay on the GPU for layer 0's
+  // backward where the plan allows (a vertex returned once, by its owner's
+  // last batch: mark_handoff) instead of a round trip through the host store.
+  // Results are identical with fp32 stores.
+  bool handoff_gradients = true;
 };
 
 // Whether layer l's transform passes are fused into layer l - 1's (above).

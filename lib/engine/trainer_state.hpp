@@ -74,6 +74,8 @@ struct Trainer::DeviceState {
   std::vector<Widen> widen_pending[kSlots];  // loaded, to widen at the batch's start
   HostMat staging_host[kStagingSlots];            // their pinned host copies
   int64_t staging_rows = 0;
+  // Gradient handoff (DevicePlan::handoff), per batch: own rows and their gradient buffer rows.
+  std::vector<DevIdx> handoff_rows, handoff_slots;
   DevArray<int64_t> keys;           // new id -> graph file id
   DevArray<int32_t> labels;
   DevArray<uint8_t> split;

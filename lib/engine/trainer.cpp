@@ -9,6 +9,7 @@
 #include "core/log.hpp"
 #include "core/timer.hpp"
 #include "engine/memory_plan.hpp"
+#include "engine/store_features.hpp"
 #include "engine/timeline.hpp"
 #include "engine/trainer_state.hpp"
 
@@ -36,7 +37,7 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
            g_.num_vertices);
   HT_CHECK(g_.feature_dim == m.dims.front(), "the model's input width {} differs from the graph's feature width {}",
            m.dims.front(), g_.feature_dim);
-  HT_CHECK(!g_.features.empty() && !g_.labels.empty() && !g_.split.empty(),
+  HT_CHECK(g_.has_features() && !g_.labels.empty() && !g_.split.empty(),
            "training needs features, labels and a split in the graph file");
   HT_CHECK(g_.num_classes <= m.dims.back(), "the output width {} is smaller than the number of classes {}",
            m.dims.back(), g_.num_classes);
@@ -50,7 +51,7 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
   HT_CHECK(!opt_.store_on_device || opt_.host_dtype == StoreDtype::f32,
            "the in-memory mode keeps the vertex store in fp32 (--host-dtype {} is for host stores)",
            dtype_name(opt_.host_dtype));
-  if (opt_.host_dtype == StoreDtype::f16) check_f16_range(g_.features, g_.feature_dim);
+  if (opt_.host_dtype == StoreDtype::f16) check_f16_range(g_);
   if (opt_.store_on_device) {
     HT_CHECK(plan_.m == 1 && plan_.n == 1, "in-memory mode needs one GPU and one chunk (m = 1, n = 1), not m = {}, n = {}",
              plan_.m, plan_.n);
@@ -65,7 +66,7 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
   store_.h.resize(L + 1);
   store_.grad.resize(L + 1);
   store_.h[0] = alloc_store(n, g_.feature_dim);
-  exec_.store_fill(store_.h[0], g_.features);
+  fill_feature_store(exec_, store_.h[0], g_);
   for (int l = 0; l < L; ++l) {
     store_.h[l + 1] = alloc_store(n, m.out_width(l));
     store_.grad[l + 1] = alloc_store(n, m.out_width(l));

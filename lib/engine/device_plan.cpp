@@ -364,8 +364,17 @@ void mark_handoff(std::vector<DevicePlan*> plans, int64_t num_vertices) {
     std::copy(r.begin(), r.end(), rows);
     std::copy(v.begin(), v.end(), vids);
     last.handoff_count = static_cast<int64_t>(hr.size());
-    for (size_t j = 0; j < n; ++j)
-      dp->handoff[j].all = static_cast<int64_t>(dp->handoff[j].rows.size()) == dp->steps[j].plan->num_dst();
+    for (size_t j = 0; j < n; ++j) {
+      HandoffRows& h = dp->handoff[j];
+      const ChunkPlan& c = *dp->steps[j].plan;
+      std::vector<uint8_t> handed(static_cast<size_t>(c.num_dst()), 0);
+      for (uint32_t r : h.rows) handed[r] = 1;
+      for (int64_t r = 0; r < c.num_dst(); ++r) {
+        if (handed[static_cast<size_t>(r)]) continue;
+        h.host_rows.push_back(static_cast<uint32_t>(r));
+        h.host_vids.push_back(static_cast<uint32_t>(c.dst_begin + r));
+      }
+    }
   }
 }
 

@@ -84,10 +84,11 @@ struct DeviceStep {
 
 // Gradient rows a batch of the next backward pass takes from the device's
 // gradient buffer instead of the host (mark_handoff): own row rows[k] of the
-// batch is buffer row slots[k]; `all` when every own row is there.
+// batch is buffer row slots[k]; the others, own row host_rows[k] = vertex
+// host_vids[k], come from the host store.
 struct HandoffRows {
   std::vector<uint32_t> rows, slots;
-  bool all = false;
+  std::vector<uint32_t> host_rows, host_vids;
 };
 
 struct DevicePlan {

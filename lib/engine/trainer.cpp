@@ -228,10 +228,14 @@ void Trainer::setup_devices() {
     mark_handoff(plans, g_.num_vertices);
     for (auto& st : dev_) {
       st->dev->use(Queue::compute);
+      auto upload = [&](const std::vector<uint32_t>& v) {
+        return v.empty() ? DevIdx{} : st->dev->upload(std::span<const uint32_t>(v));
+      };
       for (const HandoffRows& h : st->plan.handoff) {
-        const bool any = !h.rows.empty();
-        st->handoff_rows.push_back(any ? st->dev->upload(std::span<const uint32_t>(h.rows)) : DevIdx{});
-        st->handoff_slots.push_back(any ? st->dev->upload(std::span<const uint32_t>(h.slots)) : DevIdx{});
+        st->handoff_rows.push_back(upload(h.rows));
+        st->handoff_slots.push_back(upload(h.slots));
+        st->handoff_host_rows.push_back(upload(h.host_rows));
+        st->handoff_host_vids.push_back(upload(h.host_vids));
       }
     }
   }

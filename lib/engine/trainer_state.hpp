@@ -76,6 +76,7 @@ struct Trainer::DeviceState {
   int64_t staging_rows = 0;
   // Gradient handoff (DevicePlan::handoff), per batch: own rows and their gradient buffer rows.
   std::vector<DevIdx> handoff_rows, handoff_slots;
+  std::vector<DevIdx> handoff_host_rows, handoff_host_vids;  // the rest, gathered from the host store
   DevArray<int64_t> keys;           // new id -> graph file id
   DevArray<int32_t> labels;
   DevArray<uint8_t> split;

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "core/cli.hpp"
+#include "cli/cli.hpp"
 #include "core/error.hpp"
 #include "datasets/convert.hpp"
 #include "datasets/convert_generate.hpp"

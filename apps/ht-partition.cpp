@@ -1,7 +1,7 @@
 // ht-partition: METIS (or random/range) partitioning into m partitions, one
 // per GPU, renumbering, and range-based chunking into n chunks per partition
 // (SPEC §4). Argument parsing and wiring only; the work is in partition/.
-#include "core/cli.hpp"
+#include "cli/cli.hpp"
 #include "partition/partition_names.hpp"
 #include "partition/partition_tool.hpp"
 

@@ -1,7 +1,7 @@
 // ht-reorganize: subgraph reorganization (paper Algorithm 4) and the
 // deduplicated communication plan (SPEC §5); or --check of a plan.
 // Argument parsing and wiring only; the work is in partition/.
-#include "core/cli.hpp"
+#include "cli/cli.hpp"
 #include "core/error.hpp"
 #include "partition/reorganize_tool.hpp"
 

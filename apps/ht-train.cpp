@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "core/cli.hpp"
+#include "cli/cli.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"

@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "core/cli.hpp"
+#include "cli/cli.hpp"
 #include "core/container.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"

@@ -3,12 +3,12 @@
 #include <cstdio>
 #include <array>
 
-#include "core/cli.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/json.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
+#include "core/version.hpp"
 #include "graph/graph_file.hpp"
 #include "partition/partition_file.hpp"
 #include "partition/partition_names.hpp"
@@ -32,7 +32,7 @@ std::string stats_json(const PartitionToolOptions& opt, const PartitionStats& s,
   const PartitionParams& q = opt.params;
   JsonWriter w;
   w.begin_object();
-  w.field("tool", "ht-partition").field("version", cli::version_string());
+  w.field("tool", "ht-partition").field("version", version_string());
   w.field("graph", opt.graph_path).field("output", opt.output_path);
   w.key("params").begin_object();
   w.field("parts", q.parts).field("chunks", q.chunks).field("method", name_of(q.method));

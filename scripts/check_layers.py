@@ -2,7 +2,8 @@
 """Checks that #include lines point one way through the layers (docs/ARCHITECTURE.md, "Layers").
 
 Each source folder is a layer with a rank; a file may include headers of its own layer and of
-layers of lower rank only. Layers of equal rank may not include each other. Prints every wrong-way
+layers of lower rank only. Layers of equal rank may not include each other. A layer folder inside
+another (apps/cli in apps) is its own layer: its files belong to it alone. Prints every wrong-way
 include as FILE:LINE and exits 1 when there is one, 0 otherwise.
 
 Usage: scripts/check_layers.py [REPO_ROOT]
@@ -22,7 +23,8 @@ LAYERS = {
     "lib/engine": ("engine", 3),
     "lib/cuda": ("cuda", 4),
     "lib/train": ("train", 5),
-    "apps": ("apps", 6),
+    "apps/cli": ("cli", 6),  # the tools' option helpers (CLI11): no library may include them
+    "apps": ("apps", 7),
 }
 RANK = {name: rank for name, rank in LAYERS.values()}
 INCLUDE = re.compile(r'\s*#\s*include\s+"([A-Za-z_]+)/')
@@ -36,7 +38,10 @@ def check(root):
         if not os.path.isdir(path):
             wrong.append(f"{folder}: layer folder missing")
             continue
-        for dirpath, _, files in os.walk(path):
+        for dirpath, dirs, files in os.walk(path):
+            # a nested layer folder is checked as its own layer
+            dirs[:] = [d for d in dirs
+                       if os.path.relpath(os.path.join(dirpath, d), root).replace(os.sep, "/") not in LAYERS]
             for f in sorted(files):
                 if not f.endswith(SOURCES):
                     continue

@@ -1,4 +1,4 @@
-#include "core/cli.hpp"
+#include "cli/cli.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -7,23 +7,14 @@
 #include <cstring>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/signals.hpp"
-
-#ifndef HT_VERSION
-#define HT_VERSION "0.0.0"
-#endif
+#include "core/version.hpp"
 
 namespace ht::cli {
-
-std::string version_string() {
-#ifdef HT_BUILT_WITH_CUDA
-  return std::string("hongtu ") + HT_VERSION + " (executors: cpu, cuda)";
-#else
-  return std::string("hongtu ") + HT_VERSION + " (executors: cpu; built without CUDA)";
-#endif
-}
 
 void setup_app(CLI::App& app, CommonOptions& common) {
   app.option_defaults()->always_capture_default();

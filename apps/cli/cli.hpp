@@ -1,9 +1,16 @@
 #pragma once
-// Shared command-line conventions of every tool: --version, --config FILE
-// (unknown keys and malformed lines refused with their line number), -q/-v
-// verbosity, defaults shown in --help, enum options that accept their names
-// only, numeric checks worded in the option's terms, one error line and exit
-// code 2 for usage errors, 1 for failures, 128 + signal when interrupted.
+// Shared command-line conventions of every tool (target ht_cli: the tools and
+// the tests of these helpers link it; no library does, so CLI11 stays on the
+// tools' side): --version, --config FILE (unknown keys and malformed lines
+// refused with their line number), -q/-v verbosity, defaults shown in --help,
+// enum options that accept their names only, numeric checks worded in the
+// option's terms.
+//
+// Exit codes of `run`: 0 on success and for --help / --version; 2 when the
+// command line or the --config file cannot be parsed (one line
+// "tool: error: ... (see --help)"); 1 when the body fails (an ht::Error,
+// option errors thrown by the body included, out of memory, any other
+// exception; one line "tool: error: ..."); 128 + signal when interrupted.
 #include <functional>
 #include <map>
 #include <string>
@@ -22,7 +29,8 @@ struct CommonOptions {
 // Creates an app with the shared options bound to `common`.
 void setup_app(CLI::App& app, CommonOptions& common);
 
-// Parses, applies verbosity, runs `body`; returns the process exit code.
+// Parses, applies verbosity, runs `body`; returns the process exit code (see
+// the top of this file).
 int run(CLI::App& app, CommonOptions& common, int argc, char** argv, const std::function<void()>& body);
 
 // Helpers of the name checks: equal ignoring case; "a, b, c".
@@ -73,7 +81,5 @@ CLI::Validator unsigned_integer();               // no sign: 0 .. 2^64-1 (seeds)
 // (# or ;), `[default]` or `key = value` with a key that is an option of
 // `app`. Throws ht::Error naming the file and the line.
 void check_config_file(const CLI::App& app, const std::string& path);
-
-std::string version_string();
 
 }  // namespace ht::cli

@@ -10,6 +10,7 @@
 
 #include "cli/cli.hpp"
 #include "core/error.hpp"
+#include "core/half.hpp"
 #include "datasets/convert.hpp"
 #include "datasets/convert_generate.hpp"
 #include "datasets/inspect.hpp"
@@ -156,8 +157,7 @@ void add_shared_options(CLI::App& app, Context& c) {
   t->add_flag("--normalize-features", o.normalize_features, "Scale feature rows to sum 1 (Kipf & Welling)");
   t->add_option("--id-bytes", o.id_bytes, "Vertex id width in the file: 4 or 8 (8 is forced for N >= 2^31)")
       ->check(ht::cli::one_of({"4", "8"}));
-  ht::cli::add_enum(*t, "--feature-dtype", o.feature_dtype,
-                    {{"fp32", ht::StoreDtype::f32}, {"bf16", ht::StoreDtype::bf16}, {"fp16", ht::StoreDtype::f16}},
+  ht::cli::add_enum(*t, "--feature-dtype", o.feature_dtype, ht::store_dtype_names(),
                     "Element type of the features in the file: bf16 or fp16 halve their bytes (rounded once to "
                     "nearest even; ht-train --host-dtype of the same type then takes them as they are). fp16 refuses "
                     "features beyond ±65504");

@@ -25,7 +25,7 @@ struct Context {
   int hidden = 0;
   ht::ModelKind model = ht::ModelKind::gcn;
   ht::OptimizerKind optimizer = ht::OptimizerKind::adam;
-  std::string backend = "auto";
+  ht::Backend backend = ht::Backend::automatic;
   int gpus = 0;
   double gpu_mem_gib = 0;
   ht::cli::CommonOptions common;
@@ -96,7 +96,7 @@ void refuse_unused_options(const CLI::App& app, const Context& ctx, const ht::Tr
   if (ctx.optimizer == ht::OptimizerKind::adam) refuse("--momentum", "applies to --optimizer sgd only");
   if (ctx.layers != "auto") refuse("--hidden", "applies to --layers auto only (--layers gives every width)");
   if (!job.partition_path.empty()) refuse("--chunks", "applies when partitioning in memory; the partition file sets n");
-  if (ctx.backend == "cpu") refuse("--gpu-mem", "applies to --backend cuda only");
+  if (ctx.backend == ht::Backend::cpu) refuse("--gpu-mem", "applies to --backend cuda only");
   if (job.checkpoint_path.empty()) refuse("--checkpoint-every", "needs --checkpoint FILE");
   if (job.predict_only)
     for (const char* o : {"--epochs", "--eval-every", "--warmup", "--lr", "--weight-decay", "--momentum", "--dropout",
@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--plan", job.plan_path, "Plan file (.htplan, from ht-reorganize); default: build in memory")
       ->check(CLI::ExistingFile);
-  ht::cli::add_enum(app, "--model", ctx.model, {{"gcn", ht::ModelKind::gcn}, {"gat", ht::ModelKind::gat}}, "Model");
+  ht::cli::add_enum(app, "--model", ctx.model, ht::model_kind_names(), "Model");
   app.add_option("--layers", ctx.layers, "Layer widths, e.g. 1433-16-7 (GAT: hidden widths per head); auto = F-hidden-C");
   app.add_option("--hidden", ctx.hidden, "Hidden width for --layers auto (default 16 for GCN, 8 for GAT)")
       ->check(ht::cli::in_range(1, 1 << 20));
@@ -137,8 +137,7 @@ int main(int argc, char** argv) {
   app.add_option("--attn-dropout", job.trainer.model.attn_dropout, "GAT dropout rate on attention coefficients")
       ->check(ht::cli::fraction());
   app.add_flag("!--no-bias", job.trainer.model.bias, "Layers without bias");
-  ht::cli::add_enum(app, "--optimizer", ctx.optimizer, {{"adam", ht::OptimizerKind::adam}, {"sgd", ht::OptimizerKind::sgd}},
-                    "Optimizer");
+  ht::cli::add_enum(app, "--optimizer", ctx.optimizer, ht::optimizer_kind_names(), "Optimizer");
   app.add_option("--lr", job.trainer.optimizer.lr, "Learning rate")->check(ht::cli::in_range(1e-12, 1e3));
   app.add_option("--weight-decay", job.trainer.optimizer.weight_decay, "L2 weight decay added to the gradients")
       ->check(ht::cli::in_range(0, 1e3));
@@ -151,22 +150,16 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", job.warmup, "Epochs left out of the median epoch time")->check(ht::cli::in_range(0, 1e9));
   app.add_option("--seed", job.trainer.model.seed, "Seed of weight initialization and dropout masks")
       ->check(ht::cli::unsigned_integer());
-  app.add_option("--backend", ctx.backend,
-                 "Executor: cuda, cpu (the reference executor, emulates GPUs; slow), or auto = cuda when this build "
-                 "has the CUDA executor and a GPU is visible, else cpu (the choice is logged)")
-      ->check(ht::cli::one_of({"auto", "cpu", "cuda"}))
-      ->capture_default_str();
+  ht::cli::add_enum(app, "--backend", ctx.backend, ht::backend_names(),
+                    "Executor: cuda, cpu (the reference executor, emulates GPUs; slow), or auto = cuda when this "
+                    "build has the CUDA executor and a GPU is visible, else cpu (the choice is logged)");
   app.add_option("--gpus", ctx.gpus, "GPUs (emulated devices for cpu); default: the plan's m, or 1")
       ->check(ht::cli::in_range(1, 4096));
   app.add_option("--chunks", job.chunks, "Chunks per GPU when partitioning in memory")
       ->check(ht::cli::in_range(1, 1 << 20));
-  ht::cli::add_enum(app, "--comm", job.trainer.comm,
-                    {{"baseline", ht::CommMode::baseline}, {"p2p", ht::CommMode::p2p}, {"full", ht::CommMode::full}},
+  ht::cli::add_enum(app, "--comm", job.trainer.comm, ht::comm_mode_names(),
                     "Communication: baseline (every chunk loads its neighbors), p2p (+inter-GPU dedup), full (+reuse)");
-  ht::cli::add_enum(app, "--gcn-order", job.trainer.gcn_order,
-                    {{"auto", ht::GcnOrder::automatic},
-                     {"aggregate", ht::GcnOrder::aggregate_first},
-                     {"transform", ht::GcnOrder::transform_first}},
+  ht::cli::add_enum(app, "--gcn-order", job.trainer.gcn_order, ht::gcn_order_names(),
                     "GCN layer order: aggregate (Â x, then W) or transform (x W, then Â: moves and aggregates the "
                     "output width); auto = transform where the output is narrower than the input");
   app.add_flag("!--no-overlap", job.trainer.overlap_copies,
@@ -193,11 +186,9 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-gradient-handoff", job.trainer.handoff_gradients,
                "Send layer 1's input gradients through the host store to layer 0's backward, instead of keeping "
                "on the GPU the rows the plan allows (results are identical with fp32 stores)");
-  ht::cli::add_enum(app, "--store", job.store,
-                    {{"auto", ht::StoreChoice::automatic}, {"host", ht::StoreChoice::host}, {"device", ht::StoreChoice::device}},
+  ht::cli::add_enum(app, "--store", job.store, ht::store_choice_names(),
                     "Vertex store: host (pinned), device (in-memory mode: m = 1, n = 1), auto = device when it fits");
-  ht::cli::add_enum(app, "--host-dtype", job.trainer.host_dtype,
-                    {{"fp32", ht::StoreDtype::f32}, {"bf16", ht::StoreDtype::bf16}, {"fp16", ht::StoreDtype::f16}},
+  ht::cli::add_enum(app, "--host-dtype", job.trainer.host_dtype, ht::store_dtype_names(),
                     "Element type of the host vertex store (features, layer outputs, cached aggregates, gradients): "
                     "bf16 or fp16 halve host memory and host-link bytes; compute stays fp32 (rows are widened and "
                     "rounded to nearest even in the copy kernels). fp16 refuses features beyond ±65504. Host stores "
@@ -227,17 +218,17 @@ int main(int argc, char** argv) {
 
   group_options(app);
   return ht::cli::run(app, ctx.common, argc, argv, [&] {
-    const bool automatic = ctx.backend == "auto";
+    const bool automatic = ctx.backend == ht::Backend::automatic;
     const int visible = automatic ? cuda_gpus_visible() : 0;
-    if (automatic) ctx.backend = visible > 0 ? "cuda" : "cpu";
+    if (automatic) ctx.backend = visible > 0 ? ht::Backend::cuda : ht::Backend::cpu;
 #ifndef HT_HAVE_CUDA
-    if (ctx.backend == "cuda")
+    if (ctx.backend == ht::Backend::cuda)
       throw ht::option_error("--backend", "this build has no CUDA executor (nvcc and the CUDA libraries were not "
                                           "found when it was configured); use --backend cpu");
 #endif
     refuse_unused_options(app, ctx, job);
     if (automatic)  // said once the options are known to be valid
-      ht::log::info("--backend auto: {} ({})", ctx.backend,
+      ht::log::info("--backend auto: {} ({})", ht::name_of(ctx.backend),
                     visible > 0 ? fmt::format("{} GPU(s) visible", visible)
                                 : "no GPU visible, or this build has no CUDA executor");
     ht::signals::install("ht-train", true);
@@ -253,7 +244,7 @@ int main(int argc, char** argv) {
     ht::ExecutorFactory factory = [&](int m) -> std::unique_ptr<ht::Executor> {
       if (ctx.gpus > 0 && ctx.gpus != m)
         throw ht::option_error("--gpus", fmt::format("the plan is for {} GPUs, not {}", m, ctx.gpus));
-      if (ctx.backend == "cpu") return std::make_unique<ht::CpuExecutor>(m);
+      if (ctx.backend == ht::Backend::cpu) return std::make_unique<ht::CpuExecutor>(m);
 #ifdef HT_HAVE_CUDA
       return ht::make_cuda_executor(m, static_cast<int64_t>(ctx.gpu_mem_gib * (1ll << 30)));
 #else
@@ -264,7 +255,7 @@ int main(int argc, char** argv) {
 #ifdef HT_HAVE_CUDA
     // GPU 0's link stands for every GPU's (the lent machines give each GPU
     // the same kind of host link).
-    if (ctx.backend == "cuda") job.probe_link = [] { return ht::measure_link_bandwidth(0); };
+    if (ctx.backend == ht::Backend::cuda) job.probe_link = [] { return ht::measure_link_bandwidth(0); };
 #endif
     const ht::TrainSummary s = ht::run_train_job(job, factory);
     if (s.predicted_only) {

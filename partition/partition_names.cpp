@@ -1,16 +1,6 @@
 #include "partition/partition_names.hpp"
 
 namespace ht {
-namespace {
-
-template <typename E>
-std::string lookup(const std::map<std::string, E>& names, E v) {
-  for (const auto& [name, value] : names)
-    if (value == v) return name;
-  return "unknown(" + std::to_string(static_cast<int>(v)) + ")";
-}
-
-}  // namespace
 
 const std::map<std::string, PartitionMethod>& partition_method_names() {
   static const std::map<std::string, PartitionMethod> m{
@@ -32,9 +22,9 @@ const std::map<std::string, VertexWeights>& vertex_weights_names() {
   return m;
 }
 
-std::string name_of(PartitionMethod v) { return lookup(partition_method_names(), v); }
-std::string name_of(MetisObjective v) { return lookup(metis_objective_names(), v); }
-std::string name_of(MetisAlgorithm v) { return lookup(metis_algorithm_names(), v); }
-std::string name_of(VertexWeights v) { return lookup(vertex_weights_names(), v); }
+std::string name_of(PartitionMethod v) { return name_in(partition_method_names(), v); }
+std::string name_of(MetisObjective v) { return name_in(metis_objective_names(), v); }
+std::string name_of(MetisAlgorithm v) { return name_in(metis_algorithm_names(), v); }
+std::string name_of(VertexWeights v) { return name_in(vertex_weights_names(), v); }
 
 }  // namespace ht

@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "core/names.hpp"
 #include "partition/partition.hpp"
 
 namespace ht {

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/names.hpp"
+
 namespace ht {
 
 // Element type of the vertex store's host matrices (--host-dtype).
@@ -18,6 +20,8 @@ inline constexpr int64_t dtype_bytes(StoreDtype t) { return t == StoreDtype::f32
 inline constexpr std::string_view dtype_name(StoreDtype t) {
   return t == StoreDtype::f32 ? "fp32" : (t == StoreDtype::bf16 ? "bf16" : "fp16");
 }
+// dtype_name's names as a table (ht-train --host-dtype, ht-convert --feature-dtype).
+const NameTable<StoreDtype>& store_dtype_names();
 
 inline constexpr float kF16Max = 65504.0f;
 

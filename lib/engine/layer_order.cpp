@@ -2,6 +2,14 @@
 
 namespace ht {
 
+const NameTable<GcnOrder>& gcn_order_names() {
+  static const NameTable<GcnOrder> names{
+      {"auto", GcnOrder::automatic}, {"aggregate", GcnOrder::aggregate_first}, {"transform", GcnOrder::transform_first}};
+  return names;
+}
+
+std::string name_of(GcnOrder order) { return name_in(gcn_order_names(), order); }
+
 bool transform_first(const ModelConfig& m, GcnOrder order, int l) {
   if (m.kind != ModelKind::gcn) return false;
   switch (order) {
@@ -17,7 +25,7 @@ std::string layer_orders(const ModelConfig& m, GcnOrder order) {
   std::string out;
   for (int l = 0; l < m.num_layers(); ++l) {
     if (l > 0) out += ',';
-    out += transform_first(m, order, l) ? "transform" : "aggregate";
+    out += name_of(transform_first(m, order, l) ? GcnOrder::transform_first : GcnOrder::aggregate_first);
   }
   return out;
 }

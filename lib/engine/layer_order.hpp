@@ -13,11 +13,17 @@
 #include <cstdint>
 #include <string>
 
+#include "core/names.hpp"
 #include "models/model.hpp"
 
 namespace ht {
 
 enum class GcnOrder { automatic, aggregate_first, transform_first };
+
+// "auto", "aggregate", "transform": ht-train --gcn-order; layer_orders() and
+// the metrics file name each layer's order with them.
+const NameTable<GcnOrder>& gcn_order_names();
+std::string name_of(GcnOrder order);
 
 // Whether layer l runs transform-first.
 bool transform_first(const ModelConfig& m, GcnOrder order, int l);

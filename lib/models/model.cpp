@@ -8,6 +8,19 @@
 
 namespace ht {
 
+const NameTable<ModelKind>& model_kind_names() {
+  static const NameTable<ModelKind> names{{"gcn", ModelKind::gcn}, {"gat", ModelKind::gat}};
+  return names;
+}
+
+const NameTable<OptimizerKind>& optimizer_kind_names() {
+  static const NameTable<OptimizerKind> names{{"adam", OptimizerKind::adam}, {"sgd", OptimizerKind::sgd}};
+  return names;
+}
+
+std::string name_of(ModelKind kind) { return name_in(model_kind_names(), kind); }
+std::string name_of(OptimizerKind kind) { return name_in(optimizer_kind_names(), kind); }
+
 int ModelConfig::in_width(int l) const { return l == 0 ? dims[0] : out_width(l - 1); }
 
 int ModelConfig::out_width(int l) const {

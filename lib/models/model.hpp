@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/names.hpp"
 #include "core/rng.hpp"
 #include "graph/graph.hpp"
 
@@ -24,6 +25,12 @@ namespace ht {
 enum class ModelKind { gcn, gat };
 enum class Activation { relu, elu, none };
 enum class OptimizerKind { adam, sgd };
+
+// "gcn", "gat" and "adam", "sgd": ht-train --model / --optimizer, checkpoints.
+const NameTable<ModelKind>& model_kind_names();
+const NameTable<OptimizerKind>& optimizer_kind_names();
+std::string name_of(ModelKind kind);
+std::string name_of(OptimizerKind kind);
 
 struct ModelConfig {
   ModelKind kind = ModelKind::gcn;

@@ -13,11 +13,16 @@
 #include <vector>
 
 #include "core/container.hpp"
+#include "core/names.hpp"
 #include "graph/types.hpp"
 
 namespace ht {
 
 enum class CommMode { baseline, p2p, full };
+
+// "baseline", "p2p", "full": ht-train --comm, the log and the metrics file.
+const NameTable<CommMode>& comm_mode_names();
+std::string name_of(CommMode mode);
 
 // What GPU i does in batch j.
 struct ChunkPlan {

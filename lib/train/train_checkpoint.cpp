@@ -93,7 +93,7 @@ std::vector<float> concat(const std::vector<std::vector<float>>& parts) {
 }  // namespace
 
 std::string model_shape(const ModelConfig& m) {
-  return fmt::format("{} {} heads {} out_heads {} bias {}", m.kind == ModelKind::gcn ? "gcn" : "gat",
+  return fmt::format("{} {} heads {} out_heads {} bias {}", name_of(m.kind),
                      fmt::join(m.dims, "-"), m.kind == ModelKind::gat ? m.heads : 1,
                      m.kind == ModelKind::gat ? m.out_heads : 1, m.bias ? 1 : 0);
 }

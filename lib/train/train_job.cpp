@@ -33,16 +33,21 @@
 #include "train/train_checkpoint.hpp"
 
 namespace ht {
-namespace {
 
-const char* comm_name(CommMode c) {
-  switch (c) {
-    case CommMode::baseline: return "baseline";
-    case CommMode::p2p: return "p2p";
-    case CommMode::full: return "full";
-  }
-  return "?";
+const NameTable<StoreChoice>& store_choice_names() {
+  static const NameTable<StoreChoice> names{
+      {"auto", StoreChoice::automatic}, {"host", StoreChoice::host}, {"device", StoreChoice::device}};
+  return names;
 }
+
+const NameTable<Backend>& backend_names() {
+  static const NameTable<Backend> names{{"auto", Backend::automatic}, {"cpu", Backend::cpu}, {"cuda", Backend::cuda}};
+  return names;
+}
+
+std::string name_of(Backend backend) { return name_in(backend_names(), backend); }
+
+namespace {
 
 void normalize_rows(Graph& g) {
   // 16-bit features are widened first (exactly); the store rounds the
@@ -286,7 +291,7 @@ struct RunLabels {
   bool overlap;
   std::string backend;
   int chunks;
-  const char* comm;
+  std::string comm;
   std::string gcn_order;  // empty for GAT
 };
 
@@ -317,6 +322,7 @@ JsonWriter summary_json(const TrainSummary& sum, const RunLabels& run) {
 // neither an input nor another output (the checkpoint may be the file it
 // resumes from: it is replaced atomically).
 void check_job(const TrainJob& job) {
+  HT_CHECK(job.backend != Backend::automatic, "TrainJob: --backend auto is resolved by the caller (cpu or cuda)");
   HT_CHECK(job.epochs >= 1, "--epochs must be >= 1");
   HT_CHECK(job.eval_every >= 1, "--eval-every must be >= 1");
   HT_CHECK(job.checkpoint_every >= 1, "--checkpoint-every must be >= 1");
@@ -392,7 +398,7 @@ ModelNeed model_need(const TrainJob& job, const TrainerOptions& t, const GraphVi
   }
   n.param_bytes = params * 8;
   n.vertices = g.num_vertices;
-  if (job.backend == "cpu")
+  if (job.backend == Backend::cpu)
     n.row_bytes = rows * static_cast<double>(g.num_vertices) * static_cast<double>(dtype_bytes(t.host_dtype));
   n.option = !job.trainer.model.dims.empty() ? "--layers" : job.hidden > 0 ? "--hidden" : "";
   n.model = fmt::format("the {} model {}{}", m.kind == ModelKind::gcn ? "GCN" : "GAT", fmt::join(m.dims, "-"),
@@ -435,7 +441,7 @@ CheckpointTarget checkpoint_target(const TrainJob& job, const TrainerOptions& t,
   c.m = plan.m;
   c.n = plan.n;
   c.model = model_shape(t.model);
-  c.optimizer = t.optimizer.kind == OptimizerKind::adam ? "adam" : "sgd";
+  c.optimizer = name_of(t.optimizer.kind);
   c.host_dtype = std::string(dtype_name(t.host_dtype));
   c.normalize_features = job.normalize_features || gf.view().flags.features_normalized;
   return c;
@@ -562,7 +568,7 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   log::info("training {} {} on {} (N = {}, E = {}): backend {}, m = {}, n = {}, comm {}, store {}{}{}, setup {:.2f} s",
             topt.model.kind == ModelKind::gcn ? "GCN" : "GAT",
             fmt::join(topt.model.dims, "-"), job.graph_path, g.num_vertices, g.num_edges, exec->name(), plan.m,
-            plan.n, comm_name(job.trainer.comm), trainer.store_on_device() ? "device" : "host",
+            plan.n, name_of(job.trainer.comm), trainer.store_on_device() ? "device" : "host",
             orders.empty() ? "" : ", layers " + orders, topt.overlap_copies ? "" : ", copies in line",
             sum.setup_seconds);
 
@@ -578,7 +584,7 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
 
   const RunLabels labels{trainer.store_on_device() ? "device" : "host", dtype_name(trainer.store_dtype()),
                          topt.overlap_copies, exec->name(),
-                         plan.n, comm_name(job.trainer.comm), orders};
+                         plan.n, name_of(job.trainer.comm), orders};
   metrics.write(summary_json(sum, labels));
 
   // Every output is written to its temporary file first; then all are

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "core/names.hpp"
 #include "cuda/link_probe.hpp"
 #include "engine/executor.hpp"
 #include "engine/trainer.hpp"
@@ -21,6 +22,16 @@ namespace ht {
 
 // Where the vertex store lives: auto = on the GPU for m = 1, n = 1 when it fits.
 enum class StoreChoice { automatic, host, device };
+// "auto", "host", "device": ht-train --store.
+const NameTable<StoreChoice>& store_choice_names();
+
+// The executor of a run: cpu (the reference executor, emulating the GPUs) or
+// cuda. ht-train resolves auto (cuda when its build has the CUDA executor and
+// a GPU is visible, else cpu) before the job runs; a job is cpu or cuda.
+enum class Backend { automatic, cpu, cuda };
+// "auto", "cpu", "cuda": ht-train --backend.
+const NameTable<Backend>& backend_names();
+std::string name_of(Backend backend);
 
 struct TrainJob {
   std::string graph_path, partition_path, plan_path;
@@ -45,7 +56,7 @@ struct TrainJob {
   // signals::Interrupted. Empty: never stops.
   std::function<int()> stop_requested;
   std::string timeline_out;  // JSON: the last timed epoch's busy intervals per device queue
-  std::string backend = "cpu";
+  Backend backend = Backend::cpu;  // what the executor factory makes (cpu or cuda, never auto)
   // Measures GPU 0's host link at start-up; ht-train sets it for --backend
   // cuda (this library is built without CUDA). Empty: the bound is not measured.
   std::function<LinkBandwidth()> probe_link;

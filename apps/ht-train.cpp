@@ -42,7 +42,7 @@ void group_options(CLI::App& app) {
       {"Execution",
        {"--backend", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--steps",
         "--merged-buffers", "--no-overlap", "--no-early-start", "--no-fuse-transforms",
-        "--no-gradient-handoff"}},
+        "--no-gradient-handoff", "--no-device-forwarding"}},
       {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out"}},
       {"Checkpoints and inference", {"--checkpoint", "--checkpoint-every", "--resume", "--load-model", "--predict-only"}},
   };
@@ -186,6 +186,10 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-gradient-handoff", job.trainer.handoff_gradients,
                "Send layer 1's input gradients through the host store to layer 0's backward, instead of keeping "
                "on the GPU the rows the plan allows (results are identical with fp32 stores)");
+  app.add_flag("!--no-device-forwarding", job.trainer.forward_on_device,
+               "Let each layer's first batch gather its rows from the host store, instead of the previous layer's "
+               "batches writing them into its merged buffer on the GPU (needs --merged-buffers 2 and --comm p2p "
+               "or full; results are identical with fp32 stores)");
   ht::cli::add_enum(app, "--store", job.store, ht::store_choice_names(),
                     "Vertex store: host (pinned), device (in-memory mode: m = 1, n = 1), auto = device when it fits");
   ht::cli::add_enum(app, "--host-dtype", job.trainer.host_dtype, ht::store_dtype_names(),

@@ -211,7 +211,8 @@ void Trainer::setup_devices() {
     }
     // Last, so that it takes only what is left: the second merged buffer lets
     // a gathering pass load while the previous one computes.
-    if (opt_.early_start && opt_.merged_buffers == 2 && plan_.n > 1) {
+    const bool forwarding = opt_.forward_on_device && opt_.comm != CommMode::baseline && !store_on_device();
+    if (opt_.early_start && opt_.merged_buffers == 2 && (plan_.n > 1 || forwarding)) {
       try {
         st->xs[1] = d.alloc_floats(rows * max_gather);
       } catch (const Error&) {
@@ -223,6 +224,27 @@ void Trainer::setup_devices() {
   }
   write_first_ = mark_first_flushes(plans, g_.num_vertices);
   if (!write_first_) log::debug("some vertex is never returned: gradient stores are cleared per layer");
+  forwarding_ = opt_.forward_on_device && opt_.early_start && opt_.comm != CommMode::baseline && !store_on_device();
+  for (auto& st : dev_) forwarding_ = forwarding_ && st->xs[0].data != st->xs[1].data;
+  if (forwarding_) {
+    for (auto& st : dev_) {
+      const DeviceStep& first = st->plan.steps[0];
+      const auto* vids = reinterpret_cast<const uint32_t*>(first.bytes.data() + first.load_vids.offset);
+      const auto* rows = reinterpret_cast<const uint32_t*>(first.bytes.data() + first.load_rows.offset);
+      for (int k = 0; k < plan_.n; ++k) {
+        const Slice piece = first.load_by_producer[k];
+        const uint32_t v0 = static_cast<uint32_t>(st->plan.steps[k].plan->dst_begin);
+        std::vector<uint32_t> local(vids + piece.offset, vids + piece.offset + piece.count);
+        for (uint32_t& v : local) v -= v0;
+        const bool any = piece.count > 0;
+        st->dev->use(Queue::compute);
+        st->forward_src.push_back(any ? st->dev->upload(std::span<const uint32_t>(local)) : DevIdx{});
+        st->forward_dst.push_back(
+            any ? st->dev->upload(std::span<const uint32_t>(rows + piece.offset, static_cast<size_t>(piece.count)))
+                : DevIdx{});
+      }
+    }
+  }
   handoff_ = write_first_ && handoff_possible();
   if (handoff_) {  // before the resident steps are copied: it reorders their flush lists
     mark_handoff(plans, g_.num_vertices);
@@ -293,6 +315,34 @@ DropoutSpec Trainer::attn_dropout(int layer, int epoch, bool training, const int
 }
 
 bool Trainer::read_ahead() const { return reads_ahead(opt_, plan_.n); }
+
+// The rows layer l + 1 gathers (h^{l+1}, or t^{l+1} when transform-first and
+// fused) come out of forward pass l.
+bool Trainer::forwards(int l) const {
+  if (!forwarding_ || l + 1 >= opt_.model.num_layers()) return false;
+  return !(opt_.model.kind == ModelKind::gcn && transform_first(l + 1)) || fused_transform(l + 1);
+}
+
+// Batch j's outputs `rows` (its own vertices) into the next gathering pass's
+// merged buffer where its first batch loads them, on the compute queue, with
+// layer l + 1's input dropout (t is gathered without). The buffer's last
+// users were the gathering pass before this one, on every device (peers pull
+// from it): waited for once per pass, before batch 0 writes.
+void Trainer::forward_rows(DeviceState& st, int l, int j, DevMat rows, bool training, int epoch) {
+  Device& d = *st.dev;
+  const int next = (gather_seq_ & 1) ^ 1;
+  const int64_t width = gather_width(opt_.model, opt_.gcn_order, l + 1);
+  HT_ASSERT(rows.cols == width);
+  if (j == 0)
+    for (auto& peer : dev_) d.wait(*peer->dev, peer->x_free[next]);
+  if (st.forward_src[j].size == 0) return;
+  const int64_t v0 = st.plan.steps[j].plan->dst_begin;
+  const bool tf = opt_.model.kind == ModelKind::gcn && transform_first(l + 1);
+  // Keys of the batch's rows: the gather reads keys[local row].
+  const DropoutSpec drop = tf ? DropoutSpec{} : input_dropout(l + 1, epoch, training, st.keys.data + v0);
+  const HostMat src{rows.data, rows.rows, rows.cols, d.index()};
+  d.gather_from_host(src, st.forward_src[j], st.forward_dst[j], view(st.xs[next], st.plan.buffer_rows, width), drop);
+}
 
 // Layer 1's returns are what layer 0's backward reads when no transform pass
 // runs between them (layer 1 aggregate-first or fused), and layer 0's backward
@@ -382,6 +432,7 @@ void Trainer::run_pass(Pass pass, int l, int epoch, bool training) {
     ++gather_seq_;
   }
   end_phase();
+  forwarded_ = pass == Pass::forward && forwards(l);
   prev_returned_ = pass == Pass::backward;
   prev_produced_ = pass != Pass::backward;
   ++pass_seq_;
@@ -390,6 +441,7 @@ void Trainer::run_pass(Pass pass, int l, int epoch, bool training) {
 double Trainer::forward(int epoch, bool training, LossStats* stats) {
   const ModelConfig& m = opt_.model;
   prev_returned_ = true;  // the first pass waits for everything before it
+  forwarded_ = false;
   for (int l = 0; l < m.num_layers(); ++l) {
     // Transform-first: every vertex's t = x W must be on host before any
     // chunk gathers its neighbors' rows (the pass ends with a barrier).

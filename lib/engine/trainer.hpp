@@ -132,6 +132,10 @@ class Trainer {
   // the device (TrainerOptions::handoff_gradients): the returns go straight
   // into what layer 0 reads, and layer 0's backward leaves the buffer alone.
   bool handoff_possible() const;
+  // Whether forward pass l writes the rows layer l + 1 gathers into the next
+  // merged buffer on the device (TrainerOptions::forward_on_device).
+  bool forwards(int layer) const;
+  void forward_rows(DeviceState& st, int l, int j, DevMat rows, bool training, int epoch);
   // Layer 0's backward batch j takes its handed-off rows of ∇ from the buffer.
   void take_handoff(DeviceState& st, int j, DevMat dst);
   // Dropout of a layer's input / attention; `keys` = the device's copy of the
@@ -166,6 +170,8 @@ class Trainer {
   bool handoff_ = false;        // gradient handoff between layer 1's and layer 0's backward (setup)
   bool handing_off_ = false;    // the pass being issued leaves handed-off rows in the buffer
   bool receiving_ = false;      // the pass being issued reads them there
+  bool forwarding_ = false;     // device forwarding is set up (second merged buffer, lists)
+  bool forwarded_ = false;      // the previous pass forwarded the rows this one's first batch gathers
   EpochResult timing_;
 };
 

@@ -195,7 +195,10 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
         if (peer != st) d.wait(*peer->dev, peer->pulled);
     }
     const bool produced = early_ && prev_produced_;
-    if (first && produced) {
+    if (first && forwarded_) {
+      // The previous pass wrote these rows into the buffer on the device (forward_rows).
+      HT_ASSERT(produced);
+    } else if (first && produced) {
       // Rows in the order their producers stored them: the gather starts as
       // soon as the previous pass's first batch is on host.
       const Event* stored = st->batch_stored[(pass_seq_ - 1) & 1].data();
@@ -223,9 +226,10 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
       }
       d.end_work(WorkKind::h2d);
     }
-    count_host_rows(step.load_count(), width, true);
-    exec_.counters().reuse_rows += step.reused_rows;
-    exec_.counters().reuse_bytes += bytes_of(step.reused_rows, width, store_dtype());
+    const int64_t kept = step.reused_rows + (first && forwarded_ ? step.load_count() : 0);
+    if (!(first && forwarded_)) count_host_rows(step.load_count(), width, true);
+    exec_.counters().reuse_rows += kept;
+    exec_.counters().reuse_bytes += bytes_of(kept, width, store_dtype());
   }
 }
 

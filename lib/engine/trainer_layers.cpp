@@ -115,6 +115,7 @@ void Trainer::forward_batch(DeviceState& st, int l, int j, bool training, int ep
   d.bias_act(Z, ly.b, act, H);
   if (h_on_host(l + 1)) outputs.push_back({H, &store_.h[l + 1], v0});
   if (!last && fused_transform(l + 1)) outputs.push_back(transform_rows(st, l + 1, s, H, v0, training, epoch));
+  if (forwards(l)) forward_rows(st, l, j, transform_first(l + 1) ? outputs.back().rows : H, training, epoch);
   if (last) {
     DevMat dL = training ? view(st.out_dl[s], nd, out_w) : DevMat{};
     d.softmax_xent(H, st.labels, st.split, v0, 1.0f / static_cast<float>(num_train_), dL);

@@ -34,10 +34,11 @@ struct TrainerOptions {
   // allows (per-batch waits instead of a barrier; the merged buffer doubled
   // when it fits, so that a gathering pass loads while the last one computes).
   bool early_start = true;
-  // 1 or 2 (2 falls back to 1 when it does not fit). One by default: on the
-  // products-like bench the second buffer's gain was within noise (n = 8
-  // faster, n = 4 slower) and it costs a merged buffer of GPU memory.
-  int merged_buffers = 1;
+  // 1 or 2 (2 falls back to 1 when it does not fit). Two by default: with
+  // forward_on_device the second buffer is where a layer's outputs go for the
+  // next layer's first batch (alone, its gain was within noise on the
+  // products-like bench); it costs a merged buffer of GPU memory.
+  int merged_buffers = 2;
   // Element type of the host vertex store (--host-dtype): 16-bit halves
   // every host-link byte and the host memory; compute stays fp32 (rows are
   // widened and rounded inside the copy kernels). Host stores only: the
@@ -55,6 +56,13 @@ struct TrainerOptions {
   // last batch: mark_handoff) instead of a round trip through the host store.
   // Results are identical with fp32 stores.
   bool handoff_gradients = true;
+  // A forward batch's outputs that the next layer's first batch gathers are
+  // also written into the next pass's merged buffer on the device (with the
+  // next layer's input dropout), so that batch loads nothing from the host
+  // and does not wait for the outputs to reach it. Needs the second merged
+  // buffer and the p2p or full mode (where a device loads only rows its own
+  // batches produce). Results are identical with fp32 stores.
+  bool forward_on_device = true;
 };
 
 // Whether layer l's transform passes are fused into layer l - 1's (above).

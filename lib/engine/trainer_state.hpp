@@ -77,6 +77,10 @@ struct Trainer::DeviceState {
   // Gradient handoff (DevicePlan::handoff), per batch: own rows and their gradient buffer rows.
   std::vector<DevIdx> handoff_rows, handoff_slots;
   std::vector<DevIdx> handoff_host_rows, handoff_host_vids;  // the rest, gathered from the host store
+  // Device forwarding (TrainerOptions::forward_on_device), per producing batch
+  // k: rows of its outputs (local to the batch) and where they go in the first
+  // batch's merged buffer (its load list's piece produced by batch k).
+  std::vector<DevIdx> forward_src, forward_dst;
   DevArray<int64_t> keys;           // new id -> graph file id
   DevArray<int32_t> labels;
   DevArray<uint8_t> split;

@@ -39,8 +39,7 @@ const std::map<std::string, InputFormat> kFormats{{"edgelist", InputFormat::edge
                                                   {"planetoid", InputFormat::planetoid},
                                                   {"facebook", InputFormat::facebook},
                                                   {"npz", InputFormat::npz}};
-const std::map<std::string, GeneratorKind> kGenerators{
-    {"random", GeneratorKind::random}, {"rmat", GeneratorKind::rmat}, {"community", GeneratorKind::community}};
+const std::map<std::string, GeneratorKind>& kGenerators = ht::data::generator_names();
 const std::map<std::string, SelfLoopChoice> kSelfLoops{{"auto", SelfLoopChoice::automatic},
                                                        {"keep", SelfLoopChoice::keep},
                                                        {"drop", SelfLoopChoice::drop},

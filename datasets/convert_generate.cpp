@@ -11,13 +11,19 @@
 #include "datasets/stratified_split.hpp"
 
 namespace ht::data {
+
+const NameTable<GeneratorKind>& generator_names() {
+  static const NameTable<GeneratorKind> names{
+      {"random", GeneratorKind::random}, {"rmat", GeneratorKind::rmat}, {"community", GeneratorKind::community}};
+  return names;
+}
+
 namespace {
 
 // Rejects options that the chosen generator does not have, so that a typo in
 // a batch script is not silently ignored.
 void reject(bool given, const char* option, GeneratorKind kind) {
-  static const char* names[] = {"random", "rmat", "community"};
-  if (given) throw option_error(option, fmt::format("does not apply to --generate {}", names[static_cast<int>(kind)]));
+  if (given) throw option_error(option, fmt::format("does not apply to --generate {}", name_in(generator_names(), kind)));
 }
 
 gen::VertexDataParams vertex_data(const GenerateOptions& o, gen::VertexDataParams d) {

@@ -6,11 +6,14 @@
 #include <optional>
 #include <string>
 
+#include "core/names.hpp"
 #include "datasets/convert.hpp"
 
 namespace ht::data {
 
 enum class GeneratorKind { random, rmat, community };
+// "random", "rmat", "community": ht-convert --generate, and its errors.
+const NameTable<GeneratorKind>& generator_names();
 
 // Transformations default to none.
 struct GenerateOptions : SharedConvertOptions {

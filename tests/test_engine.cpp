@@ -220,10 +220,12 @@ TEST(Engine, FusedTransformsEqualUnfused) {
         }
 }
 
-// Layer 1's returned gradients handed to layer 0's backward on the device
-// give the same bits as the round trip through the host store (fp32), under
-// every copy timing (a missing order between the last return and the
-// handoff reads shows as stale rows), and move fewer rows both ways.
+// Returned gradients handed to the next backward pass on the device (in the
+// gradient buffer for layer 0, in the spare merged buffer between GCN layers
+// above it) give the same bits as the round trip through the host store
+// (fp32), under every copy timing (a missing order between the last return
+// and the handoff reads, or a receiving pass's host rows read before the
+// barrier, shows as stale rows), and move fewer rows both ways.
 TEST(Engine, GradientHandoffEqualsHostRoundTrip) {
   int64_t saved_h2d = 0, saved_d2h = 0;
   for (ModelKind kind : {ModelKind::gcn, ModelKind::gat})

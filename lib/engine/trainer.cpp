@@ -211,8 +211,7 @@ void Trainer::setup_devices() {
     }
     // Last, so that it takes only what is left: the second merged buffer lets
     // a gathering pass load while the previous one computes.
-    const bool forwarding = opt_.forward_on_device && opt_.comm != CommMode::baseline && !store_on_device();
-    if (opt_.early_start && opt_.merged_buffers == 2 && (plan_.n > 1 || forwarding)) {
+    if (opt_.early_start && opt_.merged_buffers == 2 && !store_on_device()) {
       try {
         st->xs[1] = d.alloc_floats(rows * max_gather);
       } catch (const Error&) {
@@ -245,7 +244,10 @@ void Trainer::setup_devices() {
       }
     }
   }
-  handoff_ = write_first_ && handoff_possible();
+  handoff_ = write_first_ && opt_.handoff_gradients && !store_on_device();
+  bool any_handoff = false;
+  for (int l = 1; l < opt_.model.num_layers(); ++l) any_handoff = any_handoff || hands_off(l);
+  handoff_ = handoff_ && any_handoff;
   if (handoff_) {  // before the resident steps are copied: it reorders their flush lists
     mark_handoff(plans, g_.num_vertices);
     for (auto& st : dev_) {
@@ -344,14 +346,47 @@ void Trainer::forward_rows(DeviceState& st, int l, int j, DevMat rows, bool trai
   d.gather_from_host(src, st.forward_src[j], st.forward_dst[j], view(st.xs[next], st.plan.buffer_rows, width), drop);
 }
 
-// Layer 1's returns are what layer 0's backward reads when no transform pass
-// runs between them (layer 1 aggregate-first or fused), and layer 0's backward
-// returns nothing (it would need the buffer: a transform-first layer 0).
-bool Trainer::handoff_possible() const {
+// Layer l's returns (∇x^l, or ∇t^l of a fused transform-first layer) are
+// what layer l - 1's backward reads. They wait in g when layer l - 1 returns
+// nothing (layer 0, unless a transform-first GCN layer, which returns ∇t),
+// else in the merged data buffer layer l - 1 does not gather into (GCN
+// aggregate-first or transform-first backward gathers nothing).
+bool Trainer::hands_off(int l) const {
   const ModelConfig& m = opt_.model;
-  if (!opt_.handoff_gradients || store_on_device() || m.num_layers() < 2) return false;
-  if (transform_first(1) && !fused_transform(1)) return false;
-  return !(m.kind == ModelKind::gcn && transform_first(0));
+  if (!handoff_ || l < 1 || l >= m.num_layers() || (transform_first(l) && !fused_transform(l))) return false;
+  if (handoff_stays_in_g(l)) return true;
+  for (auto& st : dev_)
+    if (st->xs[0].data == st->xs[1].data) return false;
+  return m.kind == ModelKind::gcn;
+}
+
+bool Trainer::handoff_stays_in_g(int l) const {
+  return l == 1 && !(opt_.model.kind == ModelKind::gcn && transform_first(0));
+}
+
+// The handed-off rows are complete in g once the pass's last flush is on the
+// compute queue; a next pass that returns gradients needs g (zeroed), so the
+// rows move to the merged buffer it leaves alone, once the peers stopped
+// pulling from that buffer (the last gathering pass that used it).
+void Trainer::park_handoff(int l) {
+  const ModelConfig& m = opt_.model;
+  const int64_t width = transform_first(l) ? m.out_width(l) : m.in_width(l);
+  const int spare = (gather_seq_ & 1) ^ 1;
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    d.use(Queue::compute);
+    if (handoff_stays_in_g(l)) {
+      st->handoff_buf = st->g;
+      continue;
+    }
+    for (auto& peer : dev_) d.wait(*peer->dev, peer->x_free[spare]);
+    const DevMat g = view(st->g, st->plan.buffer_rows, width);
+    d.begin_work();
+    d.copy(g, view(st->xs[spare], st->plan.buffer_rows, width));
+    d.zero(g, 0, g.rows);
+    d.end_work(WorkKind::compute);
+    st->handoff_buf = st->xs[spare];
+  }
 }
 
 // Readers of h^k on host: the logits (k = L); layer k's gathers (aggregate-
@@ -372,7 +407,10 @@ void Trainer::run_pass(Pass pass, int l, int epoch, bool training) {
   // A pass after gradient returns reads rows the host adds complete only at
   // the end: a barrier. Otherwise batch j waits for the batches of the
   // previous pass that produced its rows (wait_producer, issue_gather).
-  early_ = opt_.early_start && !prev_returned_ && opt_.comm != CommMode::baseline;
+  // A pass that receives handed-off gradients reads the previous pass's
+  // returns through the device, except the rows of some batches gathered from
+  // the host: those loads alone wait for the barrier (issue_loads).
+  early_ = opt_.early_start && opt_.comm != CommMode::baseline && (!prev_returned_ || receiving_);
   const bool gathering = gathers(pass);
   const int xp = gather_seq_ & 1;
   if (gathering) {
@@ -477,12 +515,14 @@ void Trainer::backward(int epoch) {
         exec_.store_zero(dst);
       }
     }
-    handing_off_ = handoff_ && l == 1;
-    receiving_ = handoff_ && l == 0;
+    handing_off_ = hands_off(l);
+    receiving_ = hands_off(l + 1);
     run_pass(Pass::backward, l, epoch, true);
+    if (handing_off_) park_handoff(l);
+    handing_off_ = receiving_ = false;  // (a transform backward pass reads this pass's returns from the host)
     if (tf && !fused_transform(l)) run_pass(Pass::transform_backward, l, epoch, true);
   }
-  if (handoff_) {  // the handed-off rows were read: the buffer is all zeros again
+  if (hands_off(1) && handoff_stays_in_g(1)) {  // the handed-off rows were read: g is all zeros again
     for (auto& st : dev_) {
       st->dev->use(Queue::compute);
       st->dev->zero(st->g);

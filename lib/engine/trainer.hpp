@@ -128,10 +128,16 @@ class Trainer {
   Output transform_rows(DeviceState& st, int k, int slot, DevMat H, int64_t v0, bool training, int epoch);
   void transform_backward_rows(DeviceState& st, int k, int slot, DevMat H, DevMat dX, int64_t v0, int epoch);
   bool read_ahead() const;
-  // Whether layer 1's backward can hand its returned gradients to layer 0's on
-  // the device (TrainerOptions::handoff_gradients): the returns go straight
-  // into what layer 0 reads, and layer 0's backward leaves the buffer alone.
-  bool handoff_possible() const;
+  // Whether layer l's backward hands the gradients it returns to layer l - 1's
+  // on the device (TrainerOptions::handoff_gradients): they are what layer
+  // l - 1's backward reads (no transform pass between), and they can wait in
+  // the gradient buffer (layer l - 1 returns nothing) or in the merged data
+  // buffer layer l - 1 does not use (it gathers nothing).
+  bool hands_off(int layer) const;
+  bool handoff_stays_in_g(int layer) const;  // hands_off(layer) keeps the rows in the gradient buffer
+  // End of a handing pass: the rows move out of the gradient buffer where
+  // the next pass needs it (handoff_stays_in_g false).
+  void park_handoff(int layer);
   // Whether forward pass l writes the rows layer l + 1 gathers into the next
   // merged buffer on the device (TrainerOptions::forward_on_device).
   bool forwards(int layer) const;
@@ -167,7 +173,7 @@ class Trainer {
   bool prev_returned_ = true;   // the previous pass returned gradients through host adds (or none yet)
   bool prev_produced_ = false;  // the previous pass wrote per-batch outputs the next one reads
   bool early_ = false;          // the pass being issued started without a barrier
-  bool handoff_ = false;        // gradient handoff between layer 1's and layer 0's backward (setup)
+  bool handoff_ = false;        // gradient handoff between backward passes is set up
   bool handing_off_ = false;    // the pass being issued leaves handed-off rows in the buffer
   bool receiving_ = false;      // the pass being issued reads them there
   bool forwarding_ = false;     // device forwarding is set up (second merged buffer, lists)

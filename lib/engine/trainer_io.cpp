@@ -97,13 +97,13 @@ void Trainer::phase_barrier() {
   }
 }
 
-// Rows of layer 1's returns that stayed in the gradient buffer (mark_handoff)
-// into batch j's ∇ input, on the compute queue after the batch's loads (the
+// Rows of the previous pass's returns that stayed on the device (mark_handoff,
+// park_handoff) into batch j's ∇ input, on the compute queue after the batch's loads (the
 // other rows, gathered from the host store).
 void Trainer::take_handoff(DeviceState& st, int j, DevMat dst) {
   const HandoffRows& h = st.plan.handoff[j];
   if (h.rows.empty()) return;
-  const HostMat g{st.g.data, st.plan.buffer_rows, dst.cols, st.dev->index()};
+  const HostMat g{st.handoff_buf.data, st.plan.buffer_rows, dst.cols, st.dev->index()};
   st.dev->gather_from_host(g, st.handoff_slots[j], st.handoff_rows[j], dst, DropoutSpec{});
 }
 
@@ -138,22 +138,24 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
       case Pass::transform: read_in(*st, s, store_.h[l], v0, view(st->in_a[s], nd, in_w)); break;
       case Pass::backward: {
         // With the next layer's transform fused, ∇t^{l+1} instead of ∇x^{l+1} (computed from it).
-        // Rows handed off by layer 1 are in the gradient buffer (take_handoff):
-        // only the others come from the host.
         const bool fused = l + 1 < m.num_layers() && fused_transform(l + 1);
-        const HostMat& src = fused ? store_.agg[l + 1] : store_.grad[l + 1];
-        const DevMat dst = fused ? view(st->in_t[s], nd, m.out_width(l + 1)) : view(st->in_dh[s], nd, out_w);
-        if (!receiving_) {
-          read_in(*st, s, src, v0, dst);
-        } else if (const DevIdx rows = st->handoff_host_rows[j]; rows.size > 0) {
-          st->dev->gather_from_host(src, st->handoff_host_vids[j], rows, dst, DropoutSpec{});
-          count_host_rows(rows.size, dst.cols, true);
-        }
         if (transform_first(l)) {
           if (m.activation(l) == Activation::relu || fused)
             read_in(*st, s, store_.h[l + 1], v0, view(st->in_h[s], nd, out_w));
         } else if (m.kind == ModelKind::gcn) {
           read_in(*st, s, store_.agg[l], v0, view(st->in_a[s], nd, in_w));  // cached aggregate: no neighbor reload
+        }
+        // Rows handed off by the previous pass are on the device (take_handoff);
+        // the others come from the host once its returns are complete there:
+        // the barrier, waited for after the loads above when the pass started early.
+        const HostMat& src = fused ? store_.agg[l + 1] : store_.grad[l + 1];
+        const DevMat dst = fused ? view(st->in_t[s], nd, m.out_width(l + 1)) : view(st->in_dh[s], nd, out_w);
+        if (receiving_ && early_ && first) d.wait(*dev_[0]->dev, dev_[0]->phase_host);
+        if (!receiving_) {
+          read_in(*st, s, src, v0, dst);
+        } else if (const DevIdx rows = st->handoff_host_rows[j]; rows.size > 0) {
+          d.gather_from_host(src, st->handoff_host_vids[j], rows, dst, DropoutSpec{});
+          count_host_rows(rows.size, dst.cols, true);
         }
         break;
       }

@@ -81,6 +81,9 @@ class Trainer {
   struct Layer;        // per-device parameters and gradients of one layer
   struct DeviceState;  // per-device buffers, ring slots and events (trainer_state.cpp)
   void setup_devices();
+  // ---- data kept on the device between passes (trainer_resident.cpp)
+  void setup_forwarding();
+  void setup_handoff(std::vector<DevicePlan*>& plans);
   void upload_params();
   // ---- schedule (trainer.cpp): one pass over the batches of a layer.
   enum class Pass { forward, transform, backward, transform_backward };

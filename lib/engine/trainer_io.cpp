@@ -97,16 +97,6 @@ void Trainer::phase_barrier() {
   }
 }
 
-// Rows of the previous pass's returns that stayed on the device (mark_handoff,
-// park_handoff) into batch j's ∇ input, on the compute queue after the batch's loads (the
-// other rows, gathered from the host store).
-void Trainer::take_handoff(DeviceState& st, int j, DevMat dst) {
-  const HandoffRows& h = st.plan.handoff[j];
-  if (h.rows.empty()) return;
-  const HostMat g{st.handoff_buf.data, st.plan.buffer_rows, dst.cols, st.dev->index()};
-  st.dev->gather_from_host(g, st.handoff_slots[j], st.handoff_rows[j], dst, DropoutSpec{});
-}
-
 // Batch j takes the next slot on every device: the step's packed topology
 // (unless the ring slot still holds it) and the inputs the pass reads.
 void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, bool first) {

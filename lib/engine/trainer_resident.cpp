@@ -1,0 +1,157 @@
+// What stays on the device between passes (docs/ARCHITECTURE.md, "Data that
+// stays on the device"): a layer's outputs forwarded into the next layer's
+// merged buffer, gradients handed from one backward pass to the next, and
+// which layer outputs still go to the host store. Each is switchable
+// (TrainerOptions) and gives the same bits as the host round trip with an
+// fp32 store.
+#include "core/error.hpp"
+#include "engine/trainer.hpp"
+#include "engine/trainer_state.hpp"
+
+namespace ht {
+
+using engine_detail::view;
+
+// Device forwarding: per producing batch k, the rows of its outputs that the
+// first batch gathers (its load list's piece produced by batch k, local to
+// batch k) and where they go in the merged buffer.
+void Trainer::setup_forwarding() {
+  forwarding_ = opt_.forward_on_device && opt_.early_start && opt_.comm != CommMode::baseline && !store_on_device();
+  for (auto& st : dev_) forwarding_ = forwarding_ && st->xs[0].data != st->xs[1].data;
+  if (forwarding_) {
+    for (auto& st : dev_) {
+      const DeviceStep& first = st->plan.steps[0];
+      const auto* vids = reinterpret_cast<const uint32_t*>(first.bytes.data() + first.load_vids.offset);
+      const auto* rows = reinterpret_cast<const uint32_t*>(first.bytes.data() + first.load_rows.offset);
+      for (int k = 0; k < plan_.n; ++k) {
+        const Slice piece = first.load_by_producer[k];
+        const uint32_t v0 = static_cast<uint32_t>(st->plan.steps[k].plan->dst_begin);
+        std::vector<uint32_t> local(vids + piece.offset, vids + piece.offset + piece.count);
+        for (uint32_t& v : local) v -= v0;
+        const bool any = piece.count > 0;
+        st->dev->use(Queue::compute);
+        st->forward_src.push_back(any ? st->dev->upload(std::span<const uint32_t>(local)) : DevIdx{});
+        st->forward_dst.push_back(
+            any ? st->dev->upload(std::span<const uint32_t>(rows + piece.offset, static_cast<size_t>(piece.count)))
+                : DevIdx{});
+      }
+    }
+  }
+}
+
+// Gradient handoff: the plan's handed-off rows (mark_handoff) and, per batch,
+// the lists of rows taken from the device and from the host.
+void Trainer::setup_handoff(std::vector<DevicePlan*>& plans) {
+  handoff_ = write_first_ && opt_.handoff_gradients && !store_on_device();
+  bool any_handoff = false;
+  for (int l = 1; l < opt_.model.num_layers(); ++l) any_handoff = any_handoff || hands_off(l);
+  handoff_ = handoff_ && any_handoff;
+  if (handoff_) {
+    mark_handoff(plans, g_.num_vertices);
+    for (auto& st : dev_) {
+      st->dev->use(Queue::compute);
+      auto upload = [&](const std::vector<uint32_t>& v) {
+        return v.empty() ? DevIdx{} : st->dev->upload(std::span<const uint32_t>(v));
+      };
+      for (const HandoffRows& h : st->plan.handoff) {
+        st->handoff_rows.push_back(upload(h.rows));
+        st->handoff_slots.push_back(upload(h.slots));
+        st->handoff_host_rows.push_back(upload(h.host_rows));
+        st->handoff_host_vids.push_back(upload(h.host_vids));
+      }
+    }
+  }
+}
+
+// The rows layer l + 1 gathers (h^{l+1}, or t^{l+1} when transform-first and
+// fused) come out of forward pass l.
+bool Trainer::forwards(int l) const {
+  if (!forwarding_ || l + 1 >= opt_.model.num_layers()) return false;
+  return !(opt_.model.kind == ModelKind::gcn && transform_first(l + 1)) || fused_transform(l + 1);
+}
+
+// Batch j's outputs `rows` (its own vertices) into the next gathering pass's
+// merged buffer where its first batch loads them, on the compute queue, with
+// layer l + 1's input dropout (t is gathered without). The buffer's last
+// users were the gathering pass before this one, on every device (peers pull
+// from it): waited for once per pass, before batch 0 writes.
+void Trainer::forward_rows(DeviceState& st, int l, int j, DevMat rows, bool training, int epoch) {
+  Device& d = *st.dev;
+  const int next = (gather_seq_ & 1) ^ 1;
+  const int64_t width = gather_width(opt_.model, opt_.gcn_order, l + 1);
+  HT_ASSERT(rows.cols == width);
+  if (j == 0)
+    for (auto& peer : dev_) d.wait(*peer->dev, peer->x_free[next]);
+  if (st.forward_src[j].size == 0) return;
+  const int64_t v0 = st.plan.steps[j].plan->dst_begin;
+  const bool tf = opt_.model.kind == ModelKind::gcn && transform_first(l + 1);
+  // Keys of the batch's rows: the gather reads keys[local row].
+  const DropoutSpec drop = tf ? DropoutSpec{} : input_dropout(l + 1, epoch, training, st.keys.data + v0);
+  const HostMat src{rows.data, rows.rows, rows.cols, d.index()};
+  d.gather_from_host(src, st.forward_src[j], st.forward_dst[j], view(st.xs[next], st.plan.buffer_rows, width), drop);
+}
+
+// Layer l's returns (∇x^l, or ∇t^l of a fused transform-first layer) are
+// what layer l - 1's backward reads. They wait in g when layer l - 1 returns
+// nothing (layer 0, unless a transform-first GCN layer, which returns ∇t),
+// else in the merged data buffer layer l - 1 does not gather into (GCN
+// aggregate-first or transform-first backward gathers nothing).
+bool Trainer::hands_off(int l) const {
+  const ModelConfig& m = opt_.model;
+  if (!handoff_ || l < 1 || l >= m.num_layers() || (transform_first(l) && !fused_transform(l))) return false;
+  if (handoff_stays_in_g(l)) return true;
+  for (auto& st : dev_)
+    if (st->xs[0].data == st->xs[1].data) return false;
+  return m.kind == ModelKind::gcn;
+}
+
+bool Trainer::handoff_stays_in_g(int l) const {
+  return l == 1 && !(opt_.model.kind == ModelKind::gcn && transform_first(0));
+}
+
+// The handed-off rows are complete in g once the pass's last flush is on the
+// compute queue; a next pass that returns gradients needs g (zeroed), so the
+// rows move to the merged buffer it leaves alone, once the peers stopped
+// pulling from that buffer (the last gathering pass that used it).
+void Trainer::park_handoff(int l) {
+  const ModelConfig& m = opt_.model;
+  const int64_t width = transform_first(l) ? m.out_width(l) : m.in_width(l);
+  const int spare = (gather_seq_ & 1) ^ 1;
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    d.use(Queue::compute);
+    if (handoff_stays_in_g(l)) {
+      st->handoff_buf = st->g;
+      continue;
+    }
+    for (auto& peer : dev_) d.wait(*peer->dev, peer->x_free[spare]);
+    const DevMat g = view(st->g, st->plan.buffer_rows, width);
+    d.begin_work();
+    d.copy(g, view(st->xs[spare], st->plan.buffer_rows, width));
+    d.zero(g, 0, g.rows);
+    d.end_work(WorkKind::compute);
+    st->handoff_buf = st->xs[spare];
+  }
+}
+
+// Rows of the previous pass's returns that stayed on the device (mark_handoff,
+// park_handoff) into batch j's ∇ input, on the compute queue after the batch's loads (the
+// other rows, gathered from the host store).
+void Trainer::take_handoff(DeviceState& st, int j, DevMat dst) {
+  const HandoffRows& h = st.plan.handoff[j];
+  if (h.rows.empty()) return;
+  const HostMat g{st.handoff_buf.data, st.plan.buffer_rows, dst.cols, st.dev->index()};
+  st.dev->gather_from_host(g, st.handoff_slots[j], st.handoff_rows[j], dst, DropoutSpec{});
+}
+
+// Readers of h^k on host: the logits (k = L); layer k's gathers (aggregate-
+// first GCN, GAT) or its transform passes when they are not fused; layer
+// k - 1's backward when it is transform-first (ReLU mask, and h^k for a fused
+// transform backward). Otherwise h^k lives on the device only.
+bool Trainer::h_on_host(int k) const {
+  const ModelConfig& m = opt_.model;
+  if (k == m.num_layers() || m.kind != ModelKind::gcn || !transform_first(k) || !fused_transform(k)) return true;
+  return transform_first(k - 1);
+}
+
+}  // namespace ht

@@ -265,6 +265,29 @@ TEST(CudaKernels, DenseAndSparseOpsMatchCpu) {
 #endif
 }
 
+// Column sums (bias gradients) over many row blocks give the same bits every
+// run: partial sums added in block order, no atomics (with one atomic per
+// block, whole GPU runs differed in their last bits from run to run).
+TEST(CudaKernels, ColumnSumsSameBitsEveryRun) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  std::unique_ptr<Executor> gpu = make_cuda_executor(1);
+  Device& d = gpu->device(0);
+  const int64_t rows = 300000, cols = 47;
+  DevArray<float> m = d.upload(std::span<const float>(random_floats(rows * cols, 9)));
+  std::vector<std::vector<float>> sums;
+  for (int run = 0; run < 4; ++run) {
+    DevArray<float> g = d.alloc_floats(cols);
+    d.zero(g);
+    d.col_sum_add({m.data, rows, cols}, g);
+    std::vector<float> host(static_cast<size_t>(cols));
+    d.read(g, host);
+    sums.push_back(host);
+  }
+  for (int run = 1; run < 4; ++run) EXPECT_EQ(std::memcmp(sums[0].data(), sums[run].data(), cols * 4), 0) << run;
+#endif
+}
+
 TEST(CudaKernels, GatOpsMatchCpu) {
   REQUIRE_GPUS(1);
 #ifdef HT_HAVE_CUDA

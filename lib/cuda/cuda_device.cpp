@@ -219,6 +219,10 @@ void CudaDevice::read(DevArray<float> src, std::span<float> dst) {
   HT_CUDA_TRY(cudaStreamSynchronize(streams_[0]));
 }
 
+int64_t CudaDevice::col_sum_scratch(int64_t rows, int64_t cols) const {
+  return cuda::col_sum_scratch_floats(rows, cols);
+}
+
 void CudaDevice::reserve(int64_t scratch_floats) {
   if (scratch_floats > scratch_floats_) {
     scratch_ = alloc_floats(scratch_floats).data;
@@ -370,7 +374,8 @@ void CudaDevice::act_backward(DevMat dh, DevMat z, Act act, DevMat dz) {
 
 void CudaDevice::col_sum_add(DevMat m, DevArray<float> grad) {
   activate();
-  cuda::col_sum_add(m.data, m.rows, m.cols, grad.data, current());
+  reserve(cuda::col_sum_scratch_floats(m.rows, m.cols));  // a no-op once the trainer reserved it at setup
+  cuda::col_sum_add(m.data, m.rows, m.cols, grad.data, scratch_, current());
 }
 
 void CudaDevice::dropout_rows(DevMat m, int64_t key_row0, const DropoutSpec& drop) {

@@ -134,9 +134,13 @@ __global__ void act_backward_kernel(const float* dh, const float* z, int64_t n, 
     dz[i] = dh[i] * act_grad(z[i], act);
 }
 
-// Column sums: each block sums a tile of rows for 32 columns, then one atomic
-// per column and block.
-__global__ void col_sum_kernel(const float* m, int64_t rows, int64_t cols, int64_t rows_per_block, float* grad) {
+// Column sums in two passes, in a fixed order (the same bits every run; one
+// atomic per column and block made bias gradients, and through Adam whole
+// runs, differ in their last bits from run to run): each block sums a tile of
+// rows for 32 columns into partial[block row][column], then one thread per
+// column adds the partials in block order.
+__global__ void col_sum_partial_kernel(const float* m, int64_t rows, int64_t cols, int64_t rows_per_block,
+                                       float* partial) {
   __shared__ float part[8][33];
   const int64_t j = blockIdx.y * 32 + threadIdx.x;
   const int64_t r0 = blockIdx.x * rows_per_block;
@@ -149,8 +153,16 @@ __global__ void col_sum_kernel(const float* m, int64_t rows, int64_t cols, int64
   if (threadIdx.y == 0 && j < cols) {
     float s = 0.f;
     for (int k = 0; k < 8; ++k) s += part[k][threadIdx.x];
-    atomicAdd(grad + j, s);
+    partial[blockIdx.x * cols + j] = s;
   }
+}
+
+__global__ void col_sum_finish_kernel(const float* partial, int64_t blocks, int64_t cols, float* grad) {
+  const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= cols) return;
+  float s = 0.f;
+  for (int64_t b = 0; b < blocks; ++b) s += partial[b * cols + j];
+  grad[j] += s;
 }
 
 __global__ void dropout_rows_kernel(float* m, int64_t rows, int64_t cols, int64_t key_row0, DropoutSpec drop) {
@@ -224,11 +236,15 @@ void act_backward(const float* dh, const float* z, int64_t rows, int64_t cols, A
   HT_CUDA_CHECK_LAST();
 }
 
-void col_sum_add(const float* m, int64_t rows, int64_t cols, float* grad, cudaStream_t s) {
+int64_t col_sum_scratch_floats(int64_t rows, int64_t cols) { return blocks_for(rows, kColSumRows) * cols; }
+
+void col_sum_add(const float* m, int64_t rows, int64_t cols, float* grad, float* scratch, cudaStream_t s) {
   if (rows * cols == 0) return;
-  const int64_t rows_per_block = 1024;
-  dim3 grid(blocks_for(rows, rows_per_block), blocks_for(cols, 32));
-  col_sum_kernel<<<grid, dim3(32, 8), 0, s>>>(m, rows, cols, rows_per_block, grad);
+  const int64_t blocks = blocks_for(rows, kColSumRows);
+  dim3 grid(blocks, blocks_for(cols, 32));
+  col_sum_partial_kernel<<<grid, dim3(32, 8), 0, s>>>(m, rows, cols, kColSumRows, scratch);
+  HT_CUDA_CHECK_LAST();
+  col_sum_finish_kernel<<<blocks_for(cols, 256), 256, 0, s>>>(scratch, blocks, cols, grad);
   HT_CUDA_CHECK_LAST();
 }
 

@@ -39,7 +39,10 @@ void spmm(const DevTopology& t, const float* x, int64_t cols, float* out, cudaSt
 void spmm_transpose_add(const DevTopology& t, const float* dout, int64_t cols, float* dx, cudaStream_t s);
 void bias_act(float* z, const float* bias, int64_t rows, int64_t cols, Act act, float* h, cudaStream_t s);
 void act_backward(const float* dh, const float* z, int64_t rows, int64_t cols, Act act, float* dz, cudaStream_t s);
-void col_sum_add(const float* m, int64_t rows, int64_t cols, float* grad, cudaStream_t s);
+// grad[c] += Σ_r m[r][c], in a fixed order; `scratch` holds col_sum_scratch_floats(rows, cols).
+inline constexpr int64_t kColSumRows = 1024;  // rows per partial sum
+int64_t col_sum_scratch_floats(int64_t rows, int64_t cols);
+void col_sum_add(const float* m, int64_t rows, int64_t cols, float* grad, float* scratch, cudaStream_t s);
 void dropout_rows(float* m, int64_t rows, int64_t cols, int64_t key_row0, const DropoutSpec& drop, cudaStream_t s);
 
 // ---- GAT (gat_kernels.cu)

@@ -168,8 +168,14 @@ class Device {
   virtual void read(DevArray<float> src, std::span<float> dst) = 0;        // small device->host copy
 
   // Reserves per-device working memory used inside ops (GAT backward
-  // scratch), so that nothing is allocated in the epoch loop.
+  // scratch, column-sum partials), so that nothing is allocated in the epoch
+  // loop; col_sum_scratch says what col_sum_add of a rows x cols matrix needs.
   virtual void reserve(int64_t scratch_floats) { (void)scratch_floats; }
+  virtual int64_t col_sum_scratch(int64_t rows, int64_t cols) const {
+    (void)rows;
+    (void)cols;
+    return 0;
+  }
 
   // ---- communication
   // dst[dst_rows[k]] = drop(src[src_rows[k]]): sparse rows from host (zero-copy gather).

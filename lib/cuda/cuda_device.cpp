@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -219,8 +220,8 @@ void CudaDevice::read(DevArray<float> src, std::span<float> dst) {
   HT_CUDA_TRY(cudaStreamSynchronize(streams_[0]));
 }
 
-int64_t CudaDevice::col_sum_scratch(int64_t rows, int64_t cols) const {
-  return cuda::col_sum_scratch_floats(rows, cols);
+int64_t CudaDevice::row_ops_scratch(int64_t rows, int64_t cols) const {
+  return std::max(cuda::col_sum_scratch_floats(rows, cols), cuda::softmax_xent_scratch_floats(rows));
 }
 
 void CudaDevice::reserve(int64_t scratch_floats) {
@@ -415,8 +416,9 @@ void CudaDevice::gat_backward(const DevTopology& t, DevMat g, DevArray<float> at
 void CudaDevice::softmax_xent(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, int64_t first_vertex,
                               float scale, DevMat dlogits) {
   activate();
+  reserve(cuda::softmax_xent_scratch_floats(logits.rows));  // a no-op once the trainer reserved it at setup
   cuda::softmax_xent(logits.data, logits.rows, logits.cols, labels.data, split.data, first_vertex, scale, dlogits.data,
-                     stats_, current());
+                     stats_, scratch_, current());
 }
 
 LossStats CudaDevice::take_loss_stats() {

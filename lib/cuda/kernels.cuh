@@ -60,7 +60,10 @@ void gat_backward(const DevTopology& t, const float* g, int64_t gcols, const flo
 // ---- loss (loss_kernels.cu). `stats` is device memory: double loss, then
 // 8 unsigned long long counters (correct[4], count[4]); the kernel adds to
 // them (the caller clears them).
+// The loss sum is reduced in a fixed order through `scratch`
+// (softmax_xent_scratch_floats(rows) floats).
+int64_t softmax_xent_scratch_floats(int64_t rows);
 void softmax_xent(const float* logits, int64_t rows, int64_t cols, const int32_t* labels, const uint8_t* split,
-                  int64_t first_vertex, float scale, float* dlogits, void* stats, cudaStream_t s);
+                  int64_t first_vertex, float scale, float* dlogits, void* stats, float* scratch, cudaStream_t s);
 
 }  // namespace ht::cuda

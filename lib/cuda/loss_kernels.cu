@@ -1,5 +1,7 @@
 // Softmax cross-entropy over the rows of a chunk: gradient rows for training
-// vertices, loss sum and per-split correct counts reduced with atomics.
+// vertices; per-split correct counts reduced with (integer) atomics, the loss
+// sum in a fixed order (per block in thread order, then the blocks in order)
+// so that it is the same bits every run.
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_math.cuh"
 #include "cuda/kernels.cuh"
@@ -13,10 +15,15 @@ struct Stats {
   unsigned long long count[4];
 };
 
+constexpr int kThreads = 256;
+
 __global__ void xent_kernel(const float* logits, int64_t rows, int64_t cols, const int32_t* labels,
-                            const uint8_t* split, int64_t first_vertex, float scale, float* dlogits, Stats* st) {
-  for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; r < rows;
-       r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+                            const uint8_t* split, int64_t first_vertex, float scale, float* dlogits, Stats* st,
+                            double* partial) {
+  __shared__ double loss[kThreads];
+  const int64_t r = blockIdx.x * static_cast<int64_t>(kThreads) + threadIdx.x;
+  loss[threadIdx.x] = 0.0;
+  if (r < rows) {
     const int64_t v = first_vertex + r;
     const float* z = logits + r * cols;
     const int32_t y = labels[v];
@@ -35,7 +42,7 @@ __global__ void xent_kernel(const float* logits, int64_t rows, int64_t cols, con
       if (arg == y) atomicAdd(&st->correct[s], 1ull);
     }
     const bool train = y >= 0 && s == 1;
-    if (train) atomicAdd(&st->loss, -(static_cast<double>(z[y] - mx) - log(sum)));
+    if (train) loss[threadIdx.x] = -(static_cast<double>(z[y] - mx) - log(sum));
     if (dlogits) {
       for (int64_t j = 0; j < cols; ++j) {
         const double p = exp(static_cast<double>(z[j] - mx)) / sum;
@@ -43,15 +50,33 @@ __global__ void xent_kernel(const float* logits, int64_t rows, int64_t cols, con
       }
     }
   }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double b = 0.0;
+    for (int k = 0; k < kThreads; ++k) b += loss[k];
+    partial[blockIdx.x] = b;
+  }
+}
+
+__global__ void loss_finish_kernel(const double* partial, int64_t blocks, Stats* st) {
+  double s = 0.0;
+  for (int64_t b = 0; b < blocks; ++b) s += partial[b];
+  st->loss += s;
 }
 
 }  // namespace
 
+int64_t softmax_xent_scratch_floats(int64_t rows) { return 2 * static_cast<int64_t>(blocks_for(rows, kThreads)); }
+
 void softmax_xent(const float* logits, int64_t rows, int64_t cols, const int32_t* labels, const uint8_t* split,
-                  int64_t first_vertex, float scale, float* dlogits, void* stats, cudaStream_t s) {
+                  int64_t first_vertex, float scale, float* dlogits, void* stats, float* scratch, cudaStream_t s) {
   if (rows == 0) return;
-  xent_kernel<<<blocks_for(rows, 256), 256, 0, s>>>(logits, rows, cols, labels, split, first_vertex, scale, dlogits,
-                                                    static_cast<Stats*>(stats));
+  const int64_t blocks = blocks_for(rows, kThreads);
+  auto* partial = reinterpret_cast<double*>(scratch);
+  xent_kernel<<<blocks, kThreads, 0, s>>>(logits, rows, cols, labels, split, first_vertex, scale, dlogits,
+                                         static_cast<Stats*>(stats), partial);
+  HT_CUDA_CHECK_LAST();
+  loss_finish_kernel<<<1, 1, 0, s>>>(partial, blocks, static_cast<Stats*>(stats));
   HT_CUDA_CHECK_LAST();
 }
 

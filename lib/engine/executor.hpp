@@ -168,10 +168,12 @@ class Device {
   virtual void read(DevArray<float> src, std::span<float> dst) = 0;        // small device->host copy
 
   // Reserves per-device working memory used inside ops (GAT backward
-  // scratch, column-sum partials), so that nothing is allocated in the epoch
-  // loop; col_sum_scratch says what col_sum_add of a rows x cols matrix needs.
+  // scratch, the partial sums of column sums and of the loss, which keep
+  // those sums in a fixed order), so that nothing is allocated in the epoch
+  // loop; row_ops_scratch says what col_sum_add and softmax_xent of a
+  // rows x cols matrix need.
   virtual void reserve(int64_t scratch_floats) { (void)scratch_floats; }
-  virtual int64_t col_sum_scratch(int64_t rows, int64_t cols) const {
+  virtual int64_t row_ops_scratch(int64_t rows, int64_t cols) const {
     (void)rows;
     (void)cols;
     return 0;

@@ -172,7 +172,7 @@ void Trainer::setup_devices() {
       for (auto* a : {&st->pre, &st->score, &st->alpha, &st->alpha_drop}) *a = d.alloc_floats(ne * max_heads);
       d.reserve(ne * max_heads);
     }
-    d.reserve(d.col_sum_scratch(nd, max_out));  // bias gradients: partial column sums
+    d.reserve(d.row_ops_scratch(nd, max_out));  // partial sums: bias gradients, loss
     st->staging_rows = std::max<int64_t>(1, std::min(dp.max_flush, staging_piece_rows(max_gather)));
     if (!store_on_device()) {
       for (int k = 0; k < kStagingSlots; ++k) {

@@ -220,6 +220,10 @@ void CudaDevice::read(DevArray<float> src, std::span<float> dst) {
   HT_CUDA_TRY(cudaStreamSynchronize(streams_[0]));
 }
 
+int64_t CudaDevice::gat_scratch(int64_t edges, int heads, int64_t gcols) const {
+  return cuda::gat_backward_scratch_floats(edges, heads, gcols);
+}
+
 int64_t CudaDevice::row_ops_scratch(int64_t rows, int64_t cols) const {
   return std::max(cuda::col_sum_scratch_floats(rows, cols), cuda::softmax_xent_scratch_floats(rows));
 }
@@ -406,7 +410,7 @@ void CudaDevice::gat_backward(const DevTopology& t, DevMat g, DevArray<float> at
                               int heads, float slope, bool mean, DevArray<float> pre, DevArray<float> alpha,
                               DevArray<float> alpha_drop, const DropoutSpec& attn, DevMat dout, DevMat dg,
                               DevArray<float> d_att_src, DevArray<float> d_att_dst) {
-  HT_ASSERT(t.num_edges * heads <= scratch_floats_);
+  reserve(cuda::gat_backward_scratch_floats(t.num_edges, heads, g.cols));  // a no-op once reserved at setup
   activate();
   cuda::gat_backward(t, g.data, g.cols, att_src.data, att_dst.data, heads, slope, mean, pre.data, alpha.data,
                      alpha_drop.data, attn, dout.data, dout.cols, dg.data, d_att_src.data, d_att_dst.data, scratch_,

@@ -1,6 +1,8 @@
 // GAT kernels: edge scores, edge softmax (+ attention dropout), weighted
 // aggregation, and their backward. Heads sit side by side in g (head h owns
 // columns [h*f, (h+1)*f)).
+#include <algorithm>
+
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_math.cuh"
 #include "cuda/kernels.cuh"
@@ -144,11 +146,13 @@ __global__ void dg_dst_kernel(int64_t num_dst, const int64_t* offsets, const uin
   }
 }
 
-// Attention-vector gradients: each block sums a tile of edges per column,
-// then one atomic per column.
+// Attention-vector gradients in a fixed order: each block sums a tile of
+// edges per column into its partial row, then one thread per column adds the
+// partials in block order (atomics made GAT runs differ in their last bits
+// from run to run).
 __global__ void datt_kernel(int64_t num_edges, const uint32_t* src, const uint32_t* dst_row, const uint32_t* edge_dst,
                             const float* g, int64_t gcols, int heads, const float* dpre, int64_t edges_per_block,
-                            float* d_att_src, float* d_att_dst) {
+                            float* part_src, float* part_dst) {
   const int64_t f = gcols / heads;
   const int64_t e0 = blockIdx.x * edges_per_block, e1 = min(num_edges, e0 + edges_per_block);
   for (int64_t c = threadIdx.x; c < gcols; c += blockDim.x) {
@@ -159,9 +163,22 @@ __global__ void datt_kernel(int64_t num_edges, const uint32_t* src, const uint32
       as += dp * g[static_cast<int64_t>(src[e]) * gcols + c];
       ad += dp * g[static_cast<int64_t>(dst_row[edge_dst[e]]) * gcols + c];
     }
-    atomicAdd(d_att_src + c, as);
-    atomicAdd(d_att_dst + c, ad);
+    part_src[blockIdx.x * gcols + c] = as;
+    part_dst[blockIdx.x * gcols + c] = ad;
   }
+}
+
+__global__ void datt_finish_kernel(const float* part_src, const float* part_dst, int64_t blocks, int64_t gcols,
+                                   float* d_att_src, float* d_att_dst) {
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= gcols) return;
+  float as = 0.f, ad = 0.f;
+  for (int64_t b = 0; b < blocks; ++b) {
+    as += part_src[b * gcols + c];
+    ad += part_dst[b * gcols + c];
+  }
+  d_att_src[c] += as;
+  d_att_dst[c] += ad;
 }
 
 unsigned grid_for(int64_t threads) {
@@ -214,11 +231,20 @@ void gat_backward(const DevTopology& t, const float* g, int64_t gcols, const flo
   dg_dst_kernel<<<grid_for(t.num_dst * 32), 32 * kWarps, 0, s>>>(t.num_dst, t.offsets.data, t.dst_row.data, gcols,
                                                                  heads, att_dst, scratch, dg);
   HT_CUDA_CHECK_LAST();
-  const int64_t per_block = 256;
-  datt_kernel<<<blocks_for(t.num_edges, per_block), 128, 0, s>>>(t.num_edges, t.src.data, t.dst_row.data,
-                                                                 t.edge_dst.data, g, gcols, heads, scratch,
-                                                                 per_block, d_att_src, d_att_dst);
+  // Partials after the per-edge values in the scratch (gat_backward_scratch_floats).
+  const int64_t blocks = std::min<int64_t>(blocks_for(t.num_edges, 256), kDattBlocks);
+  const int64_t per_block = (t.num_edges + blocks - 1) / blocks;
+  float* part_src = scratch + t.num_edges * heads;
+  float* part_dst = part_src + blocks * gcols;
+  datt_kernel<<<blocks, 128, 0, s>>>(t.num_edges, t.src.data, t.dst_row.data, t.edge_dst.data, g, gcols, heads,
+                                     scratch, per_block, part_src, part_dst);
   HT_CUDA_CHECK_LAST();
+  datt_finish_kernel<<<blocks_for(gcols, 256), 256, 0, s>>>(part_src, part_dst, blocks, gcols, d_att_src, d_att_dst);
+  HT_CUDA_CHECK_LAST();
+}
+
+int64_t gat_backward_scratch_floats(int64_t edges, int heads, int64_t gcols) {
+  return edges * heads + 2 * kDattBlocks * gcols;
 }
 
 }  // namespace ht::cuda

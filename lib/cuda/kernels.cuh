@@ -52,6 +52,10 @@ void gat_softmax(const DevTopology& t, int heads, const float* score, float* alp
                  const DropoutSpec& attn, cudaStream_t s);
 void gat_aggregate(const DevTopology& t, const float* g, int64_t gcols, const float* alpha_drop, int heads,
                    bool mean, float* out, int64_t out_cols, cudaStream_t s);
+// Scratch of gat_backward: the per-edge values, then the attention-vector
+// gradients' partial sums (at most kDattBlocks blocks of edges).
+inline constexpr int64_t kDattBlocks = 1024;
+int64_t gat_backward_scratch_floats(int64_t edges, int heads, int64_t gcols);
 void gat_backward(const DevTopology& t, const float* g, int64_t gcols, const float* att_src, const float* att_dst,
                   int heads, float slope, bool mean, const float* pre, const float* alpha, const float* alpha_drop,
                   const DropoutSpec& attn, const float* dout, int64_t dout_cols, float* dg, float* d_att_src,

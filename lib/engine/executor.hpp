@@ -178,6 +178,11 @@ class Device {
     (void)cols;
     return 0;
   }
+  // What gat_backward over `edges` edges of `heads` heads and gcols columns needs.
+  virtual int64_t gat_scratch(int64_t edges, int heads, int64_t gcols) const {
+    (void)gcols;
+    return edges * heads;
+  }
 
   // ---- communication
   // dst[dst_rows[k]] = drop(src[src_rows[k]]): sparse rows from host (zero-copy gather).

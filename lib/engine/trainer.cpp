@@ -170,7 +170,7 @@ void Trainer::setup_devices() {
       st->gt = d.alloc_floats(rows * max_tw);
       st->dgt = d.alloc_floats(rows * max_tw);
       for (auto* a : {&st->pre, &st->score, &st->alpha, &st->alpha_drop}) *a = d.alloc_floats(ne * max_heads);
-      d.reserve(ne * max_heads);
+      d.reserve(d.gat_scratch(ne, static_cast<int>(max_heads), max_tw));
     }
     d.reserve(d.row_ops_scratch(nd, max_out));  // partial sums: bias gradients, loss
     st->staging_rows = std::max<int64_t>(1, std::min(dp.max_flush, staging_piece_rows(max_gather)));

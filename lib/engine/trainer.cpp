@@ -59,7 +59,7 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
       store_.residence = Residence::device;
       // The store comes on top of what the plan needs.
       DeviceMemoryNeed need = device_memory_need(plan_, 0, opt_, exec_.memory_limit(0));
-      need.fixed_bytes += vertex_store_bytes(m, opt_.gcn_order, n);
+      need.fixed_bytes += vertex_store_bytes(opt_, n);
       check_device_memory(need, exec_.memory_limit(0), 0, plan_.n);
     }
   }
@@ -68,8 +68,9 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
   store_.h[0] = alloc_store(n, g_.feature_dim);
   fill_feature_store(exec_, store_.h[0], g_);
   for (int l = 0; l < L; ++l) {
-    store_.h[l + 1] = alloc_store(n, m.out_width(l));
-    store_.grad[l + 1] = alloc_store(n, m.out_width(l));
+    // Matrices no pass reads from the store are not allocated (stores_h, stores_grad).
+    if (stores_h(opt_, l + 1)) store_.h[l + 1] = alloc_store(n, m.out_width(l));
+    if (stores_grad(opt_, l + 1)) store_.grad[l + 1] = alloc_store(n, m.out_width(l));
     if (m.kind != ModelKind::gcn) continue;
     const bool tf = transform_first(l);
     store_.agg.push_back(alloc_store(n, tf ? m.out_width(l) : m.in_width(l)));
@@ -79,11 +80,13 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
 
 Trainer::~Trainer() = default;
 
-int64_t vertex_store_bytes(const ModelConfig& m, GcnOrder order, int64_t num_vertices, StoreDtype dtype) {
+int64_t vertex_store_bytes(const TrainerOptions& opt, int64_t num_vertices, StoreDtype dtype) {
+  const ModelConfig& m = opt.model;
   int64_t cols = m.dims.front();
   for (int l = 0; l < m.num_layers(); ++l) {
-    cols += 2 * m.out_width(l);
-    if (m.kind == ModelKind::gcn) cols += transform_first(m, order, l) ? m.out_width(l) : m.in_width(l);
+    if (stores_h(opt, l + 1)) cols += m.out_width(l);
+    if (stores_grad(opt, l + 1)) cols += m.out_width(l);
+    if (m.kind == ModelKind::gcn) cols += transform_first(m, opt.gcn_order, l) ? m.out_width(l) : m.in_width(l);
   }
   return dtype_bytes(dtype) * num_vertices * cols;
 }

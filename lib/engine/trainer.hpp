@@ -20,9 +20,9 @@ namespace ht {
 
 
 // Bytes of the vertex store (h^0..h^L, ∇x^1..∇x^L, and per GCN layer the
-// cached aggregate or the transform t / ∇t).
-int64_t vertex_store_bytes(const ModelConfig& m, GcnOrder order, int64_t num_vertices,
-                           StoreDtype dtype = StoreDtype::f32);
+// cached aggregate or the transform t / ∇t), less what stays on the device
+// (stores_h, stores_grad).
+int64_t vertex_store_bytes(const TrainerOptions& opt, int64_t num_vertices, StoreDtype dtype = StoreDtype::f32);
 // Throws when a feature is beyond fp16's range (or not finite).
 void check_f16_range(std::span<const float> features, int32_t dim);
 
@@ -125,7 +125,7 @@ class Trainer {
   // Layer l's transform passes run inside layer l - 1's (TrainerOptions::fuse_transforms).
   bool fused_transform(int layer) const { return fuses_transform(opt_, layer); }
   // Whether h^k goes to the host store: some later pass reads it there.
-  bool h_on_host(int k) const;
+  bool h_on_host(int k) const { return stores_h(opt_, k); }
   // The fused transform of layer k on a batch's own rows h^k: t^k (an output
   // for the store) in the forward; ∇W^k and ∇x^k = ∇t^k Wᵀ (into dX) in the backward.
   Output transform_rows(DeviceState& st, int k, int slot, DevMat H, int64_t v0, bool training, int epoch);

@@ -71,6 +71,26 @@ inline bool fuses_transform(const TrainerOptions& opt, int l) {
          transform_first(opt.model, opt.gcn_order, l);
 }
 
+// Whether the vertex store holds h^k on the host (or in-memory store): some
+// pass reads it there. Readers: the logits (k = L); layer k's gathers
+// (aggregate-first GCN, GAT) or its transform passes when they are not
+// fused; layer k - 1's backward when it is transform-first (ReLU mask, and
+// h^k for a fused transform backward).
+inline bool stores_h(const TrainerOptions& opt, int k) {
+  const ModelConfig& m = opt.model;
+  if (k == m.num_layers() || m.kind != ModelKind::gcn || !transform_first(m, opt.gcn_order, k) ||
+      !fuses_transform(opt, k))
+    return true;
+  return transform_first(m, opt.gcn_order, k - 1);
+}
+
+// Whether the store holds ∇x^k: ∇logits (k = L), or what layer k's backward
+// (or its transform backward pass) returns for layer k - 1's backward; with
+// layer k's transform fused, ∇x^k stays on the device.
+inline bool stores_grad(const TrainerOptions& opt, int k) {
+  return k == opt.model.num_layers() || !fuses_transform(opt, k);
+}
+
 // Widest fused transform output (0 when none): the slots' t and ∇t rows.
 inline int64_t fused_transform_width(const TrainerOptions& opt) {
   int64_t w = 0;

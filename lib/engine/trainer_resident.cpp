@@ -144,14 +144,4 @@ void Trainer::take_handoff(DeviceState& st, int j, DevMat dst) {
   st.dev->gather_from_host(g, st.handoff_slots[j], st.handoff_rows[j], dst, DropoutSpec{});
 }
 
-// Readers of h^k on host: the logits (k = L); layer k's gathers (aggregate-
-// first GCN, GAT) or its transform passes when they are not fused; layer
-// k - 1's backward when it is transform-first (ReLU mask, and h^k for a fused
-// transform backward). Otherwise h^k lives on the device only.
-bool Trainer::h_on_host(int k) const {
-  const ModelConfig& m = opt_.model;
-  if (k == m.num_layers() || m.kind != ModelKind::gcn || !transform_first(k) || !fused_transform(k)) return true;
-  return transform_first(k - 1);
-}
-
 }  // namespace ht

@@ -108,7 +108,7 @@ bool resolve_store(const TrainJob& job, const TrainerOptions& opt, const Plan& p
   if (job.store == StoreChoice::device) return true;
   if (plan.m != 1 || plan.n != 1) return false;
   DeviceMemoryNeed need = device_memory_need(plan, 0, opt);
-  need.fixed_bytes += vertex_store_bytes(opt.model, opt.gcn_order, num_vertices);
+  need.fixed_bytes += vertex_store_bytes(opt, num_vertices);
   const bool fits = exec.memory_limit(0) <= 0 || need.total() <= exec.memory_limit(0);
   if (!fits) log::info("vertex store kept in host memory: it does not fit next to the plan on the GPU");
   return fits;

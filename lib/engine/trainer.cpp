@@ -71,9 +71,7 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
     // Matrices no pass reads from the store are not allocated (stores_h, stores_grad).
     if (stores_h(opt_, l + 1)) store_.h[l + 1] = alloc_store(n, m.out_width(l));
     if (stores_grad(opt_, l + 1)) store_.grad[l + 1] = alloc_store(n, m.out_width(l));
-    if (m.kind != ModelKind::gcn) continue;
-    const bool tf = transform_first(l);
-    store_.agg.push_back(alloc_store(n, tf ? m.out_width(l) : m.in_width(l)));
+    if (m.kind == ModelKind::gcn) store_.agg.push_back(alloc_store(n, gather_width(m, opt_.gcn_order, l)));
   }
   setup_devices();
 }
@@ -86,7 +84,7 @@ int64_t vertex_store_bytes(const TrainerOptions& opt, int64_t num_vertices, Stor
   for (int l = 0; l < m.num_layers(); ++l) {
     if (stores_h(opt, l + 1)) cols += m.out_width(l);
     if (stores_grad(opt, l + 1)) cols += m.out_width(l);
-    if (m.kind == ModelKind::gcn) cols += transform_first(m, opt.gcn_order, l) ? m.out_width(l) : m.in_width(l);
+    if (m.kind == ModelKind::gcn) cols += gather_width(m, opt.gcn_order, l);  // cached aggregate or t
   }
   return dtype_bytes(dtype) * num_vertices * cols;
 }
@@ -304,7 +302,7 @@ void Trainer::run_pass(Pass pass, int l, int epoch, bool training) {
       if (!early_) continue;
       // The merged buffer's last users, on every device (peers pull from it):
       // two gathering passes ago, or the last one when there is one buffer.
-      const bool one_buffer = st->xs[0].data == st->xs[1].data;
+      const bool one_buffer = !two_merged_buffers();
       st->dev->use(Queue::load);
       for (auto& peer : dev_) {
         st->dev->wait(*peer->dev, peer->x_free[xp]);

@@ -130,6 +130,7 @@ class Trainer {
   // for the store) in the forward; ∇W^k and ∇x^k = ∇t^k Wᵀ (into dX) in the backward.
   Output transform_rows(DeviceState& st, int k, int slot, DevMat H, int64_t v0, bool training, int epoch);
   void transform_backward_rows(DeviceState& st, int k, int slot, DevMat H, DevMat dX, int64_t v0, int epoch);
+  static DevMat dropped_input(Device& d, DevMat H, DevArray<float> scratch, int64_t v0, const DropoutSpec& drop);
   bool read_ahead() const;
   // Whether layer l's backward hands the gradients it returns to layer l - 1's
   // on the device (TrainerOptions::handoff_gradients): they are what layer
@@ -137,6 +138,7 @@ class Trainer {
   // the gradient buffer (layer l - 1 returns nothing) or in the merged data
   // buffer layer l - 1 does not use (it gathers nothing).
   bool hands_off(int layer) const;
+  bool two_merged_buffers() const;
   bool handoff_stays_in_g(int layer) const;  // hands_off(layer) keeps the rows in the gradient buffer
   // End of a handing pass: the rows move out of the gradient buffer where
   // the next pass needs it (handoff_stays_in_g false).

@@ -187,7 +187,8 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
         if (peer != st) d.wait(*peer->dev, peer->pulled);
     }
     const bool produced = early_ && prev_produced_;
-    if (first && forwarded_) {
+    const bool on_device = first && forwarded_;
+    if (on_device) {
       // The previous pass wrote these rows into the buffer on the device (forward_rows).
       HT_ASSERT(produced);
     } else if (first && produced) {
@@ -218,8 +219,8 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
       }
       d.end_work(WorkKind::h2d);
     }
-    const int64_t kept = step.reused_rows + (first && forwarded_ ? step.load_count() : 0);
-    if (!(first && forwarded_)) count_host_rows(step.load_count(), width, true);
+    const int64_t kept = step.reused_rows + (on_device ? step.load_count() : 0);
+    if (!on_device) count_host_rows(step.load_count(), width, true);
     exec_.counters().reuse_rows += kept;
     exec_.counters().reuse_bytes += bytes_of(kept, width, store_dtype());
   }

@@ -190,22 +190,25 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
   d.end_work(WorkKind::compute);
 }
 
+// H itself, or (dropout active) its dropped copy in `scratch`: h may still be
+// on its way to the host, or be needed undropped later in the batch.
+DevMat Trainer::dropped_input(Device& d, DevMat H, DevArray<float> scratch, int64_t v0, const DropoutSpec& drop) {
+  if (!drop.active) return H;
+  const DevMat X = view(scratch, H.rows, H.cols);
+  d.copy(H, X);
+  d.dropout_rows(X, v0, drop);
+  return X;
+}
+
 // Fused transform of layer k (TrainerOptions::fuse_transforms) on the rows of
 // h^k a forward batch just computed: the same products as transform_batch.
-// Dropout needs a copy (z is free once h is computed): h^k itself may still
-// be on its way to the host.
+// The dropout copy goes to z (free once h is computed).
 Trainer::Output Trainer::transform_rows(DeviceState& st, int k, int s, DevMat H, int64_t v0, bool training,
                                         int epoch) {
   Device& d = *st.dev;
   const int64_t in_w = opt_.model.in_width(k), out_w = opt_.model.out_width(k);
   HT_ASSERT(H.cols == in_w);
-  DevMat X = H;
-  const DropoutSpec drop = input_dropout(k, epoch, training, st.keys.data);
-  if (drop.active) {
-    X = view(st.z, H.rows, in_w);
-    d.copy(H, X);
-    d.dropout_rows(X, v0, drop);
-  }
+  const DevMat X = dropped_input(d, H, st.z, v0, input_dropout(k, epoch, training, st.keys.data));
   DevMat T = view(st.out_t[s], H.rows, out_w);
   d.gemm(false, false, H.rows, out_w, in_w, 1.0f, X.data, in_w, st.layers[k].W.data, out_w, 0.0f, T.data, out_w);
   return {T, &store_.agg[k], v0};
@@ -220,13 +223,8 @@ void Trainer::transform_backward_rows(DeviceState& st, int k, int s, DevMat H, D
   const int64_t in_w = opt_.model.in_width(k), out_w = opt_.model.out_width(k), nd = H.rows;
   HT_ASSERT(H.cols == in_w && dX.rows == nd && dX.cols == in_w);
   Layer& ly = st.layers[k];
-  DevMat dT = view(st.in_t[s], nd, out_w), X = H;
-  const DropoutSpec drop = input_dropout(k, epoch, true, st.keys.data);
-  if (drop.active) {
-    X = view(st.dz, nd, in_w);
-    d.copy(H, X);
-    d.dropout_rows(X, v0, drop);
-  }
+  const DevMat dT = view(st.in_t[s], nd, out_w);
+  const DevMat X = dropped_input(d, H, st.dz, v0, input_dropout(k, epoch, true, st.keys.data));
   d.gemm(true, false, in_w, out_w, nd, 1.0f, X.data, in_w, dT.data, out_w, 1.0f, ly.dW.data, out_w);
   d.gemm(false, true, nd, in_w, out_w, 1.0f, dT.data, out_w, ly.W.data, out_w, 0.0f, dX.data, in_w);
 }

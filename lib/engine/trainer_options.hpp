@@ -67,8 +67,7 @@ struct TrainerOptions {
 
 // Whether layer l's transform passes are fused into layer l - 1's (above).
 inline bool fuses_transform(const TrainerOptions& opt, int l) {
-  return opt.fuse_transforms && opt.model.kind == ModelKind::gcn && l > 0 &&
-         transform_first(opt.model, opt.gcn_order, l);
+  return opt.fuse_transforms && l > 0 && transform_first(opt.model, opt.gcn_order, l);
 }
 
 // Whether the vertex store holds h^k on the host (or in-memory store): some
@@ -78,9 +77,7 @@ inline bool fuses_transform(const TrainerOptions& opt, int l) {
 // h^k for a fused transform backward).
 inline bool stores_h(const TrainerOptions& opt, int k) {
   const ModelConfig& m = opt.model;
-  if (k == m.num_layers() || m.kind != ModelKind::gcn || !transform_first(m, opt.gcn_order, k) ||
-      !fuses_transform(opt, k))
-    return true;
+  if (k == m.num_layers() || !fuses_transform(opt, k)) return true;
   return transform_first(m, opt.gcn_order, k - 1);
 }
 

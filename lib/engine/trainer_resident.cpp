@@ -4,6 +4,9 @@
 // which layer outputs still go to the host store. Each is switchable
 // (TrainerOptions) and gives the same bits as the host round trip with an
 // fp32 store.
+#include <span>
+#include <vector>
+
 #include "core/error.hpp"
 #include "engine/trainer.hpp"
 #include "engine/trainer_state.hpp"
@@ -12,12 +15,25 @@ namespace ht {
 
 using engine_detail::view;
 
+namespace {
+
+DevIdx upload_or_empty(Device& d, std::span<const uint32_t> v) { return v.empty() ? DevIdx{} : d.upload(v); }
+
+}  // namespace
+
+// Every device got its second merged buffer (it is allocated only when it fits).
+bool Trainer::two_merged_buffers() const {
+  for (auto& st : dev_)
+    if (st->xs[0].data == st->xs[1].data) return false;
+  return true;
+}
+
 // Device forwarding: per producing batch k, the rows of its outputs that the
 // first batch gathers (its load list's piece produced by batch k, local to
 // batch k) and where they go in the merged buffer.
 void Trainer::setup_forwarding() {
   forwarding_ = opt_.forward_on_device && opt_.early_start && opt_.comm != CommMode::baseline && !store_on_device();
-  for (auto& st : dev_) forwarding_ = forwarding_ && st->xs[0].data != st->xs[1].data;
+  forwarding_ = forwarding_ && two_merged_buffers();
   if (forwarding_) {
     for (auto& st : dev_) {
       const DeviceStep& first = st->plan.steps[0];
@@ -28,12 +44,9 @@ void Trainer::setup_forwarding() {
         const uint32_t v0 = static_cast<uint32_t>(st->plan.steps[k].plan->dst_begin);
         std::vector<uint32_t> local(vids + piece.offset, vids + piece.offset + piece.count);
         for (uint32_t& v : local) v -= v0;
-        const bool any = piece.count > 0;
         st->dev->use(Queue::compute);
-        st->forward_src.push_back(any ? st->dev->upload(std::span<const uint32_t>(local)) : DevIdx{});
-        st->forward_dst.push_back(
-            any ? st->dev->upload(std::span<const uint32_t>(rows + piece.offset, static_cast<size_t>(piece.count)))
-                : DevIdx{});
+        st->forward_src.push_back(upload_or_empty(*st->dev, local));
+        st->forward_dst.push_back(upload_or_empty(*st->dev, {rows + piece.offset, static_cast<size_t>(piece.count)}));
       }
     }
   }
@@ -50,14 +63,11 @@ void Trainer::setup_handoff(std::vector<DevicePlan*>& plans) {
     mark_handoff(plans, g_.num_vertices);
     for (auto& st : dev_) {
       st->dev->use(Queue::compute);
-      auto upload = [&](const std::vector<uint32_t>& v) {
-        return v.empty() ? DevIdx{} : st->dev->upload(std::span<const uint32_t>(v));
-      };
       for (const HandoffRows& h : st->plan.handoff) {
-        st->handoff_rows.push_back(upload(h.rows));
-        st->handoff_slots.push_back(upload(h.slots));
-        st->handoff_host_rows.push_back(upload(h.host_rows));
-        st->handoff_host_vids.push_back(upload(h.host_vids));
+        st->handoff_rows.push_back(upload_or_empty(*st->dev, h.rows));
+        st->handoff_slots.push_back(upload_or_empty(*st->dev, h.slots));
+        st->handoff_host_rows.push_back(upload_or_empty(*st->dev, h.host_rows));
+        st->handoff_host_vids.push_back(upload_or_empty(*st->dev, h.host_vids));
       }
     }
   }
@@ -67,7 +77,7 @@ void Trainer::setup_handoff(std::vector<DevicePlan*>& plans) {
 // fused) come out of forward pass l.
 bool Trainer::forwards(int l) const {
   if (!forwarding_ || l + 1 >= opt_.model.num_layers()) return false;
-  return !(opt_.model.kind == ModelKind::gcn && transform_first(l + 1)) || fused_transform(l + 1);
+  return !transform_first(l + 1) || fused_transform(l + 1);
 }
 
 // Batch j's outputs `rows` (its own vertices) into the next gathering pass's
@@ -84,9 +94,8 @@ void Trainer::forward_rows(DeviceState& st, int l, int j, DevMat rows, bool trai
     for (auto& peer : dev_) d.wait(*peer->dev, peer->x_free[next]);
   if (st.forward_src[j].size == 0) return;
   const int64_t v0 = st.plan.steps[j].plan->dst_begin;
-  const bool tf = opt_.model.kind == ModelKind::gcn && transform_first(l + 1);
   // Keys of the batch's rows: the gather reads keys[local row].
-  const DropoutSpec drop = tf ? DropoutSpec{} : input_dropout(l + 1, epoch, training, st.keys.data + v0);
+  const DropoutSpec drop = transform_first(l + 1) ? DropoutSpec{} : input_dropout(l + 1, epoch, training, st.keys.data + v0);
   const HostMat src{rows.data, rows.rows, rows.cols, d.index()};
   d.gather_from_host(src, st.forward_src[j], st.forward_dst[j], view(st.xs[next], st.plan.buffer_rows, width), drop);
 }
@@ -100,13 +109,11 @@ bool Trainer::hands_off(int l) const {
   const ModelConfig& m = opt_.model;
   if (!handoff_ || l < 1 || l >= m.num_layers() || (transform_first(l) && !fused_transform(l))) return false;
   if (handoff_stays_in_g(l)) return true;
-  for (auto& st : dev_)
-    if (st->xs[0].data == st->xs[1].data) return false;
-  return m.kind == ModelKind::gcn;
+  return two_merged_buffers() && m.kind == ModelKind::gcn;
 }
 
 bool Trainer::handoff_stays_in_g(int l) const {
-  return l == 1 && !(opt_.model.kind == ModelKind::gcn && transform_first(0));
+  return l == 1 && !transform_first(0);
 }
 
 // The handed-off rows are complete in g once the pass's last flush is on the
@@ -114,8 +121,7 @@ bool Trainer::handoff_stays_in_g(int l) const {
 // rows move to the merged buffer it leaves alone, once the peers stopped
 // pulling from that buffer (the last gathering pass that used it).
 void Trainer::park_handoff(int l) {
-  const ModelConfig& m = opt_.model;
-  const int64_t width = transform_first(l) ? m.out_width(l) : m.in_width(l);
+  const int64_t width = gather_width(opt_.model, opt_.gcn_order, l);
   const int spare = (gather_seq_ & 1) ^ 1;
   for (auto& st : dev_) {
     Device& d = *st->dev;

@@ -1,6 +1,7 @@
 #include "engine/store_features.hpp"
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -14,18 +15,24 @@
 
 namespace ht {
 
+// fp16 holds magnitudes up to 65504: a larger feature would be stored as
+// Inf, so it is refused before training (bf16 has fp32's range). The first
+// bad element is named, whatever the file's feature dtype.
 void check_f16_range(const GraphView& g) {
-  if (g.feature_dtype == StoreDtype::f32) return check_f16_range(g.features, g.feature_dim);
-  const std::span<const uint16_t> h = g.features16;
   const StoreDtype t = g.feature_dtype;
-  // fp16 patterns are in range unless Inf or NaN; bf16 ones are widened.
-  const int64_t bad = first_bad(static_cast<int64_t>(h.size()), [&](int64_t i) {
-    return t == StoreDtype::f16 ? (h[i] & 0x7c00u) == 0x7c00u : !(std::fabs(bf16_to_float(h[i])) <= kF16Max);
+  const std::span<const float> f = g.features;
+  const std::span<const uint16_t> h = g.features16;
+  // fp16 patterns are in range unless Inf or NaN; fp32 and bf16 values are compared.
+  const auto value = [&](int64_t i) { return t == StoreDtype::f32 ? f[i] : widen16(h[i], t); };
+  const int64_t n = static_cast<int64_t>(t == StoreDtype::f32 ? f.size() : h.size());
+  const int64_t bad = first_bad(n, [&](int64_t i) {
+    return t == StoreDtype::f16 ? (h[i] & 0x7c00u) == 0x7c00u : !(std::fabs(value(i)) <= kF16Max);
   });
   if (bad < 0) return;
-  throw Error(fmt::format("feature {} of vertex {} is {} ({} in the graph file), outside fp16's range (±{}): "
-                          "--host-dtype fp16 cannot store it; use --host-dtype bf16 (fp32's range) or scale the features",
-                          bad % g.feature_dim, bad / g.feature_dim, widen16(h[bad], t), dtype_name(t), kF16Max));
+  const std::string in_file = t == StoreDtype::f32 ? "" : fmt::format(" ({} in the graph file)", dtype_name(t));
+  throw Error(fmt::format("feature {} of vertex {} is {}{}, outside fp16's range (±{}): --host-dtype fp16 cannot store "
+                          "it; use --host-dtype bf16 (fp32's range) or scale the features",
+                          bad % g.feature_dim, bad / g.feature_dim, value(bad), in_file, kF16Max));
 }
 
 void fill_feature_store(Executor& exec, const HostMat& dst, const GraphView& g) {

@@ -89,20 +89,6 @@ int64_t vertex_store_bytes(const TrainerOptions& opt, int64_t num_vertices, Stor
   return dtype_bytes(dtype) * num_vertices * cols;
 }
 
-// fp16 holds magnitudes up to 65504: a larger feature would be stored as
-// Inf, so it is refused before training (bf16 has fp32's range).
-void check_f16_range(std::span<const float> features, int32_t dim) {
-  const int64_t n = static_cast<int64_t>(features.size());
-  int64_t bad = n;
-#pragma omp parallel for reduction(min : bad)
-  for (int64_t i = 0; i < n; ++i)
-    if (!(std::fabs(features[i]) <= kF16Max)) bad = std::min(bad, i);
-  if (bad == n) return;
-  throw Error(fmt::format("feature {} of vertex {} is {}, outside fp16's range (±{}): --host-dtype fp16 cannot store "
-                          "it; use --host-dtype bf16 (fp32's range) or scale the features",
-                          bad % dim, bad / dim, features[bad], kF16Max));
-}
-
 HostMat Trainer::alloc_store(int64_t rows, int64_t cols) {
   if (store_.residence == Residence::device) return exec_.alloc_store_on_device(0, rows, cols);
   return exec_.alloc_host(rows, cols, opt_.host_dtype);

@@ -23,8 +23,6 @@ namespace ht {
 // cached aggregate or the transform t / ∇t), less what stays on the device
 // (stores_h, stores_grad).
 int64_t vertex_store_bytes(const TrainerOptions& opt, int64_t num_vertices, StoreDtype dtype = StoreDtype::f32);
-// Throws when a feature is beyond fp16's range (or not finite).
-void check_f16_range(std::span<const float> features, int32_t dim);
 
 struct EpochResult {
   double loss = 0;        // training loss of the (dropout) training forward

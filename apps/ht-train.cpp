@@ -28,6 +28,7 @@ struct Context {
   ht::Backend backend = ht::Backend::automatic;
   int gpus = 0;
   double gpu_mem_gib = 0;
+  std::string gpu_cache = "auto";
   ht::cli::CommonOptions common;
 };
 
@@ -40,7 +41,7 @@ void group_options(CLI::App& app) {
        {"--optimizer", "--lr", "--weight-decay", "--decay-first-layer-only", "--momentum", "--epochs", "--eval-every",
         "--warmup", "--seed"}},
       {"Execution",
-       {"--backend", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--steps",
+       {"--backend", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--gpu-cache", "--steps",
         "--merged-buffers", "--no-overlap", "--no-early-start", "--no-fuse-transforms",
         "--no-gradient-handoff", "--no-device-forwarding"}},
       {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out"}},
@@ -81,6 +82,19 @@ std::vector<int> parse_layers(const std::string& text) {
   return dims;
 }
 
+// --gpu-cache: auto, off, or GiB per GPU -> TrainerOptions::gpu_cache.
+int64_t parse_gpu_cache(const std::string& text) {
+  if (text == "auto") return ht::kGpuCacheAuto;
+  if (text == "off") return 0;
+  try {
+    size_t used = 0;
+    const double gib = std::stod(text, &used);
+    if (used == text.size() && gib > 0 && gib < (1 << 20)) return static_cast<int64_t>(gib * (1ll << 30));
+  } catch (const std::exception&) {
+  }
+  throw ht::option_error("--gpu-cache", fmt::format("'{}' is not auto, off or a positive size in GiB", text));
+}
+
 // Options that do nothing in the chosen configuration are refused (not
 // warned about): a typo or a misunderstanding should not cost a run.
 void refuse_unused_options(const CLI::App& app, const Context& ctx, const ht::TrainJob& job) {
@@ -102,6 +116,8 @@ void refuse_unused_options(const CLI::App& app, const Context& ctx, const ht::Tr
     for (const char* o : {"--epochs", "--eval-every", "--warmup", "--lr", "--weight-decay", "--momentum", "--dropout",
                           "--attn-dropout", "--optimizer", "--decay-first-layer-only"})
       refuse(o, "does not apply to --predict-only (no training)");
+  if (job.store == ht::StoreChoice::device)
+    refuse("--gpu-cache", "applies to a host vertex store (--store device keeps all of it on the GPU)");
   if (job.store == ht::StoreChoice::device && ctx.gpus > 1)
     throw ht::option_error("--store", "device needs one GPU (in-memory mode: m = 1, n = 1), not --gpus " +
                                           std::to_string(ctx.gpus));
@@ -199,6 +215,11 @@ int main(int argc, char** argv) {
                     "only (with a 16-bit dtype --store auto keeps the store on the host)");
   app.add_option("--gpu-mem", ctx.gpu_mem_gib, "Cap on GPU memory per device in GiB (cuda; 0 = all free memory)")
       ->check(ht::cli::in_range(0, 1 << 20));
+  app.add_option("--gpu-cache", ctx.gpu_cache,
+                 "GPU cache: the input features, which never change, kept in each GPU's memory so that layer 0 "
+                 "loads them without the host link. auto = when they fit in what the working set leaves (cuda; "
+                 "cpu: off), off, or a budget in GiB per GPU (the features are cached when they fit in it)")
+      ->capture_default_str();
   app.add_flag("--normalize-features", job.normalize_features, "Row-normalize features to sum 1 (Kipf & Welling)");
   app.add_option("--metrics-out", job.metrics_out, "JSON lines: one object per epoch and a final summary");
   app.add_option("--timeline-out", job.timeline_out,
@@ -241,6 +262,7 @@ int main(int argc, char** argv) {
     job.trainer.optimizer.kind = ctx.optimizer;
     job.backend = ctx.backend;
     job.trainer.model.dims = parse_layers(ctx.layers);
+    job.trainer.gpu_cache = parse_gpu_cache(ctx.gpu_cache);
     job.hidden = ctx.hidden;
     job.parts = ctx.gpus > 0 ? ctx.gpus : 1;
     if (!job.plan_path.empty() && job.partition_path.empty())
@@ -281,6 +303,9 @@ int main(int argc, char** argv) {
                ht::format_bytes(static_cast<double>(s.per_epoch.d2h_bytes)),
                ht::format_bytes(static_cast<double>(s.per_epoch.p2p_bytes)),
                ht::format_bytes(static_cast<double>(s.per_epoch.reuse_bytes)));
+    if (s.per_epoch.cache_rows > 0)
+      fmt::print("GPU cache: {} per epoch read on the GPU instead of over the host link ({} rows)\n",
+                 ht::format_bytes(static_cast<double>(s.per_epoch.cache_bytes)), s.per_epoch.cache_rows);
     fmt::print("memory: peak per device {}, host vertex buffers {} ({}), peak process RSS {}\n",
                ht::format_bytes(static_cast<double>(s.peak_device_bytes)),
                ht::format_bytes(static_cast<double>(s.host_buffer_bytes)), ht::dtype_name(s.host_dtype),

@@ -92,6 +92,7 @@ struct Case {
   bool fuse = true;  // transform-first layers fused into the layer before
   bool handoff = true;  // layer 1's returned gradients stay on the device for layer 0
   bool forward = true;  // outputs into the next layer's merged buffer on the device
+  int64_t gpu_cache = 0;  // TrainerOptions::gpu_cache (emulated device memory)
 };
 
 std::string name(const Case& c) {
@@ -105,7 +106,7 @@ std::string name(const Case& c) {
                          (c.merged_buffers == 0 ? " barriers" : c.merged_buffers == 1 ? " one merged buffer" : "") +
                          (c.dtype == StoreDtype::f32 ? "" : " store " + std::string(dtype_name(c.dtype))) +
                          (c.fuse ? "" : " unfused") + (c.handoff ? "" : " no handoff") +
-                         (c.forward ? "" : " no forwarding"));
+                         (c.forward ? "" : " no forwarding") + (c.gpu_cache ? " GPU cache" : ""));
 }
 
 // Relative tolerance against the fp32 reference: 1e-5 for fp32 stores; a
@@ -151,6 +152,7 @@ CaseResult check_case(const Case& c) {
   opt.fuse_transforms = c.fuse;
   opt.handoff_gradients = c.handoff;
   opt.forward_on_device = c.forward;
+  opt.gpu_cache = c.gpu_cache;
   Trainer tr(exec, gn.view(), orig, plan, opt);
   CaseResult out;
   out.loss = tr.compute_gradients(epoch);
@@ -291,6 +293,36 @@ TEST(Engine, DeviceForwardingEqualsHostGather) {
   const CaseResult one = check_case(c);
   c.forward = false;
   EXPECT_EQ(check_case(c).counters.h2d_bytes, one.counters.h2d_bytes);
+}
+
+// The input features read from the GPU cache give the same bits as reading
+// them from the host store, under every copy timing: every row the cache
+// serves is one the host link no longer carries. A budget smaller than the
+// features caches nothing.
+TEST(Engine, GpuCacheEqualsHostLoads) {
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat})
+    for (GcnOrder order : {GcnOrder::automatic, GcnOrder::aggregate_first, GcnOrder::transform_first})
+      for (auto [m, n] : {std::pair{1, 1}, std::pair{1, 3}, std::pair{2, 3}, std::pair{4, 2}})
+        for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full})
+          for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute}) {
+            if (kind == ModelKind::gat && order != GcnOrder::automatic) continue;
+            Case c{kind, m, n, comm, 0.5f, order};
+            c.timing = timing;
+            c.dtype = (m + n) % 2 ? StoreDtype::bf16 : StoreDtype::f32;  // the cache keeps the store's type
+            const CaseResult host = check_case(c);
+            c.gpu_cache = int64_t{1} << 30;
+            const CaseResult cached = check_case(c);
+            EXPECT_TRUE(same_bits(cached, host)) << name(c);
+            EXPECT_GT(cached.counters.cache_bytes, 0) << name(c);
+            EXPECT_EQ(cached.counters.h2d_bytes + cached.counters.cache_bytes, host.counters.h2d_bytes) << name(c);
+            EXPECT_EQ(cached.counters.d2h_bytes, host.counters.d2h_bytes) << name(c);
+          }
+  Case c{ModelKind::gcn, 2, 3, CommMode::full, 0.5f};
+  c.gpu_cache = 64;  // smaller than the features: nothing cached
+  const CaseResult small = check_case(c);
+  EXPECT_EQ(small.counters.cache_bytes, 0);
+  c.gpu_cache = 0;
+  EXPECT_EQ(small.counters.h2d_bytes, check_case(c).counters.h2d_bytes);
 }
 
 TEST(Engine, LayerOrderChoice) {

@@ -198,7 +198,8 @@ void CudaDevice::copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, in
   HT_ASSERT(n <= dst.size);
   if (n <= 0) return;
   activate();
-  HT_CUDA_TRY(cudaMemcpyAsync(dst.data, src, static_cast<size_t>(n), cudaMemcpyHostToDevice, current()));
+  // Default: `src` is pinned host memory, or device memory (the GPU cache).
+  HT_CUDA_TRY(cudaMemcpyAsync(dst.data, src, static_cast<size_t>(n), cudaMemcpyDefault, current()));
 }
 
 DevArray<float> CudaDevice::alloc_floats(int64_t n) {

@@ -50,7 +50,7 @@ class CudaDevice final : public Device {
   ~CudaDevice() override;
   int index() const override { return index_; }
   int cuda_id() const { return cuda_id_; }
-  int64_t allocated_bytes() const { return bytes_; }
+  int64_t allocated_bytes() const override { return bytes_; }
   int64_t memory_limit() const { return cap_; }
 
   Event create_event() override;

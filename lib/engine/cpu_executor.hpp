@@ -92,7 +92,7 @@ class CpuDevice final : public Device {
   LossStats take_loss_stats() override;
   void synchronize() override;
 
-  int64_t allocated_bytes() const { return bytes_; }
+  int64_t allocated_bytes() const override { return bytes_; }
 
  private:
   struct QueueState {

@@ -145,6 +145,7 @@ class Device {
   virtual std::vector<BusyInterval> timeline() = 0;
 
   // ---- memory (setup only)
+  virtual int64_t allocated_bytes() const = 0;
   virtual DevMat alloc_mat(int64_t rows, int64_t cols) = 0;
   virtual DevArray<float> alloc_floats(int64_t n) = 0;
   virtual DevIdx upload(std::span<const uint32_t> v) = 0;
@@ -153,7 +154,8 @@ class Device {
   virtual DevArray<uint8_t> upload(std::span<const uint8_t> v) = 0;
   virtual DevArray<int32_t> upload(std::span<const int32_t> v) = 0;
   virtual DevArray<std::byte> alloc_bytes(int64_t n) = 0;
-  // dst[0, n) = src[0, n): host memory (pinned) to device memory, queued.
+  // dst[0, n) = src[0, n): host memory (pinned) or this device's memory to
+  // device memory, queued.
   virtual void copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, int64_t n) = 0;
   // dst[0, n) = src[0, n): device memory to host memory (pinned), queued.
   virtual void copy_bytes_out(DevArray<std::byte> src, std::byte* dst, int64_t n) = 0;
@@ -265,6 +267,8 @@ class Device {
 struct LinkCounters {
   int64_t h2d_bytes = 0, d2h_bytes = 0, p2p_bytes = 0, reuse_bytes = 0;
   int64_t h2d_rows = 0, d2h_rows = 0, p2p_rows = 0, reuse_rows = 0;
+  // Rows read from the GPU cache (TrainerOptions::gpu_cache) instead of the host.
+  int64_t cache_bytes = 0, cache_rows = 0;
 };
 
 class Executor {

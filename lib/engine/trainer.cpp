@@ -221,6 +221,7 @@ void Trainer::setup_devices() {
       st->dev->copy_bytes_in(step.bytes.data(), st->ring[j], static_cast<int64_t>(step.bytes.size()));
     }
   }
+  setup_gpu_cache();  // last: it takes what the working set leaves
   exec_.synchronize_all();
 }
 

@@ -83,6 +83,10 @@ class Trainer {
   void setup_forwarding();
   void setup_handoff(std::vector<DevicePlan*>& plans);
   void upload_params();
+  // The GPU cache (TrainerOptions::gpu_cache): h^0 uploaded to every device
+  // when it fits; `source` is where a device reads store matrix `m` from.
+  void setup_gpu_cache();
+  const HostMat& source(const DeviceState& st, const HostMat& m) const;
   // ---- schedule (trainer.cpp): one pass over the batches of a layer.
   enum class Pass { forward, transform, backward, transform_backward };
   void run_pass(Pass pass, int layer, int epoch, bool training);
@@ -153,6 +157,8 @@ class Trainer {
   DropoutSpec attn_dropout(int layer, int epoch, bool training, const int64_t* keys) const;
   HostMat alloc_store(int64_t rows, int64_t cols);
   void count_host_rows(int64_t rows, int64_t width, bool to_device);
+  // Rows a device loads from `src` (the host store or the GPU cache).
+  void count_loaded_rows(const HostMat& src, int64_t rows, int64_t width);
   void start_timeline();
   void finish_timeline(EpochResult& r, double wall);
 

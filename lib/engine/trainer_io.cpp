@@ -44,6 +44,13 @@ void Trainer::count_host_rows(int64_t rows, int64_t width, bool to_device) {
   }
 }
 
+void Trainer::count_loaded_rows(const HostMat& src, int64_t rows, int64_t width) {
+  if (!src.on_device() || store_on_device()) return count_host_rows(rows, width, true);
+  auto& c = exec_.counters();  // the GPU cache
+  c.cache_rows += rows;
+  c.cache_bytes += bytes_of(rows, width, src.dtype);
+}
+
 // Rows [v0, v0 + src.rows) of `dst` = src, on the device's current queue;
 // 16-bit rows were rounded into `raw` on the compute queue (publish).
 void Trainer::write_out(DeviceState& st, DevMat src, DevArray<std::byte> raw, const HostMat& dst, int64_t v0) {
@@ -55,8 +62,9 @@ void Trainer::write_out(DeviceState& st, DevMat src, DevArray<std::byte> raw, co
 // dst = rows [v0, v0 + dst.rows) of `src` (a batch's own rows), on the
 // current queue. 16-bit rows land in the slot's raw inputs and are widened
 // when the batch starts (start_batch).
-void Trainer::read_in(DeviceState& st, int slot, const HostMat& src, int64_t v0, DevMat dst) {
-  count_host_rows(dst.rows, dst.cols, true);
+void Trainer::read_in(DeviceState& st, int slot, const HostMat& stored, int64_t v0, DevMat dst) {
+  const HostMat& src = source(st, stored);
+  count_loaded_rows(src, dst.rows, dst.cols);
   if (src.dtype == StoreDtype::f32) return st.dev->copy_from_host(src, v0, dst.rows, dst, 0);
   const int64_t bytes = dst.rows * dst.cols * src.elem_bytes();
   HT_ASSERT(st.raw_in_used[slot] + bytes <= st.raw_in[slot].size);
@@ -171,11 +179,13 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
 // on the compute queue after the previous batch (issue_exchange).
 void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
   const bool tf = transform_first(l);
-  const HostMat& src = tf ? store_.agg[l] : store_.h[l];
+  const HostMat& stored = tf ? store_.agg[l] : store_.h[l];
   const int64_t width = gather_width(opt_.model, opt_.gcn_order, l);
   const bool ahead = read_ahead() && !first;
   for (auto& st : dev_) {
     Device& d = *st->dev;
+    const HostMat& src = source(*st, stored);
+    const WorkKind kind = src.on_device() ? WorkKind::d2d : WorkKind::h2d;
     const int s = st->slot_of[j];
     const DeviceStep& step = st->plan.steps[j];
     const StepLists& lists = st->lists[s];
@@ -204,7 +214,7 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
         d.gather_from_host(src, lists.load_vids.sub(piece.offset, piece.count),
                            lists.load_rows.sub(piece.offset, piece.count),
                            view(st->x, st->plan.buffer_rows, width), drop);
-        d.end_work(WorkKind::h2d);
+        d.end_work(kind);
         covered += piece.count;
       }
       HT_ASSERT(covered == step.load_count());
@@ -217,10 +227,10 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
       } else {
         d.gather_from_host(src, lists.load_vids, lists.load_rows, view(st->x, st->plan.buffer_rows, width), drop);
       }
-      d.end_work(WorkKind::h2d);
+      d.end_work(kind);
     }
     const int64_t kept = step.reused_rows + (on_device ? step.load_count() : 0);
-    if (!on_device) count_host_rows(step.load_count(), width, true);
+    if (!on_device) count_loaded_rows(src, step.load_count(), width);
     exec_.counters().reuse_rows += kept;
     exec_.counters().reuse_bytes += bytes_of(kept, width, store_dtype());
   }

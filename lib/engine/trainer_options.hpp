@@ -17,6 +17,9 @@ enum class StepPlacement {
   resident,   // every step copied once at setup (no per-batch step traffic)
 };
 
+// TrainerOptions::gpu_cache: cache what fits next to the working set.
+inline constexpr int64_t kGpuCacheAuto = -1;
+
 struct TrainerOptions {
   ModelConfig model;
   OptimizerConfig optimizer;
@@ -63,6 +66,13 @@ struct TrainerOptions {
   // buffer and the p2p or full mode (where a device loads only rows its own
   // batches produce). Results are identical with fp32 stores.
   bool forward_on_device = true;
+  // GPU cache (--gpu-cache): the input features h^0 never change, so a copy
+  // in each device's memory, uploaded once, serves every load of them (layer
+  // 0's gathers and own-row reads) as a device copy instead of a host-link
+  // transfer. kGpuCacheAuto: when they fit in what the device has left after
+  // the working set (executors with device memory of their own); 0: off;
+  // otherwise a budget in bytes per device. Results are identical.
+  int64_t gpu_cache = kGpuCacheAuto;
 };
 
 // Whether layer l's transform passes are fused into layer l - 1's (above).

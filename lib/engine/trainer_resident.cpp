@@ -1,13 +1,16 @@
 // What stays on the device between passes (docs/ARCHITECTURE.md, "Data that
 // stays on the device"): a layer's outputs forwarded into the next layer's
-// merged buffer, gradients handed from one backward pass to the next, and
-// which layer outputs still go to the host store. Each is switchable
+// merged buffer, gradients handed from one backward pass to the next, the
+// input features in the GPU cache, and which layer outputs still go to the
+// host store. Each is switchable
 // (TrainerOptions) and gives the same bits as the host round trip with an
 // fp32 store.
 #include <span>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/memory.hpp"
 #include "engine/trainer.hpp"
 #include "engine/trainer_state.hpp"
 
@@ -19,7 +22,46 @@ namespace {
 
 DevIdx upload_or_empty(Device& d, std::span<const uint32_t> v) { return v.empty() ? DevIdx{} : d.upload(v); }
 
+// What the automatic GPU cache leaves free on a device: cuBLAS and the
+// driver allocate outside the executor's pools.
+int64_t cache_margin(int64_t limit) { return std::max<int64_t>(int64_t{512} << 20, limit / 32); }
+
 }  // namespace
+
+// The GPU cache: h^0 on every device when it fits the budget on every
+// device (a device without it would make the others wait on the link
+// anyway). Uploaded once here; nothing writes h^0 afterwards.
+void Trainer::setup_gpu_cache() {
+  const HostMat& x0 = store_.h[0];
+  if (opt_.gpu_cache == 0 || store_on_device()) return;
+  const bool automatic = opt_.gpu_cache == kGpuCacheAuto;
+  if (automatic && !exec_.has_device_memory()) return;
+  for (auto& st : dev_) {
+    const Device& d = *st->dev;
+    const int64_t limit = exec_.memory_limit(d.index());
+    int64_t budget = opt_.gpu_cache;
+    if (automatic) budget = limit > 0 ? limit - d.allocated_bytes() - cache_margin(limit) : 0;
+    if (!automatic && limit > 0) budget = std::min(budget, limit - d.allocated_bytes());
+    if (x0.bytes() > budget) {
+      log::info("GPU cache off: the input features ({}) do not fit in GPU {}'s {} of {}", format_bytes(x0.bytes()),
+                d.index(), automatic ? "free memory" : "cache budget", format_bytes(std::max<int64_t>(budget, 0)));
+      return;
+    }
+  }
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    const DevArray<std::byte> copy = d.alloc_bytes(x0.bytes());
+    d.use(Queue::compute);
+    d.copy_bytes_in(static_cast<const std::byte*>(x0.data), copy, x0.bytes());
+    st->feature_cache = HostMat{copy.data, x0.rows, x0.cols, d.index(), x0.dtype};
+  }
+  log::info("GPU cache: the input features ({} x {}, {}) on {} GPU{}", x0.rows, x0.cols, format_bytes(x0.bytes()),
+            dev_.size(), dev_.size() > 1 ? "s" : "");
+}
+
+const HostMat& Trainer::source(const DeviceState& st, const HostMat& m) const {
+  return &m == &store_.h[0] && st.feature_cache.data ? st.feature_cache : m;
+}
 
 // Every device got its second merged buffer (it is allocated only when it fits).
 bool Trainer::two_merged_buffers() const {

@@ -138,13 +138,15 @@ JsonWriter& counters_json(JsonWriter& w, const LinkCounters& c) {
   w.field("h2d_bytes", c.h2d_bytes).field("d2h_bytes", c.d2h_bytes).field("p2p_bytes", c.p2p_bytes);
   w.field("reuse_bytes", c.reuse_bytes).field("h2d_rows", c.h2d_rows).field("p2p_rows", c.p2p_rows);
   w.field("reuse_rows", c.reuse_rows).field("d2h_rows", c.d2h_rows);
+  w.field("cache_bytes", c.cache_bytes).field("cache_rows", c.cache_rows);
   return w;
 }
 
 LinkCounters diff(const LinkCounters& a, const LinkCounters& b) {
   return {a.h2d_bytes - b.h2d_bytes, a.d2h_bytes - b.d2h_bytes, a.p2p_bytes - b.p2p_bytes,
           a.reuse_bytes - b.reuse_bytes, a.h2d_rows - b.h2d_rows, a.d2h_rows - b.d2h_rows,
-          a.p2p_rows - b.p2p_rows, a.reuse_rows - b.reuse_rows};
+          a.p2p_rows - b.p2p_rows, a.reuse_rows - b.reuse_rows, a.cache_bytes - b.cache_bytes,
+          a.cache_rows - b.cache_rows};
 }
 
 // The probe runs before the executor exists, so that its buffers cannot

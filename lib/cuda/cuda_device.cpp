@@ -240,7 +240,8 @@ void CudaDevice::copy_bytes_out(DevArray<std::byte> src, std::byte* dst, int64_t
   HT_ASSERT(n <= src.size);
   if (n <= 0) return;
   activate();
-  HT_CUDA_TRY(cudaMemcpyAsync(dst, src.data, static_cast<size_t>(n), cudaMemcpyDeviceToHost, current()));
+  // Default: `dst` is pinned host memory, or device memory (the GPU cache).
+  HT_CUDA_TRY(cudaMemcpyAsync(dst, src.data, static_cast<size_t>(n), cudaMemcpyDefault, current()));
 }
 
 void CudaDevice::widen_rows(DevArray<std::byte> src, StoreDtype t, DevMat dst) {

@@ -157,7 +157,8 @@ class Device {
   // dst[0, n) = src[0, n): host memory (pinned) or this device's memory to
   // device memory, queued.
   virtual void copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, int64_t n) = 0;
-  // dst[0, n) = src[0, n): device memory to host memory (pinned), queued.
+  // dst[0, n) = src[0, n): device memory to host memory (pinned) or to this
+  // device's memory, queued.
   virtual void copy_bytes_out(DevArray<std::byte> src, std::byte* dst, int64_t n) = 0;
   // 16-bit rows in device memory (dtype t, dst.rows x dst.cols elements) widened
   // to fp32, and fp32 rows rounded to t (nearest even) into device memory. The

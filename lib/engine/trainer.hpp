@@ -157,8 +157,8 @@ class Trainer {
   DropoutSpec attn_dropout(int layer, int epoch, bool training, const int64_t* keys) const;
   HostMat alloc_store(int64_t rows, int64_t cols);
   void count_host_rows(int64_t rows, int64_t width, bool to_device);
-  // Rows a device loads from `src` (the host store or the GPU cache).
-  void count_loaded_rows(const HostMat& src, int64_t rows, int64_t width);
+  // Rows a device loads from or stores to store matrix `m` (on the host, or in the GPU cache).
+  void count_rows(const HostMat& m, int64_t rows, int64_t width, bool to_device);
   void start_timeline();
   void finish_timeline(EpochResult& r, double wall);
 

@@ -44,17 +44,17 @@ void Trainer::count_host_rows(int64_t rows, int64_t width, bool to_device) {
   }
 }
 
-void Trainer::count_loaded_rows(const HostMat& src, int64_t rows, int64_t width) {
-  if (!src.on_device() || store_on_device()) return count_host_rows(rows, width, true);
+void Trainer::count_rows(const HostMat& m, int64_t rows, int64_t width, bool to_device) {
+  if (!m.on_device() || store_on_device()) return count_host_rows(rows, width, to_device);
   auto& c = exec_.counters();  // the GPU cache
   c.cache_rows += rows;
-  c.cache_bytes += bytes_of(rows, width, src.dtype);
+  c.cache_bytes += bytes_of(rows, width, m.dtype);
 }
 
 // Rows [v0, v0 + src.rows) of `dst` = src, on the device's current queue;
 // 16-bit rows were rounded into `raw` on the compute queue (publish).
 void Trainer::write_out(DeviceState& st, DevMat src, DevArray<std::byte> raw, const HostMat& dst, int64_t v0) {
-  count_host_rows(src.rows, src.cols, false);
+  count_rows(dst, src.rows, src.cols, false);
   if (dst.dtype == StoreDtype::f32) return st.dev->copy_to_host(src, 0, src.rows, dst, v0);
   st.dev->copy_bytes_out(raw, dst.row_bytes(v0), src.rows * src.cols * dst.elem_bytes());
 }
@@ -64,7 +64,7 @@ void Trainer::write_out(DeviceState& st, DevMat src, DevArray<std::byte> raw, co
 // when the batch starts (start_batch).
 void Trainer::read_in(DeviceState& st, int slot, const HostMat& stored, int64_t v0, DevMat dst) {
   const HostMat& src = source(st, stored);
-  count_loaded_rows(src, dst.rows, dst.cols);
+  count_rows(src, dst.rows, dst.cols, true);
   if (src.dtype == StoreDtype::f32) return st.dev->copy_from_host(src, v0, dst.rows, dst, 0);
   const int64_t bytes = dst.rows * dst.cols * src.elem_bytes();
   HT_ASSERT(st.raw_in_used[slot] + bytes <= st.raw_in[slot].size);
@@ -230,7 +230,7 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
       d.end_work(kind);
     }
     const int64_t kept = step.reused_rows + (on_device ? step.load_count() : 0);
-    if (!on_device) count_loaded_rows(src, step.load_count(), width);
+    if (!on_device) count_rows(src, step.load_count(), width, true);
     exec_.counters().reuse_rows += kept;
     exec_.counters().reuse_bytes += bytes_of(kept, width, store_dtype());
   }

@@ -5,8 +5,13 @@
 // host store. Each is switchable
 // (TrainerOptions) and gives the same bits as the host round trip with an
 // fp32 store.
+#include <limits>
 #include <span>
+#include <string>
 #include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -28,35 +33,58 @@ int64_t cache_margin(int64_t limit) { return std::max<int64_t>(int64_t{512} << 2
 
 }  // namespace
 
-// The GPU cache: h^0 on every device when it fits the budget on every
-// device (a device without it would make the others wait on the link
-// anyway). Uploaded once here; nothing writes h^0 afterwards.
+// The GPU cache. h^0 goes to every device when it fits the budget on every
+// device (a device without it would make the others wait on the link anyway);
+// it is uploaded once here, and nothing writes it afterwards. With one device,
+// the matrices written every epoch and read back later by the same device
+// follow while they fit: GCN's cached aggregates a^l, then the hidden layers'
+// outputs h^l. They move to the device for good (reads and writes); with
+// several devices each would need its replicas kept in step, so they stay.
+// Not cached: gradients (returns add into them through the host tasks),
+// transform-first layers' t / ∇t (the same), the logits (read by logits()).
 void Trainer::setup_gpu_cache() {
-  const HostMat& x0 = store_.h[0];
   if (opt_.gpu_cache == 0 || store_on_device()) return;
   const bool automatic = opt_.gpu_cache == kGpuCacheAuto;
   if (automatic && !exec_.has_device_memory()) return;
-  for (auto& st : dev_) {
-    const Device& d = *st->dev;
+  auto budget = [&](const Device& d) {
     const int64_t limit = exec_.memory_limit(d.index());
-    int64_t budget = opt_.gpu_cache;
-    if (automatic) budget = limit > 0 ? limit - d.allocated_bytes() - cache_margin(limit) : 0;
-    if (!automatic && limit > 0) budget = std::min(budget, limit - d.allocated_bytes());
-    if (x0.bytes() > budget) {
-      log::info("GPU cache off: the input features ({}) do not fit in GPU {}'s {} of {}", format_bytes(x0.bytes()),
-                d.index(), automatic ? "free memory" : "cache budget", format_bytes(std::max<int64_t>(budget, 0)));
-      return;
+    if (automatic) return limit > 0 ? limit - d.allocated_bytes() - cache_margin(limit) : int64_t{0};
+    return limit > 0 ? std::min(opt_.gpu_cache, limit - d.allocated_bytes()) : opt_.gpu_cache;
+  };
+  int64_t left = std::numeric_limits<int64_t>::max();
+  for (auto& st : dev_) left = std::min(left, budget(*st->dev));
+  const HostMat& x0 = store_.h[0];
+  if (x0.bytes() > left) {
+    log::info("GPU cache off: the input features ({}) do not fit in the {} of {}", format_bytes(x0.bytes()),
+              automatic ? "free GPU memory" : "cache budget", format_bytes(std::max<int64_t>(left, 0)));
+    return;
+  }
+  auto upload = [&](Device& d, const HostMat& m) {
+    const DevArray<std::byte> copy = d.alloc_bytes(m.bytes());
+    d.use(Queue::compute);
+    d.copy_bytes_in(static_cast<const std::byte*>(m.data), copy, m.bytes());
+    return HostMat{copy.data, m.rows, m.cols, d.index(), m.dtype};
+  };
+  for (auto& st : dev_) st->feature_cache = upload(*st->dev, x0);
+  left -= x0.bytes();
+  std::vector<std::string> cached{"h^0"};
+  int64_t bytes = x0.bytes();
+  if (plan_.m == 1) {
+    const ModelConfig& m = opt_.model;
+    std::vector<std::pair<HostMat*, std::string>> written;
+    for (int l = 0; l < m.num_layers() && m.kind == ModelKind::gcn; ++l)
+      if (!transform_first(l)) written.push_back({&store_.agg[l], fmt::format("a^{}", l)});
+    for (int l = 1; l < m.num_layers(); ++l) written.push_back({&store_.h[l], fmt::format("h^{}", l)});
+    for (auto& [mat, name] : written) {
+      if (mat->data == nullptr || mat->bytes() > left) continue;
+      *mat = upload(*dev_[0]->dev, *mat);  // (its values are rewritten every epoch before they are read)
+      left -= mat->bytes();
+      bytes += mat->bytes();
+      cached.push_back(name);
     }
   }
-  for (auto& st : dev_) {
-    Device& d = *st->dev;
-    const DevArray<std::byte> copy = d.alloc_bytes(x0.bytes());
-    d.use(Queue::compute);
-    d.copy_bytes_in(static_cast<const std::byte*>(x0.data), copy, x0.bytes());
-    st->feature_cache = HostMat{copy.data, x0.rows, x0.cols, d.index(), x0.dtype};
-  }
-  log::info("GPU cache: the input features ({} x {}, {}) on {} GPU{}", x0.rows, x0.cols, format_bytes(x0.bytes()),
-            dev_.size(), dev_.size() > 1 ? "s" : "");
+  log::info("GPU cache: {} ({}) on {} GPU{}", fmt::join(cached, ", "), format_bytes(bytes), dev_.size(),
+            dev_.size() > 1 ? "s" : "");
 }
 
 const HostMat& Trainer::source(const DeviceState& st, const HostMat& m) const {

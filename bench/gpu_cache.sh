@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU cache (--gpu-cache) against no cache, in one call: for each graph and chunk count, GCN
-# 100-256-256-47 on one GPU, store on host, trained with --gpu-cache off and then auto; prints each
+# 100-256-256-47 on GPUS GPUs (default 1), store on host, trained with --gpu-cache off and then auto; prints each
 # run's summary lines (epoch, exposed time, bytes per epoch, GPU cache, memory) and the ratios.
-# Usage: OUT=DIR [EPOCHS=8] [DTYPE=fp32] bench/gpu_cache.sh "GRAPHS" "N_LIST" [extra ht-train args]
+# Usage: OUT=DIR [EPOCHS=8] [DTYPE=fp32] [GPUS=1] bench/gpu_cache.sh "GRAPHS" "N_LIST" [extra ht-train args]
 #   GRAPHS: products (uniform random, N 2.45 M, E 123.7 M, range partitions), community (the
 #   stochastic-block-model graph of bench/run.sh, METIS), rmat (R-MAT scale 21, E 120 M, range).
 # Binaries and libraries from .carry/bin and .carry/lib (the device machine's layout); graphs,
@@ -21,15 +21,15 @@ for graph in $1; do
   esac
   [[ -f $G ]] || $B/ht-convert "${gen[@]}" "${common[@]}" -o "$G" > "$OUT/gen_$graph.log" 2>&1 || { echo "generate $graph failed"; exit 1; }
   for n in $2; do
-    plan=$C/$P$n
+    m=${GPUS:-1}; plan=$C/$P$n; (( m > 1 )) && plan=$C/$P${m}x$n
     if [[ ! -f $plan.htplan ]]; then
-      $B/ht-partition -g "$G" -m 1 -n "$n" --method $method -o "$plan.htp" > "$OUT/part_${graph}$n.log" 2>&1 &&
+      $B/ht-partition -g "$G" -m "$m" -n "$n" --method $method -o "$plan.htp" > "$OUT/part_${graph}$n.log" 2>&1 &&
         $B/ht-reorganize -g "$G" -p "$plan.htp" -o "$plan.htplan" > "$OUT/reorg_${graph}$n.log" 2>&1 || { echo "plan $graph n=$n failed"; exit 1; }
     fi
     declare -A epoch
     for cache in off auto; do
-      tag=${graph}_n${n}_${DTYPE:-fp32}_cache-$cache
-      $B/ht-train --graph "$G" --partition "$plan.htp" --plan "$plan.htplan" --backend cuda --gpus 1 --model gcn \
+      tag=${graph}_m${m}n${n}_${DTYPE:-fp32}_cache-$cache
+      $B/ht-train --graph "$G" --partition "$plan.htp" --plan "$plan.htplan" --backend cuda --gpus "$m" --model gcn \
         --layers 100-256-256-47 --epochs "${EPOCHS:-8}" --warmup 2 --eval-every 100 --dropout 0 --optimizer adam \
         --comm full --store host --host-dtype "${DTYPE:-fp32}" --gpu-cache $cache --timeline-out "$OUT/tl_$tag.json" \
         --metrics-out "$OUT/m_$tag.jsonl" "${@:3}" > "$OUT/train_$tag.log" 2>&1
@@ -38,7 +38,7 @@ for graph in $1; do
       epoch[$cache]=$(sed -n 's/^median epoch \([0-9.]*\) ms.*/\1/p' "$OUT/train_$tag.log")
     done
     # The cache changes where rows are read from, never their values: the losses must be the same bits.
-    python3 - "$OUT/m_${graph}_n${n}_${DTYPE:-fp32}_cache-off.jsonl" "$OUT/m_${graph}_n${n}_${DTYPE:-fp32}_cache-auto.jsonl" <<'PY'
+    python3 - "$OUT/m_${graph}_m${m}n${n}_${DTYPE:-fp32}_cache-off.jsonl" "$OUT/m_${graph}_m${m}n${n}_${DTYPE:-fp32}_cache-auto.jsonl" <<'PY'
 import json, sys
 def losses(path):
     try: return [json.loads(l)["loss"] for l in open(path) if '"type":"epoch"' in l]
@@ -47,6 +47,6 @@ a, b = losses(sys.argv[1]), losses(sys.argv[2])
 print("-- losses per epoch with and without the cache:", "identical" if a and a == b else f"DIFFER ({a} vs {b})")
 PY
     [[ -n ${epoch[off]} && -n ${epoch[auto]} ]] &&
-      echo "-- $graph n=$n: epoch with the cache = $(python3 -c "print(f'{${epoch[auto]}/${epoch[off]}:.3f}')") x without"
+      echo "-- $graph m=$m n=$n: epoch with the cache = $(python3 -c "print(f'{${epoch[auto]}/${epoch[off]}:.3f}')") x without"
   done
 done

@@ -83,8 +83,9 @@ class Trainer {
   void setup_forwarding();
   void setup_handoff(std::vector<DevicePlan*>& plans);
   void upload_params();
-  // The GPU cache (TrainerOptions::gpu_cache): h^0 uploaded to every device
-  // when it fits; `source` is where a device reads store matrix `m` from.
+  // The GPU cache (TrainerOptions::gpu_cache): store matrices (or the rows of
+  // them a device touches) in device memory; `source` is where device `st`
+  // reads and writes store matrix `m`.
   void setup_gpu_cache();
   const HostMat& source(const DeviceState& st, const HostMat& m) const;
   // ---- schedule (trainer.cpp): one pass over the batches of a layer.

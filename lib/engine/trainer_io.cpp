@@ -53,7 +53,8 @@ void Trainer::count_rows(const HostMat& m, int64_t rows, int64_t width, bool to_
 
 // Rows [v0, v0 + src.rows) of `dst` = src, on the device's current queue;
 // 16-bit rows were rounded into `raw` on the compute queue (publish).
-void Trainer::write_out(DeviceState& st, DevMat src, DevArray<std::byte> raw, const HostMat& dst, int64_t v0) {
+void Trainer::write_out(DeviceState& st, DevMat src, DevArray<std::byte> raw, const HostMat& stored, int64_t v0) {
+  const HostMat& dst = source(st, stored);
   count_rows(dst, src.rows, src.cols, false);
   if (dst.dtype == StoreDtype::f32) return st.dev->copy_to_host(src, 0, src.rows, dst, v0);
   st.dev->copy_bytes_out(raw, dst.row_bytes(v0), src.rows * src.cols * dst.elem_bytes());

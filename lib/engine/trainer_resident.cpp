@@ -5,7 +5,7 @@
 // host store. Each is switchable
 // (TrainerOptions) and gives the same bits as the host round trip with an
 // fp32 store.
-#include <limits>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,62 +33,81 @@ int64_t cache_margin(int64_t limit) { return std::max<int64_t>(int64_t{512} << 2
 
 }  // namespace
 
-// The GPU cache. h^0 goes to every device when it fits the budget on every
-// device (a device without it would make the others wait on the link anyway);
-// it is uploaded once here, and nothing writes it afterwards. With one device,
-// the matrices written every epoch and read back later by the same device
-// follow while they fit: GCN's cached aggregates a^l, then the hidden layers'
-// outputs h^l. They move to the device for good (reads and writes); with
-// several devices each would need its replicas kept in step, so they stay.
-// Not cached: gradients (returns add into them through the host tasks),
-// transform-first layers' t / ∇t (the same), the logits (read by logits()).
+// The GPU cache: store matrices whose rows a device reads (and writes) are
+// kept in its memory, each while it fits on every device, so they stop
+// crossing the host link. First h^0, which never changes; then the matrices
+// written every epoch and read back later: GCN's cached aggregates a^l, then
+// the hidden outputs h^l. In the p2p and full modes a device touches only its
+// own partition's rows of the store (it loads its transition sets, writes its
+// chunks' rows; other rows come from peers), so it caches just those: the
+// cache is spread over the devices. In the baseline mode every device reads
+// every neighbor row, so only h^0 is cached, whole, on each. Not cached:
+// gradients (returns add into them through host tasks), transform-first
+// layers' t / ∇t (the same), the logits (read by logits()). The host
+// matrices stay (allocated before the cache is sized); nothing reads the
+// rows a device caches there.
 void Trainer::setup_gpu_cache() {
   if (opt_.gpu_cache == 0 || store_on_device()) return;
   const bool automatic = opt_.gpu_cache == kGpuCacheAuto;
   if (automatic && !exec_.has_device_memory()) return;
-  auto budget = [&](const Device& d) {
+  const bool spread = opt_.comm != CommMode::baseline;
+  std::vector<int64_t> left, row0, row1;
+  for (auto& st : dev_) {
+    const Device& d = *st->dev;
     const int64_t limit = exec_.memory_limit(d.index());
-    if (automatic) return limit > 0 ? limit - d.allocated_bytes() - cache_margin(limit) : int64_t{0};
-    return limit > 0 ? std::min(opt_.gpu_cache, limit - d.allocated_bytes()) : opt_.gpu_cache;
-  };
-  int64_t left = std::numeric_limits<int64_t>::max();
-  for (auto& st : dev_) left = std::min(left, budget(*st->dev));
-  const HostMat& x0 = store_.h[0];
-  if (x0.bytes() > left) {
-    log::info("GPU cache off: the input features ({}) do not fit in the {} of {}", format_bytes(x0.bytes()),
-              automatic ? "free GPU memory" : "cache budget", format_bytes(std::max<int64_t>(left, 0)));
-    return;
+    if (automatic) left.push_back(limit > 0 ? limit - d.allocated_bytes() - cache_margin(limit) : 0);
+    else left.push_back(limit > 0 ? std::min(opt_.gpu_cache, limit - d.allocated_bytes()) : opt_.gpu_cache);
+    int64_t b = spread ? g_.num_vertices : 0, e = spread ? 0 : g_.num_vertices;  // its partition: its chunks' span
+    for (const DeviceStep& step : st->plan.steps)
+      if (spread) b = std::min(b, step.plan->dst_begin), e = std::max(e, step.plan->dst_end);
+    row0.push_back(std::min(b, e));
+    row1.push_back(e);
   }
-  auto upload = [&](Device& d, const HostMat& m) {
-    const DevArray<std::byte> copy = d.alloc_bytes(m.bytes());
-    d.use(Queue::compute);
-    d.copy_bytes_in(static_cast<const std::byte*>(m.data), copy, m.bytes());
-    return HostMat{copy.data, m.rows, m.cols, d.index(), m.dtype};
-  };
-  for (auto& st : dev_) st->feature_cache = upload(*st->dev, x0);
-  left -= x0.bytes();
-  std::vector<std::string> cached{"h^0"};
-  int64_t bytes = x0.bytes();
-  if (plan_.m == 1) {
-    const ModelConfig& m = opt_.model;
-    std::vector<std::pair<HostMat*, std::string>> written;
+  std::vector<std::pair<const HostMat*, std::string>> wanted{{&store_.h[0], "h^0"}};
+  const ModelConfig& m = opt_.model;
+  if (spread || plan_.m == 1) {
     for (int l = 0; l < m.num_layers() && m.kind == ModelKind::gcn; ++l)
-      if (!transform_first(l)) written.push_back({&store_.agg[l], fmt::format("a^{}", l)});
-    for (int l = 1; l < m.num_layers(); ++l) written.push_back({&store_.h[l], fmt::format("h^{}", l)});
-    for (auto& [mat, name] : written) {
-      if (mat->data == nullptr || mat->bytes() > left) continue;
-      *mat = upload(*dev_[0]->dev, *mat);  // (its values are rewritten every epoch before they are read)
-      left -= mat->bytes();
-      bytes += mat->bytes();
-      cached.push_back(name);
-    }
+      if (!transform_first(l)) wanted.push_back({&store_.agg[l], fmt::format("a^{}", l)});
+    for (int l = 1; l < m.num_layers(); ++l) wanted.push_back({&store_.h[l], fmt::format("h^{}", l)});
   }
-  log::info("GPU cache: {} ({}) on {} GPU{}", fmt::join(cached, ", "), format_bytes(bytes), dev_.size(),
-            dev_.size() > 1 ? "s" : "");
+  std::vector<std::string> cached;
+  int64_t most = 0;  // bytes on the fullest device
+  std::vector<int64_t> used(dev_.size(), 0);
+  for (const auto& [mat, name] : wanted) {
+    if (mat->data == nullptr) continue;
+    const int64_t row_bytes = mat->cols * mat->elem_bytes();
+    bool fits = true;
+    for (size_t i = 0; i < dev_.size(); ++i) fits = fits && (row1[i] - row0[i]) * row_bytes <= left[i] - used[i];
+    if (!fits) {
+      if (mat == &store_.h[0]) {
+        log::info("GPU cache off: the input features ({} per GPU) do not fit in the {}", format_bytes((row1[0] - row0[0]) * row_bytes),
+                  automatic ? "free GPU memory" : "cache budget");
+        return;
+      }
+      continue;
+    }
+    for (size_t i = 0; i < dev_.size(); ++i) {
+      Device& d = *dev_[i]->dev;
+      const int64_t bytes = (row1[i] - row0[i]) * row_bytes;
+      const DevArray<std::byte> copy = d.alloc_bytes(bytes);
+      d.use(Queue::compute);
+      d.copy_bytes_in(mat->row_bytes(row0[i]), copy, bytes);  // (written matrices: rewritten before they are read)
+      // Indexed by store row like the host matrix; only rows [row0, row1) are ever touched.
+      const auto base = reinterpret_cast<uintptr_t>(copy.data) - static_cast<uintptr_t>(row0[i] * row_bytes);
+      dev_[i]->cache.push_back({mat, HostMat{reinterpret_cast<void*>(base), mat->rows, mat->cols, d.index(), mat->dtype}});
+      used[i] += bytes;
+      most = std::max(most, used[i]);
+    }
+    cached.push_back(name);
+  }
+  log::info("GPU cache: {} ({} on the fullest of {} GPU{}{})", fmt::join(cached, ", "), format_bytes(most), dev_.size(),
+            dev_.size() > 1 ? "s" : "", dev_.size() > 1 ? (spread ? ", each its partition's rows" : ", whole on each") : "");
 }
 
 const HostMat& Trainer::source(const DeviceState& st, const HostMat& m) const {
-  return &m == &store_.h[0] && st.feature_cache.data ? st.feature_cache : m;
+  for (const auto& c : st.cache)
+    if (c.stored == &m) return c.rows;
+  return m;
 }
 
 // Every device got its second merged buffer (it is allocated only when it fits).

@@ -78,7 +78,13 @@ struct Trainer::DeviceState {
   std::vector<DevIdx> handoff_rows, handoff_slots;
   std::vector<DevIdx> handoff_host_rows, handoff_host_vids;  // the rest, gathered from the host store
   DevArray<float> handoff_buf;      // where the handed-off rows wait: g, or the merged buffer the next pass leaves alone
-  HostMat feature_cache;            // h^0 in this device's memory (the GPU cache), or none
+  // The GPU cache on this device: store matrix -> the rows of it this device
+  // reads and writes, in its memory (Trainer::setup_gpu_cache).
+  struct Cached {
+    const HostMat* stored = nullptr;
+    HostMat rows;
+  };
+  std::vector<Cached> cache;
   // Device forwarding (TrainerOptions::forward_on_device), per producing batch
   // k: rows of its outputs (local to the batch) and where they go in the first
   // batch's merged buffer (its load list's piece produced by batch k).

@@ -216,10 +216,10 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-mem", ctx.gpu_mem_gib, "Cap on GPU memory per device in GiB (cuda; 0 = all free memory)")
       ->check(ht::cli::in_range(0, 1 << 20));
   app.add_option("--gpu-cache", ctx.gpu_cache,
-                 "GPU cache: vertex-store matrices kept in GPU memory instead of crossing the host link: the input "
-                 "features (every GPU), then with one GPU the cached aggregates and hidden layer outputs, each "
-                 "while it fits. auto = what the working set leaves (cuda; cpu: off), off, or a budget in GiB per "
-                 "GPU. Results are identical")
+                 "GPU cache: vertex-store matrices kept in GPU memory instead of crossing the host link, each while "
+                 "it fits: the input features, then the cached aggregates and hidden layer outputs (each GPU holds "
+                 "its partition's rows; --comm baseline: the features only, whole). auto = what the working set "
+                 "leaves (cuda; cpu: off), off, or a budget in GiB per GPU. Results are identical")
       ->capture_default_str();
   app.add_flag("--normalize-features", job.normalize_features, "Row-normalize features to sum 1 (Kipf & Welling)");
   app.add_option("--metrics-out", job.metrics_out, "JSON lines: one object per epoch and a final summary");

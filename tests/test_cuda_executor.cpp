@@ -63,7 +63,9 @@ int gpus() { return 0; }
 
 // A random chunk topology: nd destinations reading rows of an R-row buffer;
 // every destination has a self row (dst_row) and 0..7 other edges.
-[[maybe_unused]] HostTopology random_topology(int64_t nd, int64_t rows, uint64_t seed) {
+// `hub_edges` > 0: destination 1 gets that many more in-edges and source
+// row 2 that many more out-edges (rows longer than the kernels' one-warp limit).
+[[maybe_unused]] HostTopology random_topology(int64_t nd, int64_t rows, uint64_t seed, int64_t hub_edges = 0) {
   rng::Stream r(seed, 2);
   HostTopology t;
   t.num_dst = nd;
@@ -74,9 +76,13 @@ int gpus() { return 0; }
     t.dst_row.push_back(self);
     t.src.push_back(self);
     t.edge_dst.push_back(static_cast<uint32_t>(d));
-    const int64_t k = static_cast<int64_t>(r.below(8));
+    const int64_t k = static_cast<int64_t>(r.below(8)) + (d == 1 ? hub_edges : 0);
     for (int64_t i = 0; i < k; ++i) {
       t.src.push_back(static_cast<uint32_t>(r.below(rows)));
+      t.edge_dst.push_back(static_cast<uint32_t>(d));
+    }
+    for (int64_t i = 0; i < (hub_edges > 0 ? hub_edges / nd + 1 : 0); ++i) {
+      t.src.push_back(2);
       t.edge_dst.push_back(static_cast<uint32_t>(d));
     }
     t.offsets.push_back(static_cast<int64_t>(t.src.size()));
@@ -262,6 +268,40 @@ TEST(CudaKernels, DenseAndSparseOpsMatchCpu) {
   }
   const char* names[] = {"dA", "z", "h(dropout)", "dz", "dW", "db", "dx", "gemm TN"};
   for (size_t k = 0; k < results[0].size(); ++k) EXPECT_LT(rel_err(results[1][k], results[0][k]), 1e-5) << names[k];
+  }
+#endif
+}
+
+// Rows with more edges than one warp takes (a destination with 20,000
+// in-edges, a source row with 20,000 out-edges) are summed by a block each:
+// same results as the CPU, and the same bits every run.
+TEST(CudaKernels, LongRowsMatchCpuSameBitsEveryRun) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  for (int64_t cols : {64, 260, 1024}) {
+    SCOPED_TRACE(cols);
+    Pair p;
+    const int64_t nd = 40, rows = 5000;
+    const HostTopology ht = random_topology(nd, rows, 5, 20000);
+    std::vector<std::vector<float>> results[3];
+    int side = 0;
+    for (Device* d : {&p.c(), &p.g(), &p.g()}) {
+      auto& res = results[side++];
+      DevTopology t = upload_topology(*d, ht);
+      DevArray<float> x = d->upload(std::span<const float>(random_floats(rows * cols, 1)));
+      DevArray<float> dout = d->upload(std::span<const float>(random_floats(nd * cols, 2)));
+      DevArray<float> a = d->alloc_floats(nd * cols);
+      DevArray<float> dx = d->upload(std::span<const float>(random_floats(rows * cols, 3)));
+      d->spmm(t, {x.data, rows, cols}, {a.data, nd, cols});
+      d->spmm_transpose_add(t, {dout.data, nd, cols}, {dx.data, rows, cols});
+      d->synchronize();
+      res.push_back(read_all(*d, a));
+      res.push_back(read_all(*d, dx));
+    }
+    for (int k = 0; k < 2; ++k) {
+      EXPECT_LT(rel_err(results[1][k], results[0][k]), 1e-4) << (k ? "transpose" : "spmm");  // 20,000-term sums in another order
+      EXPECT_TRUE(results[1][k] == results[2][k]) << (k ? "transpose" : "spmm") << ": two GPU runs differ";
+    }
   }
 #endif
 }

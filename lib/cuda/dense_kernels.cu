@@ -1,5 +1,6 @@
 // Sparse aggregation over a chunk's topology (one warp per destination row,
-// or per source row for the transpose) and elementwise ops.
+// or per source row for the transpose; a block per row with more than
+// kLongRow edges) and elementwise ops.
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_math.cuh"
 #include "cuda/kernels.cuh"
@@ -14,10 +15,59 @@ __device__ __forceinline__ int64_t global_warp() {
 }
 __device__ __forceinline__ int64_t num_warps() { return (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5; }
 
-// Sparse aggregation, one warp per output row. The row's edges are read 32
-// at a time (one per lane) and broadcast with shuffles; each lane keeps V
+// Rows with more edges than this go to spmm_long_kernel (a block of
+// kLongWarps warps each): one warp on a hub row of 10^5 edges would run long
+// after the others have finished (R-MAT and web graphs).
+constexpr int64_t kLongRow = 4096;
+constexpr int kLongWarps = 8;
+
+// acc += weight[e] * x[nbr(e)] over the edges of one row: groups of 32 edges
+// starting at `first`, then every `stride` edges, up to `end`. The group's
+// edges are read one per lane and broadcast with shuffles; each lane keeps V
 // float4 accumulators, so the warp reads each neighbor row once in 512-byte
 // coalesced pieces, whatever the width (up to V * 128 columns).
+template <int V, bool TRANSPOSE>
+__device__ __forceinline__ void add_edges(int64_t first, int64_t end, int64_t stride, const uint32_t* __restrict__ edge_of,
+                                          const uint32_t* __restrict__ nbr_of, const float* __restrict__ weight,
+                                          const float4* __restrict__ x, int64_t cols4, float4 (&acc)[V]) {
+  const int lane = threadIdx.x & 31;
+  for (int64_t e0 = first; e0 < end; e0 += stride) {
+    const int64_t mine = e0 + lane;
+    uint32_t my_nbr = 0;
+    float my_w = 0.f;
+    if (mine < end) {
+      const uint32_t e = TRANSPOSE ? edge_of[mine] : static_cast<uint32_t>(mine);
+      my_nbr = nbr_of[e];
+      my_w = weight ? weight[e] : 1.f;
+    }
+    const int count = static_cast<int>(end - e0 < 32 ? end - e0 : 32);
+    for (int k = 0; k < count; ++k) {
+      const uint32_t nb = __shfl_sync(0xffffffffu, my_nbr, k);
+      const float w = __shfl_sync(0xffffffffu, my_w, k);
+      const float4* xs = x + static_cast<int64_t>(nb) * cols4;
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        const int64_t j = v * 32 + lane;
+        if (j < cols4) {
+          const float4 t = __ldg(xs + j);
+          acc[v].x += w * t.x;
+          acc[v].y += w * t.y;
+          acc[v].z += w * t.z;
+          acc[v].w += w * t.w;
+        }
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ void add4(float4& a, const float4& b) {
+  a.x += b.x;
+  a.y += b.y;
+  a.z += b.z;
+  a.w += b.w;
+}
+
+// Sparse aggregation, one warp per output row with at most kLongRow edges.
 // TRANSPOSE: rows are source rows of the chunk (t_offsets / t_edge), the
 // "neighbor" of edge e is its destination and the result is added.
 template <int V, bool TRANSPOSE>
@@ -27,37 +77,12 @@ __global__ void spmm_vec_kernel(int64_t num_rows, const int64_t* __restrict__ of
                                 float4* __restrict__ out) {
   const int lane = threadIdx.x & 31;
   for (int64_t r = global_warp(); r < num_rows; r += num_warps()) {
+    const int64_t b = offsets[r], e_end = offsets[r + 1];
+    if (e_end - b > kLongRow) continue;  // spmm_long_kernel's
     float4 acc[V];
 #pragma unroll
     for (int v = 0; v < V; ++v) acc[v] = make_float4(0.f, 0.f, 0.f, 0.f);
-    const int64_t b = offsets[r], e_end = offsets[r + 1];
-    for (int64_t e0 = b; e0 < e_end; e0 += 32) {
-      const int64_t mine = e0 + lane;
-      uint32_t my_nbr = 0;
-      float my_w = 0.f;
-      if (mine < e_end) {
-        const uint32_t e = TRANSPOSE ? edge_of[mine] : static_cast<uint32_t>(mine);
-        my_nbr = nbr_of[e];
-        my_w = weight ? weight[e] : 1.f;
-      }
-      const int count = static_cast<int>(e_end - e0 < 32 ? e_end - e0 : 32);
-      for (int k = 0; k < count; ++k) {
-        const uint32_t nb = __shfl_sync(0xffffffffu, my_nbr, k);
-        const float w = __shfl_sync(0xffffffffu, my_w, k);
-        const float4* xs = x + static_cast<int64_t>(nb) * cols4;
-#pragma unroll
-        for (int v = 0; v < V; ++v) {
-          const int64_t j = v * 32 + lane;
-          if (j < cols4) {
-            const float4 t = __ldg(xs + j);
-            acc[v].x += w * t.x;
-            acc[v].y += w * t.y;
-            acc[v].z += w * t.z;
-            acc[v].w += w * t.w;
-          }
-        }
-      }
-    }
+    add_edges<V, TRANSPOSE>(b, e_end, 32, edge_of, nbr_of, weight, x, cols4, acc);
     float4* o = out + r * cols4;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
@@ -66,16 +91,47 @@ __global__ void spmm_vec_kernel(int64_t num_rows, const int64_t* __restrict__ of
         if (TRANSPOSE) {
           if (b == e_end) continue;
           float4 cur = o[j];
-          cur.x += acc[v].x;
-          cur.y += acc[v].y;
-          cur.z += acc[v].z;
-          cur.w += acc[v].w;
+          add4(cur, acc[v]);
           o[j] = cur;
         } else {
           o[j] = acc[v];
         }
       }
     }
+  }
+}
+
+// Rows with more than kLongRow edges, one block each (blocks stride over the
+// rows; the degree test is the same for the whole block): warp w sums the
+// edge groups w, w + kLongWarps, ...; the warps' partial sums are then added
+// in warp order, so a row's result is the same bits every run.
+template <int V, bool TRANSPOSE>
+__global__ void spmm_long_kernel(int64_t num_rows, const int64_t* __restrict__ offsets,
+                                 const uint32_t* __restrict__ edge_of, const uint32_t* __restrict__ nbr_of,
+                                 const float* __restrict__ weight, const float4* __restrict__ x, int64_t cols4,
+                                 float4* __restrict__ out) {
+  extern __shared__ float4 partial[];  // kLongWarps x cols4
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int64_t r = blockIdx.x; r < num_rows; r += gridDim.x) {
+    const int64_t b = offsets[r], e_end = offsets[r + 1];
+    if (e_end - b <= kLongRow) continue;
+    float4 acc[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[v] = make_float4(0.f, 0.f, 0.f, 0.f);
+    add_edges<V, TRANSPOSE>(b + 32 * warp, e_end, 32 * kLongWarps, edge_of, nbr_of, weight, x, cols4, acc);
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const int64_t j = v * 32 + lane;
+      if (j < cols4) partial[warp * cols4 + j] = acc[v];
+    }
+    __syncthreads();
+    for (int64_t j = threadIdx.x; j < cols4; j += blockDim.x) {
+      float4 sum = partial[j];
+      for (int w = 1; w < kLongWarps; ++w) add4(sum, partial[w * cols4 + j]);
+      if (TRANSPOSE) add4(sum, out[r * cols4 + j]);
+      out[r * cols4 + j] = sum;
+    }
+    __syncthreads();  // the partial sums are reused by the block's next row
   }
 }
 
@@ -196,10 +252,19 @@ bool launch_vec(int64_t rows, const int64_t* offsets, const uint32_t* edge_of, c
                                                      reinterpret_cast<const float4*>(x), c4,
                                                      reinterpret_cast<float4*>(out));
   };
-  if (c4 <= 32) go(spmm_vec_kernel<1, TRANSPOSE>);
-  else if (c4 <= 64) go(spmm_vec_kernel<2, TRANSPOSE>);
-  else if (c4 <= 128) go(spmm_vec_kernel<4, TRANSPOSE>);
-  else if (c4 <= 256) go(spmm_vec_kernel<8, TRANSPOSE>);
+  // Long rows: a block each; a few hundred blocks stride over the rows (each
+  // reads only the offsets of the rows that are not long).
+  auto go_long = [&](auto kernel) {
+    const unsigned blocks = static_cast<unsigned>(rows < 512 ? rows : 512);
+    const size_t shared = sizeof(float4) * kLongWarps * static_cast<size_t>(c4);
+    kernel<<<blocks, 32 * kLongWarps, shared, s>>>(rows, offsets, edge_of, nbr_of, weight,
+                                                    reinterpret_cast<const float4*>(x), c4,
+                                                    reinterpret_cast<float4*>(out));
+  };
+  if (c4 <= 32) go(spmm_vec_kernel<1, TRANSPOSE>), go_long(spmm_long_kernel<1, TRANSPOSE>);
+  else if (c4 <= 64) go(spmm_vec_kernel<2, TRANSPOSE>), go_long(spmm_long_kernel<2, TRANSPOSE>);
+  else if (c4 <= 128) go(spmm_vec_kernel<4, TRANSPOSE>), go_long(spmm_long_kernel<4, TRANSPOSE>);
+  else if (c4 <= 256) go(spmm_vec_kernel<8, TRANSPOSE>), go_long(spmm_long_kernel<8, TRANSPOSE>);
   else return false;
   HT_CUDA_CHECK_LAST();
   return true;

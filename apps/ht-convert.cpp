@@ -93,11 +93,13 @@ void add_generator_options(CLI::App& app, Context& c) {
   auto& o = c.generate;
   g->add_option("--generate", c.generator,
                 "Generator: random (uniform G(n, m)), rmat (R-MAT, skewed degrees, N = 2^scale), community "
-                "(degree-corrected SBM with class-correlated features)")
+                "(degree-corrected SBM with class-correlated features), web (crawl-like digraph: pages in hosts, "
+                "power-law in- and out-degrees, hubs; class per host)")
       ->check(ht::cli::one_of(names_of(kGenerators)));
-  g->add_option("--vertices", o.vertices, "random/community: vertex count (community default 10000)")
+  g->add_option("--vertices", o.vertices, "random/community/web: vertex count (community default 10000, web 100000)")
       ->check(ht::cli::in_range(1, 9.2e18));
-  g->add_option("--edges", o.edges, "random: edge count; rmat: edge count (default 16 * 2^scale)")
+  g->add_option("--edges", o.edges,
+                "random: edge count; rmat: edge count (default 16 * 2^scale); web: links (default 28 * vertices)")
       ->check(ht::cli::in_range(0, 9.2e18));
   g->add_option("--scale", o.scale, "rmat: N = 2^scale (default 16)")
       ->check(ht::cli::in_range(1, 40));
@@ -111,32 +113,39 @@ void add_generator_options(CLI::App& app, Context& c) {
       ->check(ht::cli::in_range(0, 1));
   g->add_option("--avg-degree", o.avg_degree, "community: average degree (default 10)")
       ->check(ht::cli::in_range(0, 1e9));
-  g->add_option("--homophily", o.homophily, "community: fraction of edges inside a class (default 0.8)")
+  g->add_option("--homophily", o.homophily,
+                "community: fraction of edges inside a class (default 0.8); web: fraction of links inside their "
+                "host (default 0.8)")
       ->check(ht::cli::in_range(0, 1));
-  g->add_option("--degree-exponent", o.degree_exponent, "community: power-law exponent of degrees (default 2.5)")
+  g->add_option("--degree-exponent", o.degree_exponent,
+                "community: power-law exponent of degrees (default 2.5); web: of in-degrees (default 2.1)")
       ->check(ht::cli::greater_than(1));
-  g->add_option("--signal", o.signal, "community: scale of the per-class feature mean (default 1)")
+  g->add_option("--signal", o.signal, "community/web: scale of the per-class feature mean (default 1)")
       ->check(ht::cli::in_range(-1e6, 1e6));
-  g->add_option("--noise", o.noise, "community: feature noise std-dev (default 1)")
+  g->add_option("--noise", o.noise, "community/web: feature noise std-dev (default 1)")
       ->check(ht::cli::in_range(0, 1e6));
+  g->add_option("--host-size", o.host_size, "web: mean pages per host (power-law sizes, default 1000)")
+      ->check(ht::cli::in_range(1, 9.2e18));
+  g->add_flag("--host-order", o.host_order,
+              "web: number pages in host order (each host a contiguous id range) instead of shuffling the ids");
 }
 
 void add_shared_options(CLI::App& app, Context& c) {
   auto* g = app.add_option_group("Vertex data and splits");
   g->add_option("--classes", c.classes,
-                "Class count: generators' label count (random/rmat default 0 = no labels, community 8); with "
+                "Class count: generators' label count (random/rmat default 0 = no labels, community 8, web 16); with "
                 "--labels the labels must be < it (default max label + 1)")
       ->check(ht::cli::in_range(0, 1 << 30));
   g->add_option("--feature-dim", c.feature_dim,
-                "Feature width: generators (random/rmat default 0, community 64); facebook: at least max feature "
-                "id + 1")
+                "Feature width: generators (random/rmat default 0, community and web 64); facebook: at least max "
+                "feature id + 1")
       ->check(ht::cli::in_range(0, 1 << 30));
   g->add_option("--train-fraction", c.convert.train_fraction,
-                "Training fraction of the random split: facebook default 0.1 (stratified); generators: random/rmat "
-                "0.25, community 0.1")
+                "Training fraction of the random split: facebook default 0.1 (stratified); generators: "
+                "random/rmat/web 0.25, community 0.1")
       ->check(ht::cli::in_range(0, 1));
   g->add_option("--val-fraction", c.convert.val_fraction,
-                "Validation fraction: facebook default 0.1; random/rmat 0.25, community 0.2 (the rest is test)")
+                "Validation fraction: facebook default 0.1; random/rmat/web 0.25, community 0.2 (the rest is test)")
       ->check(ht::cli::in_range(0, 1));
   g->add_option("--seed", c.convert.seed, "Random seed (facebook split, generators)")
       ->check(ht::cli::unsigned_integer());
@@ -219,6 +228,8 @@ const std::vector<std::pair<const char*, std::set<std::string>>> kScopes{
     {"--degree-exponent", {"generate"}},
     {"--signal", {"generate"}},
     {"--noise", {"generate"}},
+    {"--host-size", {"generate"}},
+    {"--host-order", {"generate"}},
     {"--classes", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
     {"--feature-dim", {"facebook", "generate"}},
     {"--train-fraction", {"facebook", "generate"}},
@@ -270,6 +281,7 @@ int main(int argc, char** argv) {
       "  ht-convert --format edgelist -i web.txt --features x.npy --labels y.npy --split s.npy -o web.htg\n"
       "  ht-convert --format planetoid -i shared/datasets/cora/raw -o cora.htg\n"
       "  ht-convert --generate rmat --scale 20 --feature-dim 128 --classes 16 -o rmat20.htg\n"
+      "  ht-convert --generate web --vertices 1000000 --feature-dim 128 --classes 32 -o web1m.htg\n"
       "  ht-convert --inspect cora.htg --json",
       "ht-convert");
   Context c;

@@ -157,10 +157,19 @@ TransformOptions resolve_transforms(const SharedConvertOptions& o, bool symmetri
 }
 
 void transform_and_write(Graph&& g, const TransformOptions& t, const std::string& output,
-                         const GraphWriteOptions& write, PhaseTimes& phases, const Timer& total) {
+                         const GraphWriteOptions& write, PhaseTimes& phases, const Timer& total,
+                         const FeatureRows& rows) {
   Timer timer;
   g = apply_transforms(std::move(g), t);
-  if (write.feature_dtype && *write.feature_dtype != g.feature_dtype) {
+  FeatureRows made = rows;
+  if (!made.empty() && t.normalize_features) {
+    made.fill = [inner = rows.fill](int64_t v, std::span<float> row) {
+      inner(v, row);
+      normalize_feature_row(row);
+    };
+    g.flags.features_normalized = true;
+  }
+  if (made.empty() && write.feature_dtype && *write.feature_dtype != g.feature_dtype) {
     try {
       convert_features(g, *write.feature_dtype);  // rounded once, before anything is written
     } catch (const Error& e) {
@@ -170,16 +179,26 @@ void transform_and_write(Graph&& g, const TransformOptions& t, const std::string
   phases.add("transform", timer.seconds());
   timer.reset();
   log::info("writing {}", output);
-  write_graph(output, g.view(), write);
+  if (made.empty()) {
+    write_graph(output, g.view(), write);
+  } else {
+    try {
+      write_graph_streamed(output, g.view(), made, write);  // rounded once per row as written
+    } catch (const Error& e) {
+      if (!write.feature_dtype || *write.feature_dtype == StoreDtype::f32) throw;
+      throw option_error("--feature-dtype", e.what());
+    }
+  }
   phases.add("write", timer.seconds());
   for (const auto& [name, seconds] : phases.phases()) log::debug("phase {:<10} {:8.3f} s", name, seconds);
   int64_t counts[4] = {0, 0, 0, 0};
   for (uint8_t c : g.split) ++counts[std::min<uint8_t>(c, 3)];
   const std::string split =
       g.split.empty() ? "no split" : fmt::format("split {}/{}/{}", counts[1], counts[2], counts[3]);
+  const int32_t dim = made.empty() ? g.feature_dim : made.dim;
+  const StoreDtype dtype = made.empty() ? g.feature_dtype : write.feature_dtype.value_or(StoreDtype::f32);
   const std::string f =
-      fmt::format("{}{}", g.feature_dim,
-                  g.feature_dtype != StoreDtype::f32 && g.feature_dim > 0 ? fmt::format(" ({})", dtype_name(g.feature_dtype)) : "");
+      fmt::format("{}{}", dim, dtype != StoreDtype::f32 && dim > 0 ? fmt::format(" ({})", dtype_name(dtype)) : "");
   log::info("wrote {}: N = {}, E = {}, F = {}, C = {}, {}{}{} in {:.2f} s, peak memory {}", output, g.num_vertices,
             g.num_edges(), f, g.num_classes, split, g.flags.symmetric ? ", symmetric" : "",
             g.flags.has_self_loops ? ", self-loops" : "", total.seconds(),

@@ -58,9 +58,13 @@ TransformOptions resolve_transforms(const SharedConvertOptions& o, bool symmetri
                                     SelfLoops self_loops);
 
 // Shared tail of every mode: transformations, flags, atomic write, summary
-// line (with per-phase timings at -v and the peak memory).
+// line (with per-phase timings at -v and the peak memory). With `rows` not
+// empty (generators), g has no features and the rows are made while the
+// file is written (normalized there when asked; the topology transforms
+// keep vertex ids, so rows stay where they are).
 void transform_and_write(Graph&& g, const TransformOptions& t, const std::string& output,
-                         const GraphWriteOptions& write, PhaseTimes& phases, const Timer& total);
+                         const GraphWriteOptions& write, PhaseTimes& phases, const Timer& total,
+                         const FeatureRows& rows = {});
 
 // Fails early (before any parsing) when `output` cannot be created.
 

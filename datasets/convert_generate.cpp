@@ -14,7 +14,10 @@ namespace ht::data {
 
 const NameTable<GeneratorKind>& generator_names() {
   static const NameTable<GeneratorKind> names{
-      {"random", GeneratorKind::random}, {"rmat", GeneratorKind::rmat}, {"community", GeneratorKind::community}};
+      {"random", GeneratorKind::random},
+      {"rmat", GeneratorKind::rmat},
+      {"community", GeneratorKind::community},
+      {"web", GeneratorKind::web}};
   return names;
 }
 
@@ -34,7 +37,14 @@ gen::VertexDataParams vertex_data(const GenerateOptions& o, gen::VertexDataParam
   return d;
 }
 
-Graph generate_random(const GenerateOptions& o) {
+// --host-size and --host-order belong to the web generator only.
+void reject_web_options(const GenerateOptions& o) {
+  reject(o.host_size.has_value(), "--host-size", o.kind);
+  reject(o.host_order, "--host-order", o.kind);
+}
+
+gen::GeneratedGraph generate_random(const GenerateOptions& o) {
+  reject_web_options(o);
   reject(o.scale.has_value(), "--scale", o.kind);
   reject(o.rmat_a || o.rmat_b || o.rmat_c || o.rmat_d, "--rmat-a/b/c/d", o.kind);
   reject(o.avg_degree || o.homophily || o.degree_exponent || o.signal || o.noise,
@@ -47,10 +57,11 @@ Graph generate_random(const GenerateOptions& o) {
   p.seed = o.seed;
   p.data = vertex_data(o, p.data);
   check_split_fractions(p.data.train_fraction, p.data.val_fraction);
-  return gen::random_graph(p);
+  return gen::generate(p);
 }
 
-Graph generate_rmat(const GenerateOptions& o) {
+gen::GeneratedGraph generate_rmat(const GenerateOptions& o) {
+  reject_web_options(o);
   reject(o.vertices.has_value(), "--vertices (R-MAT has N = 2^scale; use --scale)", o.kind);
   reject(o.avg_degree || o.homophily || o.degree_exponent || o.signal || o.noise,
          "--avg-degree/--homophily/--degree-exponent/--signal/--noise", o.kind);
@@ -69,10 +80,11 @@ Graph generate_rmat(const GenerateOptions& o) {
   p.seed = o.seed;
   p.data = vertex_data(o, p.data);
   check_split_fractions(p.data.train_fraction, p.data.val_fraction);
-  return gen::rmat_graph(p);
+  return gen::generate(p);
 }
 
-Graph generate_community(const GenerateOptions& o) {
+gen::GeneratedGraph generate_community(const GenerateOptions& o) {
+  reject_web_options(o);
   reject(o.scale.has_value(), "--scale", o.kind);
   reject(o.rmat_a || o.rmat_b || o.rmat_c || o.rmat_d, "--rmat-a/b/c/d", o.kind);
   reject(o.edges.has_value(), "--edges (use --avg-degree)", o.kind);
@@ -95,7 +107,50 @@ Graph generate_community(const GenerateOptions& o) {
   if (p.degree_exponent <= 1) throw option_error("--degree-exponent", "must be > 1");
   if (p.noise < 0) throw option_error("--noise", "must be >= 0");
   check_split_fractions(p.train_fraction, p.val_fraction);
-  return gen::community_graph(p);
+  return gen::generate(p);
+}
+
+gen::GeneratedGraph generate_web(const GenerateOptions& o) {
+  reject(o.scale.has_value(), "--scale", o.kind);
+  reject(o.rmat_a || o.rmat_b || o.rmat_c || o.rmat_d, "--rmat-a/b/c/d", o.kind);
+  reject(o.avg_degree.has_value(), "--avg-degree (use --edges)", o.kind);
+  gen::WebParams p;
+  p.num_vertices = o.vertices.value_or(p.num_vertices);
+  p.num_edges = o.edges.value_or(p.num_edges);
+  p.num_classes = o.classes.value_or(p.num_classes);
+  p.homophily = o.homophily.value_or(p.homophily);
+  p.degree_exponent = o.degree_exponent.value_or(p.degree_exponent);
+  p.host_size = o.host_size.value_or(p.host_size);
+  p.host_order = o.host_order;
+  p.feature_dim = o.feature_dim.value_or(p.feature_dim);
+  p.signal = o.signal.value_or(p.signal);
+  p.noise = o.noise.value_or(p.noise);
+  p.train_fraction = o.train_fraction.value_or(p.train_fraction);
+  p.val_fraction = o.val_fraction.value_or(p.val_fraction);
+  p.seed = o.seed;
+  if (p.num_vertices <= 0) throw option_error("--vertices", "must be > 0");
+  if (p.num_edges < 0) throw option_error("--edges", "must be >= 0 (0 = 28 per vertex)");
+  if (p.num_classes <= 0) throw option_error("--classes", "must be > 0 for --generate web");
+  if (p.homophily < 0 || p.homophily > 1) throw option_error("--homophily", "must be in [0, 1]");
+  if (p.degree_exponent <= 1) throw option_error("--degree-exponent", "must be > 1");
+  if (p.host_size < 1) throw option_error("--host-size", "must be >= 1");
+  if (p.noise < 0) throw option_error("--noise", "must be >= 0");
+  const double pairs = static_cast<double>(p.num_vertices) * static_cast<double>(p.num_vertices - 1);
+  if (static_cast<double>(p.num_edges) > pairs)
+    throw option_error("--edges", fmt::format("{} links do not fit in {} vertices without self-loops or duplicates",
+                                              p.num_edges, p.num_vertices));
+  check_split_fractions(p.train_fraction, p.val_fraction);
+  return gen::generate(p);
+}
+
+gen::GeneratedGraph generate_graph(const GenerateOptions& o) {
+  switch (o.kind) {
+    case GeneratorKind::random: return generate_random(o);
+    case GeneratorKind::rmat: return generate_rmat(o);
+    case GeneratorKind::community: return generate_community(o);
+    case GeneratorKind::web: return generate_web(o);
+  }
+  throw Error("unknown generator");
 }
 
 }  // namespace
@@ -108,12 +163,10 @@ void run_generate(const GenerateOptions& o) {
   if (o.classes && *o.classes < 0) throw option_error("--classes", "must be >= 0");
   PhaseTimes phases;
   Timer timer;
-  Graph g = o.kind == GeneratorKind::random ? generate_random(o)
-            : o.kind == GeneratorKind::rmat ? generate_rmat(o)
-                                            : generate_community(o);
+  gen::GeneratedGraph g = generate_graph(o);
   phases.add("generate", timer.seconds());
-  transform_and_write(std::move(g), resolve_transforms(o, false, false, SelfLoops::keep), o.output,
-                      {o.id_bytes, o.feature_dtype}, phases, total);
+  transform_and_write(std::move(g.graph), resolve_transforms(o, false, false, SelfLoops::keep), o.output,
+                      {o.id_bytes, o.feature_dtype}, phases, total, g.features);
 }
 
 }  // namespace ht::data

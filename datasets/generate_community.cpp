@@ -201,30 +201,9 @@ void drop_sorted_duplicates(Graph& g) {
   g.sources.resize(out);
 }
 
-void attach_class_features(Graph& g, const CommunityParams& p) {
-  const int64_t n = g.num_vertices, f = p.feature_dim;
-  if (f == 0) return;
-  // mean[k * F + j] = +-signal / sqrt(F)
-  std::vector<float> mean(static_cast<size_t>(p.num_classes) * f);
-  const float scale = static_cast<float>(p.signal / std::sqrt(static_cast<double>(f)));
-  for (int64_t k = 0; k < p.num_classes; ++k)
-    for (int64_t j = 0; j < f; ++j)
-      mean[k * f + j] = (rng::hash(p.seed, detail::kTagClassMean, k, j) & 1) ? scale : -scale;
-  g.feature_dim = p.feature_dim;
-  g.features.resize(static_cast<size_t>(n * f));
-  const uint64_t key = rng::hash(p.seed, detail::kTagFeatures);
-#pragma omp parallel for schedule(dynamic, 1024) if (n > detail::kParallelMin)
-  for (int64_t v = 0; v < n; ++v) {
-    std::span<float> row = std::span<float>(g.features).subspan(static_cast<size_t>(v * f), f);
-    detail::fill_normal_row(key, v, row, static_cast<float>(p.noise));
-    const float* m = mean.data() + static_cast<int64_t>(g.labels[v]) * f;
-    for (int64_t j = 0; j < f; ++j) row[j] += m[j];
-  }
-}
-
 }  // namespace
 
-Graph community_graph(const CommunityParams& p) {
+GeneratedGraph generate(const CommunityParams& p) {
   validate(p);
   Timer timer;
   const int64_t n = p.num_vertices;
@@ -258,11 +237,15 @@ Graph community_graph(const CommunityParams& p) {
   g.flags.no_duplicates = true;
   g.num_classes = p.num_classes;
   g.labels = std::move(labels);
-  attach_class_features(g, p);
   g.split = detail::make_split(n, p.train_fraction, p.val_fraction, p.seed);
   log::debug("community graph: {} vertices, {} directed edges (average degree {:.2f}) in {:.2f} s", n,
              g.num_edges(), static_cast<double>(g.num_edges()) / static_cast<double>(n), timer.seconds());
-  return g;
+  // Labels are a pure function of the vertex, so the rows need no copy of them.
+  auto label_of = [seed = p.seed, c = p.num_classes](int64_t v) { return detail::uniform_label(seed, v, c); };
+  return {std::move(g),
+          detail::class_feature_rows(p.seed, p.feature_dim, p.num_classes, p.signal, p.noise, label_of)};
 }
+
+Graph community_graph(const CommunityParams& p) { return with_features(generate(p)); }
 
 }  // namespace ht::gen

@@ -18,13 +18,18 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/bulk_memory.hpp"
+#include "core/log.hpp"
 #include "core/progress.hpp"
 #include "core/rng.hpp"
+#include "core/timer.hpp"
 #include "datasets/generators.hpp"
+#include "graph/feature_rows.hpp"
 #include "graph/graph.hpp"
 
 namespace ht::gen::detail {
@@ -47,6 +52,9 @@ enum Tag : uint64_t {
   kTagDegree,
   kTagClassMean,
   kTagScramble,
+  kTagOutDegree,
+  kTagHostSize,
+  kTagHostClass,
 };
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -114,24 +122,33 @@ inline int id_bits(int64_t n) {
 }
 
 // Sorts each destination's sources ascending and notes self-loops and
-// adjacent duplicates on the way (no extra pass over the edges).
-inline TopologyScan sort_and_scan(Graph& g) {
+// adjacent duplicates on the way (no extra pass over the edges). Works on
+// any offsets into `sources` (ranges [offsets[v], offsets[v + 1]) of a
+// larger array too: tests/test_offsets_64bit.cpp).
+inline TopologyScan sort_and_scan(std::span<const int64_t> offsets, std::span<vid_t> sources) {
+  const Timer timer;
   bool loops = false, dups = false;
-  const int64_t n = g.num_vertices;
+  const auto n = static_cast<int64_t>(offsets.size()) - 1;
   const int bits = id_bits(n);
-#pragma omp parallel reduction(|| : loops, dups) if (g.num_edges() > kParallelMin)
+#pragma omp parallel reduction(|| : loops, dups) if (offsets.back() - offsets.front() > kParallelMin)
   {
     std::vector<vid_t> tmp;
 #pragma omp for schedule(dynamic, 1024)
     for (int64_t v = 0; v < n; ++v) {
-      const std::span<vid_t> ids(g.sources.data() + g.offsets[v], g.offsets[v + 1] - g.offsets[v]);
+      const std::span<vid_t> ids = sources.subspan(offsets[v], offsets[v + 1] - offsets[v]);
       sort_ids(ids, bits, tmp);
       if (std::binary_search(ids.begin(), ids.end(), static_cast<vid_t>(v))) loops = true;
       if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) dups = true;
     }
   }
-  g.flags.sorted_neighbors = true;
+  log::debug("sorting {} in-lists: {:.2f} s", n, timer.seconds());
   return {loops, dups};
+}
+
+inline TopologyScan sort_and_scan(Graph& g) {
+  const TopologyScan scan = sort_and_scan(g.offsets, g.sources);
+  g.flags.sorted_neighbors = true;
+  return scan;
 }
 
 // Edges of one block are handled in batches: on x86 every atomic increment
@@ -181,7 +198,9 @@ Graph csc_from_edge_blocks(int64_t num_vertices, int64_t num_blocks, GenBlock ge
                            int64_t expected_edges, const std::string& what) {
   Graph g;
   g.num_vertices = num_vertices;
-  g.offsets.assign(num_vertices + 1, 0);
+  // Both arrays are first touched by all threads (core/bulk_memory.hpp): a
+  // serial zero-fill of E ids costs more than drawing them on a VM.
+  resize_for_overwrite(g.offsets, static_cast<size_t>(num_vertices + 1));
   int64_t* off = g.offsets.data();
   // Pass 1 counts the in-degree of v in off[v]; pass 2 uses off[v] as v's
   // cursor (it ends at v's end = the start of v + 1).
@@ -199,7 +218,9 @@ Graph csc_from_edge_blocks(int64_t num_vertices, int64_t num_blocks, GenBlock ge
       progress.add(count);
     }
   };
+  Timer timer;
   pass(nullptr, what + " (pass 1/2: degrees)", expected_edges);
+  log::debug("{}: pass 1/2 (draw, count) {:.2f} s", what, timer.seconds());
   // Exclusive prefix sum: off[v] = first slot of v, off[N] = E.
   int64_t total = 0;
   for (int64_t v = 0; v <= num_vertices; ++v) {
@@ -207,8 +228,10 @@ Graph csc_from_edge_blocks(int64_t num_vertices, int64_t num_blocks, GenBlock ge
     off[v] = total;
     total += d;
   }
-  g.sources.resize(total);
+  timer.reset();
+  resize_for_overwrite(g.sources, static_cast<size_t>(total));
   pass(g.sources.data(), what + " (pass 2/2: scatter)", total);
+  log::debug("{}: pass 2/2 (draw, scatter) {:.2f} s", what, timer.seconds());
   // Cursors now hold the ends: shift right by one to get the offsets back.
   if (num_vertices > 0) std::copy_backward(off, off + num_vertices, off + num_vertices + 1);
   off[0] = 0;
@@ -230,9 +253,18 @@ int32_t uniform_label(uint64_t seed, int64_t v, int32_t num_classes);
 // probability `val`, test otherwise (keyed by (seed, vertex)).
 std::vector<uint8_t> make_split(int64_t n, double train, double val, uint64_t seed);
 
-// Random vertex data of the random/R-MAT generators: N(0, 1) features,
-// uniform labels, split from fractions.
-void attach_random_vertex_data(Graph& g, const VertexDataParams& p, uint64_t seed);
+// Labels and split of the random/R-MAT generators: uniform labels, split
+// from fractions (none without classes).
+void attach_random_labels(Graph& g, const VertexDataParams& p, uint64_t seed);
+
+// N(0, 1) feature rows of the random/R-MAT generators (none for dim 0).
+FeatureRows normal_feature_rows(uint64_t seed, int32_t dim);
+
+// Class-correlated feature rows of the community and web generators: class k
+// has a fixed random sign vector s_k in {-1, +1}^F; row v is
+// signal * s_{label_of(v)} / sqrt(F) + noise * N(0, 1)^F.
+FeatureRows class_feature_rows(uint64_t seed, int32_t dim, int32_t num_classes, double signal, double noise,
+                               std::function<int32_t(int64_t)> label_of);
 
 // A seeded bijection of [0, 2^bits): two rounds of odd multiply-add mod 2^bits
 // followed by an xor-shift (each step invertible). Spreads the R-MAT hubs
@@ -247,11 +279,44 @@ class IdScramble {
     x ^= x >> shift_;
     return x;
   }
+  // The inverse bijection: each step undone in reverse order (the xor-shift
+  // is its own inverse because 2 * shift >= bits).
+  uint64_t inverse(uint64_t x) const {
+    x ^= x >> shift_;
+    x = ((x - add_[1]) * inv_[1]) & mask_;
+    x ^= x >> shift_;
+    x = ((x - add_[0]) * inv_[0]) & mask_;
+    return x;
+  }
 
  private:
   uint64_t mask_;
   int shift_;
-  uint64_t mul_[2], add_[2];
+  uint64_t mul_[2], add_[2], inv_[2];  // inv_[i] * mul_[i] = 1 mod 2^64
+};
+
+// A seeded bijection of [0, n) for any n: IdScramble on the smallest power
+// of two >= n, applied again while the result is >= n ("cycle walking": the
+// walk stays on x's cycle, so it ends at the cycle's next element below n;
+// fewer than 2 steps on average since 2^bits < 2n). Shuffles vertex ids so
+// that the order a generator builds in (hosts contiguous) is not given away.
+class IdPermutation {
+ public:
+  IdPermutation(uint64_t seed, int64_t n) : n_(static_cast<uint64_t>(n)), f_(seed, id_bits(n)) {}
+  uint64_t operator()(uint64_t x) const {
+    do x = f_(x);
+    while (x >= n_);
+    return x;
+  }
+  uint64_t inverse(uint64_t y) const {
+    do y = f_.inverse(y);
+    while (y >= n_);
+    return y;
+  }
+
+ private:
+  uint64_t n_;
+  IdScramble f_;
 };
 
 }  // namespace ht::gen::detail

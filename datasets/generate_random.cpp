@@ -7,7 +7,7 @@
 
 namespace ht::gen {
 
-Graph random_graph(const RandomParams& p) {
+GeneratedGraph generate(const RandomParams& p) {
   HT_CHECK(p.num_vertices >= 0 && p.num_vertices <= kMaxVertices32,
            "random graph: number of vertices must be in [0, {}], got {}", kMaxVertices32, p.num_vertices);
   HT_CHECK(p.num_edges >= 0, "random graph: number of edges must be >= 0, got {}", p.num_edges);
@@ -34,9 +34,20 @@ Graph random_graph(const RandomParams& p) {
   g.flags.has_self_loops = scan.has_self_loops;
   g.flags.no_duplicates = !scan.has_duplicates;
   g.flags.symmetric = m == 0;  // not checked otherwise: a random digraph is practically never symmetric
-  detail::attach_random_vertex_data(g, p.data, p.seed);
+  detail::attach_random_labels(g, p.data, p.seed);
   log::debug("random graph: {} vertices, {} edges in {:.2f} s", p.num_vertices, m, timer.seconds());
-  return g;
+  return {std::move(g), detail::normal_feature_rows(p.seed, p.data.feature_dim)};
+}
+
+Graph random_graph(const RandomParams& p) { return with_features(generate(p)); }
+
+Graph with_features(GeneratedGraph&& g) {
+  Graph out = std::move(g.graph);
+  if (g.features.empty()) return out;
+  out.feature_dim = g.features.dim;
+  out.feature_dtype = StoreDtype::f32;
+  out.features = materialize_features(g.features, out.num_vertices);
+  return out;
 }
 
 }  // namespace ht::gen

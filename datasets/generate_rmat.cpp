@@ -22,6 +22,11 @@ IdScramble::IdScramble(uint64_t seed, int bits)
   for (int i = 0; i < 2; ++i) {
     mul_[i] = rng::hash(seed, kTagScramble, 2 * i) | 1;  // odd: invertible mod 2^bits
     add_[i] = rng::hash(seed, kTagScramble, 2 * i + 1) & mask_;
+    // Newton's iteration for the inverse mod 2^64: each step doubles the
+    // correct low bits (an odd m is its own inverse mod 8: 3 bits to start).
+    uint64_t inv = mul_[i];
+    for (int k = 0; k < 5; ++k) inv *= 2 - mul_[i] * inv;
+    inv_[i] = inv;
   }
 }
 
@@ -47,7 +52,7 @@ Quadrants quadrants(const RmatParams& p) {
 
 }  // namespace
 
-Graph rmat_graph(const RmatParams& p) {
+GeneratedGraph generate(const RmatParams& p) {
   HT_CHECK(p.scale >= 1 && p.scale <= 30, "R-MAT scale must be in [1, 30] (N = 2^scale), got {}", p.scale);
   HT_CHECK(p.num_edges >= 0, "R-MAT number of edges must be >= 0 (0 = 16 * 2^scale), got {}", p.num_edges);
   detail::validate_vertex_data(p.data);
@@ -81,9 +86,11 @@ Graph rmat_graph(const RmatParams& p) {
   g.flags.has_self_loops = scan.has_self_loops;
   g.flags.no_duplicates = !scan.has_duplicates;
   g.flags.symmetric = false;  // R-MAT with b = c is symmetric only in distribution
-  detail::attach_random_vertex_data(g, p.data, p.seed);
+  detail::attach_random_labels(g, p.data, p.seed);
   log::debug("R-MAT graph: scale {}, {} edges in {:.2f} s", scale, m, timer.seconds());
-  return g;
+  return {std::move(g), detail::normal_feature_rows(p.seed, p.data.feature_dim)};
 }
+
+Graph rmat_graph(const RmatParams& p) { return with_features(generate(p)); }
 
 }  // namespace ht::gen

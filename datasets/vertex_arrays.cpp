@@ -125,19 +125,20 @@ void load_vertex_arrays(const VertexArrayPaths& p, VertexData& out) {
   if (!p.test_mask.empty()) apply_mask(p.test_mask, Split::test, mask_paths, out);
 }
 
+void normalize_feature_row(std::span<float> row) {
+  double sum = 0;
+  for (float x : row) sum += x;
+  if (sum == 0) return;
+  const float inv = static_cast<float>(1.0 / sum);
+  for (float& x : row) x *= inv;
+}
+
 void normalize_feature_rows(std::span<float> features, int32_t feature_dim) {
   const int64_t f = feature_dim;
   if (f == 0) return;
   const int64_t n = static_cast<int64_t>(features.size()) / f;
 #pragma omp parallel for schedule(static)
-  for (int64_t v = 0; v < n; ++v) {
-    float* row = features.data() + v * f;
-    double sum = 0;
-    for (int64_t j = 0; j < f; ++j) sum += row[j];
-    if (sum == 0) continue;
-    const float inv = static_cast<float>(1.0 / sum);
-    for (int64_t j = 0; j < f; ++j) row[j] *= inv;
-  }
+  for (int64_t v = 0; v < n; ++v) normalize_feature_row(features.subspan(static_cast<size_t>(v * f), f));
 }
 
 }  // namespace ht::data

@@ -32,5 +32,7 @@ void load_labels(const NpyArray& a, int32_t num_classes, VertexData& out);
 // Row-normalizes the features to sum 1 (rows summing to 0 stay 0), as in
 // Kipf & Welling's preprocessing.
 void normalize_feature_rows(std::span<float> features, int32_t feature_dim);
+// One row of it (the same arithmetic: generated rows are normalized as made).
+void normalize_feature_row(std::span<float> row);
 
 }  // namespace ht::data

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <numbers>
 #include <numeric>
 #include <vector>
 
@@ -114,6 +116,52 @@ TEST(GeneratorHelpers, SortIdsMatchesStdSort) {
   EXPECT_EQ(gen::detail::id_bits(3), 2);
   EXPECT_EQ(gen::detail::id_bits(232965), 18);
   EXPECT_EQ(gen::detail::id_bits(int64_t{1} << 31), 31);
+}
+
+TEST(GeneratorHelpers, NormalRowsUseTheDocumentedHash) {
+  // fill_normal_row hoists part of rng::hash out of its loop: the values must
+  // still be Box-Muller of rng::hash(seed, row, column / 2), bit for bit.
+  constexpr float kTwoPi = 2.0f * std::numbers::pi_v<float>;
+  for (int64_t row : {int64_t{0}, int64_t{7}, int64_t{1} << 40}) {
+    for (size_t f : {1, 2, 5, 256, 301}) {
+      std::vector<float> got(f), want(f);
+      gen::detail::fill_normal_row(99, row, got, 1.5f);
+      for (size_t j = 0; j < f; j += 2) {
+        const uint64_t h = rng::hash(99, static_cast<uint64_t>(row), j / 2);
+        const float u1 = (static_cast<float>(h >> 40) + 0.5f) * (1.0f / 16777216.0f);
+        const float u2 = static_cast<float>((h >> 8) & 0xFFFFFF) * (1.0f / 16777216.0f);
+        const float r = std::sqrt(-2.0f * std::log(u1)) * 1.5f;
+        want[j] = r * std::cos(kTwoPi * u2);
+        if (j + 1 < f) want[j + 1] = r * std::sin(kTwoPi * u2);
+      }
+      EXPECT_TRUE(std::memcmp(got.data(), want.data(), f * sizeof(float)) == 0) << "row " << row << ", F " << f;
+    }
+  }
+}
+
+TEST(GeneratorHelpers, IdPermutationIsABijectionWithItsInverse) {
+  for (int64_t n : {1, 2, 3, 7, 64, 1000, 4097, 100003}) {
+    const gen::detail::IdPermutation perm(5, n);
+    std::vector<uint8_t> hit(n, 0);
+    int64_t fixed = 0;
+    for (int64_t x = 0; x < n; ++x) {
+      const uint64_t y = perm(static_cast<uint64_t>(x));
+      ASSERT_LT(y, static_cast<uint64_t>(n)) << "n " << n;
+      ASSERT_FALSE(hit[y]) << "n " << n << ": " << y << " hit twice";
+      hit[y] = 1;
+      ASSERT_EQ(perm.inverse(y), static_cast<uint64_t>(x)) << "n " << n;
+      fixed += static_cast<int64_t>(y) == x;
+    }
+    if (n >= 1000) {
+      EXPECT_LT(fixed, n / 100) << "n " << n << ": hardly shuffled";
+    }
+  }
+  // Contiguous ranges land far apart (what hides the host order).
+  const gen::detail::IdPermutation perm(5, 1000000);
+  int64_t near = 0;
+  for (uint64_t x = 0; x < 1000; ++x)
+    near += std::llabs(static_cast<long long>(perm(x)) - static_cast<long long>(perm(x + 1))) < 1000;
+  EXPECT_LT(near, 20);
 }
 
 // ---------------------------------------------------------------- G(n, m)
@@ -508,6 +556,167 @@ TEST(Community, RejectsBadParameters) {
   bad([](auto& p) { p.num_classes = 0; });
   bad([](auto& p) { p.homophily = 1.5; });
   bad([](auto& p) { p.degree_exponent = 1.0; });
+  bad([](auto& p) { p.noise = -1; });
+  bad([](auto& p) { p.train_fraction = 0.9; });
+}
+
+// ---------------------------------------------------------------- web
+
+namespace {
+
+gen::WebParams web_params() {
+  gen::WebParams p;
+  p.num_vertices = 30000;
+  p.num_classes = 8;
+  p.feature_dim = 16;
+  p.seed = 23;
+  return p;
+}
+
+// Fraction of links whose endpoints are within `d` ids of each other.
+double near_fraction(const Graph& g, int64_t d) {
+  int64_t near = 0;
+  for (int64_t v = 0; v < g.num_vertices; ++v)
+    for (vid_t u : g.view().in_neighbors(v)) near += std::llabs(static_cast<long long>(u) - v) < d;
+  return static_cast<double>(near) / static_cast<double>(g.num_edges());
+}
+
+}  // namespace
+
+TEST(Web, ExactLinksNoLoopsNoDuplicates) {
+  const gen::WebParams p = web_params();
+  const Graph g = gen::web_graph(p);
+  EXPECT_EQ(g.num_vertices, p.num_vertices);
+  EXPECT_EQ(g.num_edges(), 28 * p.num_vertices);  // the default: 28 links per page, exactly
+  expect_valid_csc(g);
+  const GraphFlags f = detect_flags(g.view());
+  EXPECT_FALSE(f.has_self_loops);
+  EXPECT_TRUE(f.no_duplicates);
+  EXPECT_FALSE(f.symmetric);
+  EXPECT_TRUE(g.flags.no_duplicates && !g.flags.has_self_loops && !g.flags.symmetric);
+  gen::WebParams q = p;
+  q.num_edges = 123457;
+  EXPECT_EQ(gen::web_graph(q).num_edges(), q.num_edges);
+}
+
+TEST(Web, SkewedInAndOutDegreesWithHubs) {
+  const gen::WebParams p = web_params();
+  const Graph g = gen::web_graph(p);
+  const DegreeStats in = in_degree_stats(g);
+  const std::vector<int64_t> out = out_degrees(g.view());
+  const int64_t max_out = *std::max_element(out.begin(), out.end());
+  // Hubs: a few pages that a large part of the graph links to.
+  EXPECT_GT(static_cast<double>(in.max) / in.mean, 50.0);
+  EXPECT_GT(static_cast<double>(max_out) / in.mean, 20.0);
+  std::vector<int64_t> deg(g.num_vertices);
+  for (int64_t v = 0; v < g.num_vertices; ++v) deg[v] = g.view().in_degree(v);
+  std::sort(deg.begin(), deg.end());
+  EXPECT_LT(static_cast<double>(deg[deg.size() / 2]), 0.8 * in.mean);  // the median page: below the mean
+  // A power-law tail: the top 1% of pages hold far more than 1% of the links.
+  int64_t top = 0;
+  for (size_t i = deg.size() - deg.size() / 100; i < deg.size(); ++i) top += deg[i];
+  EXPECT_GT(static_cast<double>(top) / static_cast<double>(g.num_edges()), 0.1);
+  // The largest expected in-degree is capped (here min(10 sqrt(E), (N - 1) / 4)).
+  EXPECT_LT(in.max, (p.num_vertices - 1) / 4 + 1);
+}
+
+TEST(Web, LinksStayInHostsThatShuffledIdsHide) {
+  gen::WebParams p = web_params();
+  p.host_order = true;
+  const Graph ordered = gen::web_graph(p);
+  p.host_order = false;
+  const Graph shuffled = gen::web_graph(p);
+  // One class per host: homophily = links inside hosts + chance for the others.
+  const double expected = p.homophily + (1 - p.homophily) / p.num_classes;
+  EXPECT_NEAR(edge_homophily(ordered), expected, 0.05);
+  EXPECT_NEAR(edge_homophily(shuffled), edge_homophily(ordered), 1e-12);
+  // Host order: hosts are id ranges of at most N / 64 pages, so most links are short.
+  EXPECT_GT(near_fraction(ordered, p.num_vertices / 64), 0.75);
+  EXPECT_LT(near_fraction(shuffled, p.num_vertices / 64), 0.1);
+  // The same graph up to the renumbering: equal degree sequences as multisets.
+  std::vector<int64_t> a(p.num_vertices), b(p.num_vertices);
+  for (int64_t v = 0; v < p.num_vertices; ++v) {
+    a[v] = ordered.view().in_degree(v);
+    b[v] = shuffled.view().in_degree(v);
+  }
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  EXPECT_TRUE(a == b);
+  EXPECT_FALSE(ordered.sources == shuffled.sources);
+}
+
+TEST(Web, HomophilyAsRequested) {
+  for (double h : {0.95, 0.5, 0.0}) {
+    gen::WebParams p = web_params();
+    p.homophily = h;
+    p.feature_dim = 0;
+    EXPECT_NEAR(edge_homophily(gen::web_graph(p)), h + (1 - h) / p.num_classes, 0.05) << "requested " << h;
+  }
+}
+
+TEST(Web, FeaturesCarryClassSignalThatNeighborsAmplify) {
+  const Graph g = gen::web_graph(web_params());
+  ASSERT_EQ(g.feature_dim, 16);
+  const double raw = nearest_centroid_accuracy(g, g.features);
+  const double one = nearest_centroid_accuracy(g, neighbor_mean(g, g.features));
+  std::printf("web nearest-centroid test accuracy: features %.3f, 1-hop mean %.3f\n", raw, one);
+  EXPECT_GT(raw, 1.0 / 8 + 0.05);
+  EXPECT_GT(one, raw + 0.1);
+  // Labels and split: every page labeled, split from the fractions (25/25/50).
+  std::vector<int64_t> per_split(4, 0);
+  for (uint8_t s : g.split) ++per_split[s];
+  EXPECT_NEAR(per_split[1], 7500, 400);
+  EXPECT_NEAR(per_split[2], 7500, 400);
+  for (int32_t l : g.labels) ASSERT_TRUE(l >= 0 && l < 8);
+}
+
+TEST(Web, DeterministicAndIndependentOfThreadCount) {
+  gen::WebParams p = web_params();
+  p.num_vertices = 40000;  // several source blocks, above the serial-loop threshold
+  p.num_edges = 400000;
+  expect_identical(gen::web_graph(p), gen::web_graph(p));
+  expect_thread_count_independent([&] { return gen::web_graph(p); });
+  gen::WebParams q = p;
+  q.seed = 24;
+  EXPECT_FALSE(gen::web_graph(q).sources == gen::web_graph(p).sources);
+}
+
+TEST(Web, TinyGraphsAndEdgeCases) {
+  gen::WebParams p = web_params();
+  p.num_vertices = 1;  // nowhere to link: no links, no error
+  p.num_classes = 1;
+  EXPECT_EQ(gen::web_graph(p).num_edges(), 0);
+  p.num_vertices = 5;
+  p.num_edges = 20;  // every ordered pair: still no loops or duplicates
+  const Graph g = gen::web_graph(p);
+  expect_valid_csc(g);
+  EXPECT_LE(g.num_edges(), 20);
+  EXPECT_TRUE(detect_flags(g.view()).no_duplicates);
+  p.num_vertices = 2000;
+  p.num_edges = 0;
+  p.host_size = 1;  // single-page hosts: every link leaves its host
+  p.feature_dim = 0;
+  const Graph h = gen::web_graph(p);
+  EXPECT_EQ(h.num_edges(), 28 * 2000);
+  EXPECT_TRUE(h.features.empty());
+}
+
+TEST(Web, RejectsBadParameters) {
+  auto bad = [](auto change) {
+    gen::WebParams p = web_params();
+    change(p);
+    EXPECT_THROW(gen::web_graph(p), Error);
+  };
+  bad([](auto& p) { p.num_vertices = 0; });
+  bad([](auto& p) { p.num_edges = -1; });
+  bad([](auto& p) { p.num_vertices = 10, p.num_edges = 91; });  // > N (N - 1)
+  bad([](auto& p) { p.num_classes = 0; });
+  bad([](auto& p) { p.homophily = 1.5; });
+  bad([](auto& p) { p.degree_exponent = 1.0; });
+  bad([](auto& p) { p.out_degree_exponent = 0.5; });
+  bad([](auto& p) { p.host_size = 0.5; });
+  bad([](auto& p) { p.host_size_exponent = 2.0; });
+  bad([](auto& p) { p.max_in_degree = -1; });
   bad([](auto& p) { p.noise = -1; });
   bad([](auto& p) { p.train_fraction = 0.9; });
 }

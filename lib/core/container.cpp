@@ -3,7 +3,10 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <exception>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -39,17 +42,6 @@ uint64_t checksum_blocks(uint64_t len) { return len <= kChecksumBlock ? 1 : (len
 uint64_t combine_digests(const std::vector<uint64_t>& digests, uint64_t len) {
   if (digests.size() == 1) return digests[0];
   return xxh64(digests.data(), digests.size() * sizeof(uint64_t), len);
-}
-
-uint64_t section_checksum(const void* data, uint64_t len) {
-  std::vector<uint64_t> digests(checksum_blocks(len));
-  auto p = static_cast<const unsigned char*>(data);
-#pragma omp parallel for schedule(dynamic, 1) if (digests.size() > 1)
-  for (int64_t b = 0; b < static_cast<int64_t>(digests.size()); ++b) {
-    const uint64_t off = static_cast<uint64_t>(b) * kChecksumBlock;
-    digests[b] = xxh64(p + off, std::min(kChecksumBlock, len - off));
-  }
-  return combine_digests(digests, len);
 }
 
 // The checksum of every section: the blocks of all sections in one parallel
@@ -118,8 +110,8 @@ ContainerWriter::ContainerWriter(std::string path, const char (&magic)[9], uint3
 
 void ContainerWriter::set_meta(int index, uint64_t value) { meta_.at(index) = value; }
 
-void ContainerWriter::add_section(const std::string& name, DType dtype, uint64_t rows, uint64_t cols,
-                                  const void* data, int ndim) {
+SectionInfo ContainerWriter::begin_section(const std::string& name, DType dtype, uint64_t rows, uint64_t cols,
+                                           int ndim) {
   HT_CHECK(sections_.size() < container::kMaxSections, "too many sections in {}", file_.path());
   HT_CHECK(name.size() < container::kNameBytes, "section name too long: {}", name);
   SectionInfo s;
@@ -130,10 +122,72 @@ void ContainerWriter::add_section(const std::string& name, DType dtype, uint64_t
   s.shape[1] = ndim == 2 ? cols : 1;
   s.length = s.count() * dtype_size(dtype);
   s.offset = align_up(static_cast<uint64_t>(file_.position()), container::kAlign);
-  file_.pad_to(s.offset);
-  if (s.length > 0) file_.write(data, s.length);
-  s.checksum = section_checksum(data, s.length);
+  file_.pad_to(static_cast<int64_t>(s.offset));
+  file_.append_space(static_cast<int64_t>(s.length));
+  return s;
+}
+
+// Runs write_block(offset, length) -> digest for every checksum block
+// of s in parallel and records the section with its checksum. Each block is
+// handed to the disk as soon as it is written (start_writeback). An exception
+// skips the blocks after the failing one; the lowest failing block's
+// exception is rethrown, so the error does not depend on the schedule.
+template <typename WriteBlock>
+void ContainerWriter::write_blocks(SectionInfo& s, WriteBlock write_block) {
+  std::vector<uint64_t> digests(checksum_blocks(s.length));
+  const auto nb = static_cast<int64_t>(digests.size());
+  std::atomic<int64_t> first_failed{nb};
+  std::exception_ptr error;
+  if (s.length > 0) {
+#pragma omp parallel for schedule(dynamic, 1) if (nb > 1)
+    for (int64_t b = 0; b < nb; ++b) {
+      if (b > first_failed.load(std::memory_order_relaxed)) continue;
+      const uint64_t off = static_cast<uint64_t>(b) * kChecksumBlock, len = std::min(kChecksumBlock, s.length - off);
+      try {
+        digests[b] = write_block(off, len);
+        file_.start_writeback(static_cast<int64_t>(s.offset + off), static_cast<int64_t>(len));
+      } catch (...) {
+#pragma omp critical(ht_container_write_error)
+        if (b < first_failed.load()) {
+          first_failed = b;
+          error = std::current_exception();
+        }
+      }
+    }
+  } else {
+    digests[0] = xxh64(nullptr, 0);
+  }
+  if (error) std::rethrow_exception(error);
+  s.checksum = combine_digests(digests, s.length);
   sections_.push_back(s);
+}
+
+void ContainerWriter::add_section(const std::string& name, DType dtype, uint64_t rows, uint64_t cols,
+                                  const void* data, int ndim) {
+  SectionInfo s = begin_section(name, dtype, rows, cols, ndim);
+  const auto* p = static_cast<const unsigned char*>(data);
+  write_blocks(s, [&](uint64_t off, uint64_t len) {
+    file_.pwrite(p + off, len, static_cast<int64_t>(s.offset + off));
+    return xxh64(p + off, len);
+  });
+}
+
+void ContainerWriter::add_section_filled(const std::string& name, DType dtype, uint64_t rows, uint64_t cols, int ndim,
+                                         const FillBytes& fill) {
+  SectionInfo s = begin_section(name, dtype, rows, cols, ndim);
+  write_blocks(s, [&](uint64_t off, uint64_t len) {
+    // One piece buffer per block (a block is a few pieces): 4 MiB per thread.
+    const uint64_t piece_max = std::min(kFillPiece, len);
+    const auto buf = std::make_unique_for_overwrite<std::byte[]>(piece_max);
+    Xxh64Stream hash;
+    for (uint64_t at = 0; at < len; at += piece_max) {
+      const uint64_t piece = std::min(piece_max, len - at);
+      fill(off + at, {buf.get(), piece});
+      hash.update(buf.get(), piece);
+      file_.pwrite(buf.get(), piece, static_cast<int64_t>(s.offset + off + at));
+    }
+    return hash.digest();
+  });
 }
 
 void ContainerWriter::commit() {

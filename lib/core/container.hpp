@@ -5,7 +5,9 @@
 // aligned sections, each with its dtype, shape and XXH64 checksum.
 // docs/FORMATS.md is the normative description.
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -64,9 +66,22 @@ class ContainerWriter {
   ContainerWriter(std::string path, const char (&magic)[9], uint32_t version);
   void set_meta(int index, uint64_t value);
   void set_flags(uint64_t flags) { flags_ = flags; }
-  // Writes one section now (aligned), computing its checksum.
+  // Writes one section now (aligned), computing its checksum. Large sections
+  // go in 64 MiB blocks, each hashed and written by one thread.
   void add_section(const std::string& name, DType dtype, uint64_t rows, uint64_t cols, const void* data,
                    int ndim = 1);
+  // Produces bytes [offset, offset + out.size()) of a section.
+  using FillBytes = std::function<void(uint64_t offset, std::span<std::byte> out)>;
+  // Writes one section whose bytes `fill` produces piece by piece, so that it
+  // never exists in memory as a whole (generated features): the 64 MiB
+  // checksum blocks are filled, hashed and written in parallel, each in
+  // pieces of at most kFillPiece bytes from a per-thread buffer. `fill` is
+  // called from several threads at once and must depend on the offset only.
+  // An exception from `fill` stops the section; the one of the lowest block
+  // is rethrown, so that the error does not depend on the schedule.
+  void add_section_filled(const std::string& name, DType dtype, uint64_t rows, uint64_t cols, int ndim,
+                          const FillBytes& fill);
+  static constexpr uint64_t kFillPiece = uint64_t{4} << 20;
   template <typename T>
   void add(const std::string& name, std::span<const T> v, uint64_t cols = 1) {
     add_section(name, dtype_of<T>(), cols ? v.size() / cols : 0, cols, v.data(), cols == 1 ? 1 : 2);
@@ -81,6 +96,10 @@ class ContainerWriter {
   uint64_t flags_ = 0;
   std::array<uint64_t, container::kNumMeta> meta_{};
   std::vector<SectionInfo> sections_;
+
+  SectionInfo begin_section(const std::string& name, DType dtype, uint64_t rows, uint64_t cols, int ndim);
+  template <typename WriteBlock>
+  void write_blocks(SectionInfo& s, WriteBlock write_block);
 };
 
 struct ReadOptions {

@@ -116,6 +116,22 @@ void AtomicFile::pad_to(int64_t offset) {
   }
 }
 
+int64_t AtomicFile::append_space(int64_t len) {
+  HT_ASSERT(len >= 0);
+  const int64_t at = pos_;
+  pos_ += len;
+  return at;
+}
+
+void AtomicFile::start_writeback(int64_t offset, int64_t len) noexcept {
+#if defined(__linux__)
+  if (len > 0) (void)::sync_file_range(fd_, offset, len, SYNC_FILE_RANGE_WRITE);
+#else
+  (void)offset;
+  (void)len;
+#endif
+}
+
 void AtomicFile::commit() {
   if (::fsync(fd_) != 0) throw file_error(path_, "fsync failed: " + errno_text());
   if (::close(fd_) != 0) {

@@ -41,6 +41,16 @@ class AtomicFile {
   void write(const void* data, size_t len);                       // append
   void pwrite(const void* data, size_t len, int64_t offset);      // overwrite at offset
   void pad_to(int64_t offset);                                    // append zeros
+  // Appends `len` bytes of space and returns their offset; the caller fills
+  // them with pwrite, from any number of threads at once (pwrite touches no
+  // shared state), so that a large section is written in parallel.
+  int64_t append_space(int64_t len);
+  // Asks the kernel to start writing [offset, offset + len) to disk now
+  // (Linux sync_file_range; best effort, errors surface at commit()'s fsync).
+  // Writers call it behind each large block: the disk then works while the
+  // next blocks are produced, instead of commit()'s fsync finding the whole
+  // file dirty at the end (measured: 12 GB at 1.6 GB/s is 7.5 s of waiting).
+  void start_writeback(int64_t offset, int64_t len) noexcept;
   int64_t position() const { return pos_; }
   void commit();  // fsync + rename into place
   const std::string& path() const { return path_; }

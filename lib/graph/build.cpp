@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <numeric>
 
 #include "core/error.hpp"
@@ -203,11 +204,54 @@ Graph symmetrize(Graph&& g) {
   return t;
 }
 
+// Over each vertex's own range [offsets[v], offsets[v + 1]) rather than
+// [0, num_edges): the same edges in a whole graph, and only the view's edges
+// in a view of part of a larger edge array (tests/test_offsets_64bit.cpp).
 std::vector<int64_t> out_degrees(const GraphView& g) {
   std::vector<int64_t> deg(g.num_vertices, 0);
-  for (int64_t i = 0; i < g.num_edges; ++i) ++deg[g.sources[i]];
+#pragma omp parallel for schedule(dynamic, 1024) if (g.num_edges > (int64_t{1} << 16))
+  for (int64_t v = 0; v < g.num_vertices; ++v)
+    for (vid_t u : g.in_neighbors(v)) std::atomic_ref<int64_t>(deg[u]).fetch_add(1, std::memory_order_relaxed);
   return deg;
 }
+
+namespace {
+
+// Whether the multiset of edges (u, v) equals that of (v, u), for sorted
+// in-lists: every vertex's out-degree equals its in-degree (which settles
+// almost every directed graph at once), and for every v and every distinct
+// source u of v, u occurs in in(v) as often as v occurs in in(u) (binary
+// searches, in parallel, no transpose: a symmetric graph of E edges would
+// otherwise need another E ids of memory).
+bool is_symmetric_sorted(const GraphView& g) {
+  const int64_t n = g.num_vertices;
+  const std::vector<int64_t> out = out_degrees(g);
+  std::atomic<bool> symmetric = true;
+#pragma omp parallel for schedule(static) if (n > (int64_t{1} << 16))
+  for (int64_t v = 0; v < n; ++v)
+    if (out[v] != g.in_degree(v)) symmetric.store(false, std::memory_order_relaxed);
+  if (!symmetric) return false;
+#pragma omp parallel for schedule(dynamic, 1024) if (g.num_edges > (int64_t{1} << 16))
+  for (int64_t v = 0; v < n; ++v) {
+    if (!symmetric.load(std::memory_order_relaxed)) continue;
+    const std::span<const vid_t> in_v = g.in_neighbors(v);
+    for (size_t i = 0; i < in_v.size();) {
+      const vid_t u = in_v[i];
+      size_t j = i + 1;
+      while (j < in_v.size() && in_v[j] == u) ++j;
+      const std::span<const vid_t> in_u = g.in_neighbors(u);
+      const auto [lo, hi] = std::equal_range(in_u.begin(), in_u.end(), static_cast<vid_t>(v));
+      if (hi - lo != static_cast<std::ptrdiff_t>(j - i)) {
+        symmetric.store(false, std::memory_order_relaxed);
+        break;
+      }
+      i = j;
+    }
+  }
+  return symmetric;
+}
+
+}  // namespace
 
 GraphFlags detect_flags(const GraphView& g) {
   GraphFlags f = g.flags;
@@ -225,26 +269,7 @@ GraphFlags detect_flags(const GraphView& g) {
   }
   f.has_self_loops = loops;
   f.sorted_neighbors = sorted;
-  // Symmetry: multiset of (u, v) equals multiset of (v, u). Checked through
-  // the transpose: out-neighbors of v (as a sorted list) equal in-neighbors.
-  bool symmetric = true;
-  if (sorted) {
-    std::vector<int64_t> toff(n + 1, 0);
-    for (int64_t i = 0; i < g.num_edges; ++i) ++toff[g.sources[i] + 1];
-    std::partial_sum(toff.begin(), toff.end(), toff.begin());
-    std::vector<vid_t> tdst(g.num_edges);
-    std::vector<int64_t> pos(toff.begin(), toff.end() - 1);
-    for (int64_t v = 0; v < n; ++v)  // increasing v: each out-list comes out sorted
-      for (int64_t i = g.offsets[v]; i < g.offsets[v + 1]; ++i) tdst[pos[g.sources[i]]++] = static_cast<vid_t>(v);
-    for (int64_t v = 0; v < n && symmetric; ++v) {
-      if (toff[v + 1] - toff[v] != g.offsets[v + 1] - g.offsets[v]) symmetric = false;
-      else if (!std::equal(tdst.begin() + toff[v], tdst.begin() + toff[v + 1], g.sources.begin() + g.offsets[v]))
-        symmetric = false;
-    }
-  } else {
-    symmetric = false;  // unknown without sorting; report as not symmetric
-  }
-  f.symmetric = symmetric;
+  f.symmetric = sorted && is_symmetric_sorted(g);  // unsorted: unknown, reported as not symmetric
   f.no_duplicates = sorted && !dups;
   return f;
 }

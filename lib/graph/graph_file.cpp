@@ -39,20 +39,23 @@ void add_features(ContainerWriter& w, const GraphView& g, StoreDtype t) {
   w.add_section("features", section_dtype(t), rows, cols, h.data(), 2);
 }
 
-}  // namespace
-
-void write_graph(const std::string& path, const GraphView& g, GraphWriteOptions opt) {
+// The sections of g in the order of every graph file; `features` (when not
+// empty) stands in for g's own.
+void write_graph_sections(const std::string& path, const GraphView& g, const FeatureRows* features,
+                          GraphWriteOptions opt) {
   const int64_t n = g.num_vertices, e = g.num_edges;
   HT_CHECK(static_cast<int64_t>(g.offsets.size()) == n + 1, "graph offsets have {} entries for {} vertices",
            g.offsets.size(), n);
   HT_CHECK(static_cast<int64_t>(g.sources.size()) == e, "graph has {} sources for {} edges", g.sources.size(), e);
   const int id_bytes = n > kMaxVertices32 ? 8 : opt.id_bytes;
   HT_CHECK(id_bytes == 4 || id_bytes == 8, "id width must be 4 or 8 bytes");
+  const bool streamed = features != nullptr && !features->empty();
+  HT_CHECK(!streamed || !g.has_features(), "graph has features of its own and generated ones");
   ContainerWriter w(path, kGraphMagic, kGraphVersion);
   w.set_meta(kMetaN, static_cast<uint64_t>(n));
   w.set_meta(kMetaE, static_cast<uint64_t>(e));
   w.set_meta(kMetaIdBytes, static_cast<uint64_t>(id_bytes));
-  w.set_meta(kMetaFeatureDim, static_cast<uint64_t>(g.feature_dim));
+  w.set_meta(kMetaFeatureDim, static_cast<uint64_t>(streamed ? features->dim : g.feature_dim));
   w.set_meta(kMetaNumClasses, static_cast<uint64_t>(g.num_classes));
   uint64_t flags = 0;
   if (g.flags.symmetric) flags |= kFlagSymmetric;
@@ -65,15 +68,38 @@ void write_graph(const std::string& path, const GraphView& g, GraphWriteOptions 
   if (id_bytes == 4) {
     w.add<vid_t>("csc_sources", g.sources);
   } else {
-    std::vector<uint64_t> wide(g.sources.begin(), g.sources.end());
+    std::vector<uint64_t> wide;
+    resize_for_overwrite(wide, g.sources.size());
+    parallel_blocks(e, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) wide[i] = g.sources[i];
+    });
     w.add<uint64_t>("csc_sources", wide);
   }
   if (!g.weights.empty()) w.add<float>("edge_weights", g.weights);
-  if (g.has_features()) add_features(w, g, opt.feature_dtype.value_or(g.feature_dtype));
+  if (streamed) {
+    const StoreDtype t = opt.feature_dtype.value_or(StoreDtype::f32);
+    w.add_section_filled("features", section_dtype(t), static_cast<uint64_t>(n), static_cast<uint64_t>(features->dim),
+                         2, [&](uint64_t offset, std::span<std::byte> out) {
+                           fill_feature_bytes(*features, t, offset, out);
+                         });
+  } else if (g.has_features()) {
+    add_features(w, g, opt.feature_dtype.value_or(g.feature_dtype));
+  }
   if (!g.labels.empty()) w.add<int32_t>("labels", g.labels);
   if (!g.split.empty()) w.add<uint8_t>("split", g.split);
   if (!g.orig_ids.empty()) w.add<int64_t>("orig_ids", g.orig_ids);
   w.commit();
+}
+
+}  // namespace
+
+void write_graph(const std::string& path, const GraphView& g, GraphWriteOptions opt) {
+  write_graph_sections(path, g, nullptr, opt);
+}
+
+void write_graph_streamed(const std::string& path, const GraphView& g, const FeatureRows& features,
+                          GraphWriteOptions opt) {
+  write_graph_sections(path, g, &features, opt);
 }
 
 GraphFile::GraphFile(const std::string& path, ReadOptions opt)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/container.hpp"
+#include "graph/feature_rows.hpp"
 #include "graph/graph.hpp"
 
 namespace ht {
@@ -38,6 +39,12 @@ struct GraphWriteOptions {
 DType section_dtype(StoreDtype t);
 
 void write_graph(const std::string& path, const GraphView& g, GraphWriteOptions opt = {});
+// The same file, with the features made by `features` while their section is
+// written (generators: the N x F matrix never exists in memory, and rows are
+// made, hashed and written in parallel); `g` must have no features. The
+// file's feature dtype is opt.feature_dtype, else fp32.
+void write_graph_streamed(const std::string& path, const GraphView& g, const FeatureRows& features,
+                          GraphWriteOptions opt = {});
 
 // An opened graph file; the view points into the memory map (or, for files
 // with 64-bit ids, into a narrowed copy of the ids). 16-bit features stay in

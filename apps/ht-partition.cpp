@@ -1,22 +1,24 @@
-// ht-partition: METIS (or random/range) partitioning into m partitions, one
-// per GPU, renumbering, and range-based chunking into n chunks per partition
-// (SPEC §4). Argument parsing and wiring only; the work is in partition/.
+// ht-partition: METIS, multilevel (or random/range) partitioning into m
+// partitions, one per GPU, renumbering, and range-based chunking into n
+// chunks per partition (SPEC §4). Argument parsing and wiring only; the work
+// is in partition/.
 #include "cli/cli.hpp"
 #include "partition/partition_names.hpp"
 #include "partition/partition_tool.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "Partition a graph for multi-GPU, out-of-GPU-memory training: m partitions (one per GPU, METIS k-way by "
-      "default) each cut into n computation-balanced chunks of contiguous destination ranges. Writes the "
-      "partition file (the renumbering and the ranges; docs/FORMATS.md), prints per-chunk sizes, edge cut, "
-      "balance and the neighbor replication factor alpha. No renumbered graph is written: ht-reorganize and "
-      "ht-train apply the renumbering when they load the graph.",
+      "Partition a graph for multi-GPU, out-of-GPU-memory training: m partitions (one per GPU; METIS k-way, or "
+      "the parallel multilevel partitioner on graphs too large for METIS) each cut into n computation-balanced "
+      "chunks of contiguous destination ranges. Writes the partition file (the renumbering and the ranges; "
+      "docs/FORMATS.md), prints per-chunk sizes, edge cut, balance and the neighbor replication factor alpha. No "
+      "renumbered graph is written: ht-reorganize and ht-train apply the renumbering when they load the graph.",
       "ht-partition"};
   ht::cli::CommonOptions common;
   ht::cli::setup_app(app, common);
   ht::PartitionToolOptions opt;
   ht::PartitionParams& p = opt.params;
+  p.method = ht::PartitionMethod::automatic;
   app.add_option("-g,--graph", opt.graph_path, "Input graph file (.htg)")->required();
   app.add_option("-o,--output", opt.output_path, "Output partition file (.htp), written atomically")->required();
   app.add_option("-m,--parts", p.parts, "Number of partitions m (one per GPU); 1 skips partitioning")
@@ -24,20 +26,28 @@ int main(int argc, char** argv) {
   app.add_option("-n,--chunks", p.chunks, "Chunks per partition n (contiguous destination ranges)")
       ->check(ht::cli::in_range(1, 1 << 20));
   ht::cli::add_enum(app, "--method", p.method, ht::partition_method_names(),
-                    "metis: METIS on the symmetrized graph (fewest cut edges, slowest, most memory); "
-                    "range: contiguous old-id ranges (fast, keeps the input order); random: seeded random "
+                    "auto: metis where METIS takes the graph quickly (symmetrized adjacency within its 32-bit "
+                    "idx_t and at most 2^28 entries, memory within MemAvailable), multilevel otherwise; the pick "
+                    "and why are logged. metis: METIS on the symmetrized graph (fewest cut edges; single-threaded, "
+                    "slowest, most memory; at most 2^31 - 1 adjacency entries). multilevel: parallel (OpenMP) "
+                    "label-propagation coarsening, METIS on the coarse graph, label-propagation refinement; 64-bit, "
+                    "memory close to the graph's size, any size; the same partition for a seed whatever the thread "
+                    "count. range: contiguous old-id ranges (fast, keeps the input order). random: seeded random "
                     "balanced assignment (baseline)");
   ht::cli::add_enum(app, "--algorithm", p.algorithm, ht::metis_algorithm_names(),
-                    "METIS algorithm: kway (METIS_PartGraphKway) or recursive (recursive bisection)");
+                    "METIS algorithm: kway (METIS_PartGraphKway) or recursive (recursive bisection); multilevel "
+                    "uses it on its coarsest graph");
   ht::cli::add_enum(app, "--objective", p.objective, ht::metis_objective_names(),
                     "METIS objective: cut (edge cut) or vol (total communication volume; kway only)");
   ht::cli::add_enum(app, "--vertex-weights", p.vertex_weights, ht::vertex_weights_names(),
                     "Balance partitions on: none (vertex counts), degree (in-edges + chunk-vertex-weight per "
                     "vertex: training computation), train (degree and, as a 2nd METIS constraint, the number "
-                    "of training vertices)");
-  app.add_option("--imbalance", p.imbalance, "Allowed partition imbalance in 1/1000 (METIS ufactor; 30 = 3%)")
+                    "of training vertices; multilevel, random and range balance degree only)");
+  app.add_option("--imbalance", p.imbalance,
+                 "Allowed partition imbalance in 1/1000 (METIS ufactor; 30 = 3%; multilevel: every partition's "
+                 "weight <= (1 + U/1000) x total / m)")
       ->check(ht::cli::in_range(1, 1e6));
-  app.add_option("--seed", p.seed, "Seed of METIS (low 31 bits) and of --method random")
+  app.add_option("--seed", p.seed, "Seed of METIS (low 31 bits), of --method multilevel and of --method random")
       ->check(ht::cli::unsigned_integer());
   app.add_option("--chunk-vertex-weight", p.chunk_vertex_weight,
                  "Computation weight of one vertex relative to one in-edge, for chunk (and degree) balancing")

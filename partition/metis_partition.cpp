@@ -73,8 +73,10 @@ std::vector<idx_t> metis_vertex_weights(const GraphView& g, const PartitionParam
   return w;
 }
 
-MetisResult run_metis(MetisGraph& mg, std::vector<idx_t>& vwgt, idx_t ncon, const PartitionParams& params) {
+MetisResult run_metis(MetisGraph& mg, std::vector<idx_t>& vwgt, idx_t ncon, const PartitionParams& params,
+                      std::span<idx_t> adjwgt) {
   const bool recursive = params.algorithm == MetisAlgorithm::recursive;
+  HT_ASSERT(adjwgt.empty() || static_cast<int64_t>(adjwgt.size()) == mg.adjacency_length());
   if (recursive && params.objective == MetisObjective::vol)
     throw option_error("--objective", "'vol' is only available with k-way METIS (--algorithm kway)");
   idx_t nvtxs = static_cast<idx_t>(mg.num_vertices());
@@ -95,7 +97,8 @@ MetisResult run_metis(MetisGraph& mg, std::vector<idx_t>& vwgt, idx_t ncon, cons
             options[METIS_OPTION_SEED]);
   auto* call = recursive ? METIS_PartGraphRecursive : METIS_PartGraphKway;
   const int status = call(&nvtxs, &ncon, mg.xadj.data(), mg.adjncy.data(), vwgt.empty() ? nullptr : vwgt.data(),
-                          nullptr, nullptr, &nparts, nullptr, nullptr, options, &objval, part.data());
+                          nullptr, adjwgt.empty() ? nullptr : adjwgt.data(), &nparts, nullptr, nullptr, options,
+                          &objval, part.data());
   r.seconds = t.seconds();
   r.cpu_seconds = thread_cpu_seconds() - cpu_before;
   r.peak_bytes = std::max<int64_t>(0, peak_rss_bytes() - rss_before);

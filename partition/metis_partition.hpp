@@ -1,6 +1,7 @@
 #pragma once
 // METIS k-way (or recursive bisection) into m partitions.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "graph/graph.hpp"
@@ -28,6 +29,8 @@ struct MetisResult {
 // their sum would not fit in idx_t.
 std::vector<idx_t> metis_vertex_weights(const GraphView& g, const PartitionParams& params, idx_t& ncon);
 
-MetisResult run_metis(MetisGraph& mg, std::vector<idx_t>& vwgt, idx_t ncon, const PartitionParams& params);
+// `adjwgt`: edge weights, one per adjacency entry, or empty (unit weights).
+MetisResult run_metis(MetisGraph& mg, std::vector<idx_t>& vwgt, idx_t ncon, const PartitionParams& params,
+                      std::span<idx_t> adjwgt = {});
 
 }  // namespace ht

@@ -15,7 +15,9 @@
 
 namespace ht {
 
-enum class PartitionMethod { metis, random, range };
+// `automatic` (--method auto) is resolved before partitioning (method_choice.hpp):
+// a partition records the method that ran, never `automatic`.
+enum class PartitionMethod { metis, random, range, multilevel, automatic };
 enum class MetisObjective { cut, vol };
 enum class VertexWeights { none, degree, train };
 enum class MetisAlgorithm { kway, recursive };
@@ -25,7 +27,7 @@ struct PartitionParams {
   int chunks = 1;           // n (per partition)
   uint64_t seed = 1;
   int imbalance = 30;       // METIS ufactor: allowed imbalance in 1/1000 (30 = 3%)
-  PartitionMethod method = PartitionMethod::metis;
+  PartitionMethod method = PartitionMethod::metis;  // ht-partition's default is automatic
   MetisObjective objective = MetisObjective::cut;
   MetisAlgorithm algorithm = MetisAlgorithm::kway;
   VertexWeights vertex_weights = VertexWeights::degree;

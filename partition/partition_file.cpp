@@ -71,7 +71,8 @@ void read_params(const ContainerReader& r, Partition& p) {
   PartitionParams& q = p.params;
   q.parts = static_cast<int>(m);
   q.chunks = static_cast<int>(n);
-  q.method = checked_enum<PartitionMethod>(r, kPartMetaMethod, 3, "method");
+  // `automatic` (4) is never stored: a partition records the method that ran.
+  q.method = checked_enum<PartitionMethod>(r, kPartMetaMethod, 4, "method");
   q.seed = r.meta(kPartMetaSeed);
   q.imbalance = static_cast<int>(r.meta(kPartMetaUfactor));
   q.objective = checked_enum<MetisObjective>(r, kPartMetaObjective, 2, "objective");
@@ -115,8 +116,10 @@ void write_partition(const std::string& path, const Partition& p) {
   if (auto q = find_partition_problem(p))
     throw file_error(path, fmt::format("internal error: refusing to write an invalid partition ({}: {})", q->section,
                                        q->what));
-  ContainerWriter w(path, kPartitionMagic, kPartitionVersion);
   const PartitionParams& q = p.params;
+  if (q.method == PartitionMethod::automatic)
+    throw file_error(path, "internal error: refusing to write a partition whose method was not resolved (auto)");
+  ContainerWriter w(path, kPartitionMagic, kPartitionVersion);
   w.set_meta(kPartMetaParts, static_cast<uint64_t>(q.parts));
   w.set_meta(kPartMetaChunks, static_cast<uint64_t>(q.chunks));
   w.set_meta(kPartMetaVertices, static_cast<uint64_t>(p.num_vertices));

@@ -4,7 +4,9 @@ namespace ht {
 
 const std::map<std::string, PartitionMethod>& partition_method_names() {
   static const std::map<std::string, PartitionMethod> m{
-      {"metis", PartitionMethod::metis}, {"random", PartitionMethod::random}, {"range", PartitionMethod::range}};
+      {"metis", PartitionMethod::metis},           {"random", PartitionMethod::random},
+      {"range", PartitionMethod::range},           {"multilevel", PartitionMethod::multilevel},
+      {"auto", PartitionMethod::automatic}};
   return m;
 }
 const std::map<std::string, MetisObjective>& metis_objective_names() {

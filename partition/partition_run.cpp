@@ -8,7 +8,10 @@
 #include "core/memory.hpp"
 #include "partition/assignment.hpp"
 #include "partition/chunking.hpp"
+#include "partition/method_choice.hpp"
 #include "partition/metis_partition.hpp"
+#include "partition/multilevel_partition.hpp"
+#include "partition/partition_names.hpp"
 #include "partition/renumbering.hpp"
 #include "partition/vertex_cost.hpp"
 
@@ -45,10 +48,23 @@ std::vector<int32_t> metis_assignment(const GraphView& g, const PartitionParams&
   return std::move(r.part_of);
 }
 
+std::vector<int32_t> multilevel_assignment(const GraphView& g, const PartitionParams& params,
+                                           PartitionRunInfo& info) {
+  if (params.vertex_weights == VertexWeights::train)
+    log::warn("--vertex-weights train: the multilevel partitioner balances one weight, the computation weight (as "
+              "degree); training vertices are not balanced separately");
+  std::vector<int32_t> part_of;
+  timed(info, "multilevel", [&] { part_of = multilevel_partition(g, params, info.multilevel); });
+  info.multilevel_ran = true;
+  info.process_peak_before_metis = info.multilevel.process_peak_before_metis;
+  return part_of;
+}
+
 std::vector<int32_t> assignment(const GraphView& g, const PartitionParams& params, PartitionRunInfo& info) {
   const int m = params.parts;
   if (m == 1) return std::vector<int32_t>(g.num_vertices, 0);  // no partitioning to do
   if (params.method == PartitionMethod::metis) return metis_assignment(g, params, info);
+  if (params.method == PartitionMethod::multilevel) return multilevel_assignment(g, params, info);
   std::vector<int32_t> part_of;
   timed(info, "assign", [&] {
     const std::vector<double> w = balance_weights(g, params);
@@ -81,7 +97,9 @@ void validate_partition_params(const PartitionParams& params, const GraphView& g
                        fmt::format("must be at least 1 (METIS ufactor in 1/1000; got {})", params.imbalance));
   if (!std::isfinite(params.chunk_vertex_weight) || params.chunk_vertex_weight < 0 || params.chunk_vertex_weight > 1e6)
     throw option_error("--chunk-vertex-weight", fmt::format("must be in [0, 1e6] (got {})", params.chunk_vertex_weight));
-  const bool metis = params.method == PartitionMethod::metis && params.parts > 1;
+  // auto may pick METIS: its options are checked as for METIS.
+  const bool metis =
+      (params.method == PartitionMethod::metis || params.method == PartitionMethod::automatic) && params.parts > 1;
   if (metis && params.algorithm == MetisAlgorithm::recursive && params.objective == MetisObjective::vol)
     throw option_error("--objective", "'vol' is only available with k-way METIS (--algorithm kway)");
   if (metis && params.vertex_weights == VertexWeights::train && g.split.empty())
@@ -93,9 +111,15 @@ Partition make_partition(const GraphView& g, const FileIdentity& graph_identity,
   validate_partition_params(params, g);
   Partition p;
   p.params = params;
+  if (params.method == PartitionMethod::automatic) {
+    const MethodChoice c = choose_partition_method(g, params, available_memory_bytes());
+    p.params.method = c.method;
+    info.method_reason = c.reason;
+    log::info("--method auto: {} ({})", name_of(c.method), c.reason);
+  }
   p.graph_identity = graph_identity;
   p.num_edges = g.num_edges;
-  std::vector<int32_t> part_of = assignment(g, params, info);
+  std::vector<int32_t> part_of = assignment(g, p.params, info);
   info.vertices_moved = ensure_min_part_size(part_of, params.parts, params.chunks);
   if (info.vertices_moved > 0)
     log::warn("{} vertices moved so that every partition holds at least {} vertices (one per chunk)",

@@ -1,11 +1,13 @@
 #pragma once
-// The partitioning pipeline (SPEC §4): assignment (METIS, random or range),
-// renumbering, chunking.
+// The partitioning pipeline (SPEC §4): assignment (METIS, multilevel, random
+// or range; auto picks one), renumbering, chunking.
 #include <cstdint>
+#include <string>
 
 #include "core/container.hpp"
 #include "core/timer.hpp"
 #include "graph/graph.hpp"
+#include "partition/multilevel_partition.hpp"
 #include "partition/partition.hpp"
 
 namespace ht {
@@ -13,6 +15,9 @@ namespace ht {
 // What a run did besides its result: per-phase timings and METIS figures.
 struct PartitionRunInfo {
   PhaseTimes phases;
+  std::string method_reason;          // why --method auto picked the method (empty otherwise)
+  bool multilevel_ran = false;
+  MultilevelInfo multilevel;
   bool metis_ran = false;
   double metis_seconds = 0;
   double metis_cpu_seconds = 0;
@@ -24,13 +29,15 @@ struct PartitionRunInfo {
   int64_t vertices_moved = 0;         // moved so that every partition holds >= n vertices
 };
 
-// Throws option_error naming the option for impossible or inconsistent
-// requests (m < 1, n < 1, m·n > N, ...).
 // The process's peak resident memory over the whole run.
 int64_t process_peak_bytes(const PartitionRunInfo& info);
 
+// Throws option_error naming the option for impossible or inconsistent
+// requests (m < 1, n < 1, m·n > N, ...).
 void validate_partition_params(const PartitionParams& params, const GraphView& g);
 
+// params.method == automatic is resolved first (method_choice.hpp, logged
+// with its reason); the partition records the method that ran.
 Partition make_partition(const GraphView& g, const FileIdentity& graph_identity, const PartitionParams& params,
                          PartitionRunInfo& info);
 

@@ -21,21 +21,34 @@ namespace {
 std::string describe(const PartitionParams& q) {
   if (q.parts == 1) return fmt::format("m = 1 (no partitioning), n = {}", q.chunks);
   std::string how = name_of(q.method);
-  if (q.method == PartitionMethod::metis)
+  if (q.method == PartitionMethod::metis || q.method == PartitionMethod::automatic ||
+      q.method == PartitionMethod::multilevel)
     how += fmt::format(" {} objective {} ufactor {} vertex-weights {}", name_of(q.algorithm), name_of(q.objective),
                        q.imbalance, name_of(q.vertex_weights));
   return fmt::format("m = {}, n = {}, {}, seed {}", q.parts, q.chunks, how, q.seed);
 }
 
-std::string stats_json(const PartitionToolOptions& opt, const PartitionStats& s, const PartitionRunInfo& info,
-                       double seconds) {
-  const PartitionParams& q = opt.params;
+void multilevel_json(JsonWriter& w, const MultilevelInfo& m) {
+  w.begin_object();
+  w.field("levels", m.levels).field("input_entries", m.input_entries).field("transposed", m.transposed);
+  w.field("coarsest_vertices", m.coarsest_vertices).field("coarsest_entries", m.coarsest_entries);
+  w.field("coarsen_seconds", m.coarsen_seconds).field("initial_seconds", m.initial_seconds);
+  w.field("refine_seconds", m.refine_seconds).field("coarsest_metis_objective", m.metis_objective);
+  w.field("refinement_moves", m.refinement_moves).field("rebalance_moves", m.rebalance_moves);
+  w.field("max_block_weight", m.max_block_weight);
+  w.end_object();
+}
+
+// `q`: the parameters the partition was made with (auto resolved).
+std::string stats_json(const PartitionToolOptions& opt, const PartitionParams& q, const PartitionStats& s,
+                       const PartitionRunInfo& info, double seconds) {
   JsonWriter w;
   w.begin_object();
   w.field("tool", "ht-partition").field("version", version_string());
   w.field("graph", opt.graph_path).field("output", opt.output_path);
   w.key("params").begin_object();
   w.field("parts", q.parts).field("chunks", q.chunks).field("method", name_of(q.method));
+  w.field("method_requested", name_of(opt.params.method));
   w.field("algorithm", name_of(q.algorithm)).field("objective", name_of(q.objective));
   w.field("seed", q.seed).field("ufactor", q.imbalance).field("vertex_weights", name_of(q.vertex_weights));
   w.field("chunk_vertex_weight", q.chunk_vertex_weight);
@@ -54,6 +67,13 @@ std::string stats_json(const PartitionToolOptions& opt, const PartitionStats& s,
   w.key("metis_objective");
   info.metis_ran ? w.value(info.metis_objective) : w.null();
   w.field("metis_peak_exact", info.metis_peak_exact);
+  w.key("method_reason");
+  info.method_reason.empty() ? w.null() : w.value(info.method_reason);
+  w.key("multilevel");
+  if (info.multilevel_ran)
+    multilevel_json(w, info.multilevel);
+  else
+    w.null();
   w.field("vertices_moved", info.vertices_moved);
   w.field("peak_rss_bytes", process_peak_bytes(info));
   w.end_object();
@@ -96,7 +116,8 @@ void run_partition_tool(const PartitionToolOptions& opt) {
               info.metis_peak_exact ? "" : " (upper bound: high-water mark could not be reset)",
               info.metis_objective, info.metis_adjacency);
   log::info("peak memory (process): {}", format_bytes(static_cast<double>(process_peak_bytes(info))));
-  if (!opt.stats_json_path.empty()) write_text_file_atomic(opt.stats_json_path, stats_json(opt, s, info, total.seconds()));
+  if (!opt.stats_json_path.empty())
+    write_text_file_atomic(opt.stats_json_path, stats_json(opt, p.params, s, info, total.seconds()));
   log::info("wrote {}", opt.output_path);
 }
 

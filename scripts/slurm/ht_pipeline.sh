@@ -41,7 +41,7 @@ Settings (environment variable, or KEY=VALUE line in CONFIG; the environment win
                      --classes 8 --feature-dim 32" (word-split; paths may not contain spaces)
   HT_PARTS           m, partitions = GPUs (default: GPUs of the allocation; with no GPU HT_CPU_DEVICES)
   HT_CHUNKS          n, chunks per partition (default 4)
-  HT_METHOD          ht-partition --method: metis|random|range (default metis)
+  HT_METHOD          ht-partition --method: metis|auto|multilevel|random|range (default metis)
   HT_PARTITION_ARGS  extra ht-partition arguments
   HT_REORGANIZE_ARGS extra ht-reorganize arguments
   HT_BACKEND         auto|cuda|cpu (default auto: cuda when the allocation has GPUs)

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # ht-partition end to end: a run writes the partition and the stats JSON, the
-# same seed gives the same bytes, and bad inputs or impossible parameters exit
-# 1 with one error line naming the option or file, leaving no output behind.
+# same seed gives the same bytes, --method auto says what it picked and why,
+# --method multilevel gives the same bytes with 1 or 2 threads and a partition
+# that ht-reorganize and ht-train take like METIS's, and bad inputs or
+# impossible parameters exit 1 with one error line naming the option or file,
+# leaving no output behind.
 # Usage: partition_cli.sh BIN_DIR SOURCE_DIR
 set -u
 BIN="$1/ht-partition"
@@ -114,6 +117,43 @@ done
 "$BIN" -q --graph "$TMP/s.htg" --parts 2 --vertex-weights train --algorithm kway -o "$TMP/t.htp" >/dev/null \
   || fail "--vertex-weights train"
 "$BIN" --help | grep -q -- "--imbalance" || fail "--help"
+"$BIN" --help | grep -q -- "multilevel" || fail "--help does not list multilevel"
+
+# --- --method auto (the default) and --method multilevel --------------------
+grep -q -- "--method auto: metis (" "$TMP/log.txt" || fail "auto: no line naming the method and why: $(cat "$TMP/log.txt")"
+"$PY" -c 'import json, sys; s = json.load(open(sys.argv[1])); assert s["params"]["method"] == "metis" and s["params"]["method_requested"] == "auto" and s["method_reason"], s["params"]' \
+  "$TMP/s.json" || fail "auto: stats JSON does not record the pick"
+OMP_NUM_THREADS=1 "$BIN" --graph "$TMP/g.htg" --parts 4 --chunks 3 --method multilevel --stats-json "$TMP/ml.json" \
+  -o "$TMP/ml1.htp" >/dev/null 2>"$TMP/ml.log" || fail "--method multilevel: exit code: $(cat "$TMP/ml.log")"
+grep -q "multilevel: .* levels" "$TMP/ml.log" || fail "multilevel: no summary line: $(cat "$TMP/ml.log")"
+"$PY" - "$TMP/ml.json" <<'EOF2' || fail "multilevel: stats JSON"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["params"]["method"] == "multilevel" and s["method_reason"] is None, s["params"]
+assert s["multilevel"]["levels"] >= 1 and s["metis_seconds"] is None, s["multilevel"]
+assert sum(c["vertices"] for c in s["chunks"]) == 2000
+assert 1.0 <= s["imbalance"] <= 1.03 + 1e-9, s["imbalance"]
+EOF2
+OMP_NUM_THREADS=2 "$BIN" -q --graph "$TMP/g.htg" --parts 4 --chunks 3 --method multilevel -o "$TMP/ml2.htp" >/dev/null \
+  || fail "--method multilevel with 2 threads"
+cmp -s "$TMP/ml1.htp" "$TMP/ml2.htp" || fail "multilevel: 1 and 2 threads gave different partition files"
+
+# Both methods' partitions go through ht-reorganize and a CPU training epoch
+# (a graph with features and labels, from ht-convert when it was built).
+if [ -x "$1/ht-convert" ] && [ -x "$1/ht-reorganize" ] && [ -x "$1/ht-train" ]; then
+  "$1/ht-convert" -q --generate community --vertices 1200 --avg-degree 8 --classes 4 --feature-dim 8 --seed 3 \
+    -o "$TMP/c.htg" || fail "ht-convert --generate community"
+  for method in metis multilevel; do
+    "$BIN" -q --graph "$TMP/c.htg" --parts 2 --chunks 2 --method "$method" -o "$TMP/c.$method.htp" >/dev/null \
+      || { fail "$method: ht-partition"; continue; }
+    "$1/ht-reorganize" -q --graph "$TMP/c.htg" --partition "$TMP/c.$method.htp" -o "$TMP/c.$method.htplan" \
+      >/dev/null 2>"$TMP/err.txt" || { fail "$method: ht-reorganize: $(cat "$TMP/err.txt")"; continue; }
+    "$1/ht-train" -q --graph "$TMP/c.htg" --partition "$TMP/c.$method.htp" --plan "$TMP/c.$method.htplan" \
+      --backend cpu --epochs 1 >/dev/null 2>"$TMP/err.txt" || fail "$method: ht-train: $(cat "$TMP/err.txt")"
+  done
+else
+  echo "note: ht-convert, ht-reorganize or ht-train not built; the training part is skipped"
+fi
 
 # --- errors -----------------------------------------------------------------
 mkdir "$TMP/out"
@@ -122,6 +162,8 @@ expect_error "chunks 0" "--chunks" --graph "$TMP/g.htg" --chunks 0 -o "$TMP/out/
 expect_error "m*n > N" "more than the graph's 2000 vertices" --graph "$TMP/g.htg" --parts 40 --chunks 51 -o "$TMP/out/x.htp"
 expect_error "imbalance" "--imbalance" --graph "$TMP/g.htg" --parts 2 --imbalance 0 -o "$TMP/out/x.htp"
 expect_error "cli: bad method" "--method" --graph "$TMP/g.htg" --method spectral -o "$TMP/out/x.htp"
+expect_error "multilevel m*n > N" "more than the graph's 2000 vertices" --graph "$TMP/g.htg" --method multilevel \
+  --parts 40 --chunks 51 -o "$TMP/out/x.htp"
 expect_error "recursive vol" "--objective" --graph "$TMP/g.htg" --parts 2 --algorithm recursive --objective vol -o "$TMP/out/x.htp"
 expect_error "train no split" "split section" --graph "$TMP/g.htg" --parts 2 --vertex-weights train -o "$TMP/out/x.htp"
 expect_error "missing graph" "nope.htg" --graph "$TMP/nope.htg" -o "$TMP/out/x.htp"

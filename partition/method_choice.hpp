@@ -1,0 +1,45 @@
+#pragma once
+// --method auto: METIS where it fits in its index width, in time and in
+// memory; the multilevel partitioner otherwise.
+#include <cstdint>
+#include <string>
+
+#include "graph/graph.hpp"
+#include "partition/partition.hpp"
+
+namespace ht {
+
+// Above this many symmetrized adjacency entries METIS is expected to take
+// too long, and --method auto picks the multilevel partitioner. METIS is
+// single-threaded and took about 1.1 µs of CPU per adjacency entry on the
+// development VM (141 s for the 122 M entries of the 2.45 M-vertex community
+// graph), so 2^28 entries is about 5 minutes and 17 GB; the bench graphs
+// (products size, up to 247 M entries) stay on METIS. docs/PARTITION.md has
+// the measurements.
+inline constexpr int64_t kAutoMetisMaxEntries = int64_t{1} << 28;
+
+struct MethodChoice {
+  PartitionMethod method = PartitionMethod::metis;
+  std::string reason;  // one line: why
+};
+
+// METIS's adjacency length for g, from the header alone: E for a graph
+// marked symmetric, else 2·E (an upper bound: the union of in- and
+// out-neighbors without self-loops and duplicates).
+int64_t metis_adjacency_estimate(const GraphView& g);
+
+// Memory the METIS path needs at its peak: its 32-bit graph plus METIS's own
+// work arrays (measured: about 55-65 bytes per adjacency entry on top).
+int64_t metis_memory_estimate(const GraphView& g);
+
+// MemAvailable of /proc/meminfo in bytes; 0 when unknown.
+int64_t available_memory_bytes();
+
+// The method for params.method == automatic: metis when m = 1 (nothing is
+// partitioned; the file is the same as METIS's), else metis when N and the
+// estimated adjacency fit idx_t, the adjacency is at most
+// kAutoMetisMaxEntries and the memory estimate fits `available_bytes`
+// (0: unknown, not checked); multilevel otherwise.
+MethodChoice choose_partition_method(const GraphView& g, const PartitionParams& params, int64_t available_bytes);
+
+}  // namespace ht

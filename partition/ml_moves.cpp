@@ -1,0 +1,131 @@
+#include "partition/ml_moves.hpp"
+
+#include <parallel/algorithm>
+
+#include <algorithm>
+#include <atomic>
+
+#include "core/bulk_memory.hpp"
+#include "core/rng.hpp"
+
+namespace ht::ml {
+namespace {
+
+// Fixed block size of the parallel scans below: the blocks, and so the
+// results, do not depend on the number of threads.
+constexpr int64_t kBlock = int64_t{1} << 16;
+
+int64_t blocks_of(int64_t n) { return (n + kBlock - 1) / kBlock; }
+
+// The sort order of contested moves: by target, then best first. Unique
+// (v is), so every correct sort, parallel or not, gives the same order.
+bool before(const Move& a, const Move& b) {
+  if (a.target != b.target) return a.target < b.target;
+  if (a.gain != b.gain) return a.gain > b.gain;
+  if (a.tie != b.tie) return a.tie < b.tie;
+  return a.v < b.v;
+}
+
+}  // namespace
+
+SubRounds make_sub_rounds(int64_t n, int count, uint64_t seed, uint64_t key) {
+  const int64_t blocks = blocks_of(n);
+  const size_t c = static_cast<size_t>(count);
+  // Per block and sub-round: how many vertices, then where they go.
+  std::vector<int64_t> at(static_cast<size_t>(blocks) * c, 0);
+  auto bucket = [&](int64_t v) { return static_cast<size_t>(rng::hash(seed, key, static_cast<uint64_t>(v)) % c); };
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t v = b * kBlock; v < std::min(n, (b + 1) * kBlock); ++v) ++at[static_cast<size_t>(b) * c + bucket(v)];
+  SubRounds s;
+  s.begin.assign(c + 1, 0);
+  int64_t sum = 0;
+  for (size_t r = 0; r < c; ++r) {
+    s.begin[r] = sum;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t k = at[static_cast<size_t>(b) * c + r];
+      at[static_cast<size_t>(b) * c + r] = sum;
+      sum += k;
+    }
+  }
+  s.begin[c] = sum;
+  resize_for_overwrite(s.order, static_cast<size_t>(n));
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t v = b * kBlock; v < std::min(n, (b + 1) * kBlock); ++v)
+      s.order[at[static_cast<size_t>(b) * c + bucket(v)]++] = static_cast<vid_t>(v);
+  return s;
+}
+
+std::vector<Move> compact_moves(std::span<const Move> proposals) {
+  const int64_t n = static_cast<int64_t>(proposals.size());
+  const int64_t blocks = blocks_of(n);
+  std::vector<int64_t> start(static_cast<size_t>(blocks) + 1, 0);
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b)
+    start[b + 1] = std::count_if(proposals.begin() + b * kBlock, proposals.begin() + std::min(n, (b + 1) * kBlock),
+                                 [](const Move& m) { return m.target != kNoTarget; });
+  for (int64_t b = 0; b < blocks; ++b) start[b + 1] += start[b];
+  std::vector<Move> moves(static_cast<size_t>(start[blocks]));
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b)
+    std::copy_if(proposals.begin() + b * kBlock, proposals.begin() + std::min(n, (b + 1) * kBlock),
+                 moves.begin() + start[b], [](const Move& m) { return m.target != kNoTarget; });
+  return moves;
+}
+
+void accept_moves(std::vector<Move>& moves, std::span<const weight_t> load, weight_t limit,
+                  std::vector<weight_t>& incoming) {
+  const int64_t n = static_cast<int64_t>(moves.size());
+  // Integer sums: the same whatever order the threads add in.
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i)
+    std::atomic_ref<weight_t>(incoming[moves[i].target]).fetch_add(moves[i].w, std::memory_order_relaxed);
+  // Targets with room for everything take everything; the others' moves are
+  // "contested".
+  auto fits = [&](const Move& m) { return load[m.target] + incoming[m.target] <= limit; };
+  auto reset = [&](std::span<const Move> ms) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < static_cast<int64_t>(ms.size()); ++i)
+      std::atomic_ref<weight_t>(incoming[ms[i].target]).store(0, std::memory_order_relaxed);
+  };
+  int64_t contested_count = 0;
+#pragma omp parallel for schedule(static) reduction(+ : contested_count)
+  for (int64_t i = 0; i < n; ++i) contested_count += fits(moves[i]) ? 0 : 1;
+  if (contested_count == 0) {  // the common case while clustering
+    reset(moves);
+    return;
+  }
+  std::vector<Move> contested;
+  contested.reserve(static_cast<size_t>(contested_count));
+  for (const Move& m : moves)
+    if (!fits(m)) contested.push_back(m);
+  const auto kept_end = std::stable_partition(moves.begin(), moves.end(), fits);
+  moves.erase(kept_end, moves.end());
+  reset(moves);
+  reset(contested);
+  if (contested.size() > (size_t{1} << 16))
+    __gnu_parallel::sort(contested.begin(), contested.end(), before);
+  else
+    std::sort(contested.begin(), contested.end(), before);
+  weight_t room = 0;
+  for (size_t i = 0; i < contested.size(); ++i) {
+    const Move& m = contested[i];
+    if (i == 0 || m.target != contested[i - 1].target) room = limit - load[m.target];
+    if (m.w <= room) {
+      room -= m.w;
+      moves.push_back(m);
+    }
+  }
+}
+
+ActiveSet::ActiveSet(int64_t n) : now_(static_cast<size_t>(n), 1), next_(static_cast<size_t>(n), 0) {}
+
+void ActiveSet::next_round() {
+  now_.swap(next_);
+  const int64_t n = static_cast<int64_t>(next_.size());
+#pragma omp parallel for schedule(static)
+  for (int64_t v = 0; v < n; ++v) next_[v] = 0;
+}
+
+}  // namespace ht::ml

@@ -9,8 +9,10 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
+#include "core/memory_limit.hpp"
 #include "core/signals.hpp"
 #include "engine/cpu_executor.hpp"
+#include "train/host_memory_check.hpp"
 #include "train/train_job.hpp"
 #ifdef HT_HAVE_CUDA
 #include "cuda/cuda_executor.hpp"
@@ -28,6 +30,7 @@ struct Context {
   ht::Backend backend = ht::Backend::automatic;
   int gpus = 0;
   double gpu_mem_gib = 0;
+  std::string host_mem = "auto";
   std::string gpu_cache = "auto";
   ht::cli::CommonOptions common;
 };
@@ -41,7 +44,7 @@ void group_options(CLI::App& app) {
        {"--optimizer", "--lr", "--weight-decay", "--decay-first-layer-only", "--momentum", "--epochs", "--eval-every",
         "--warmup", "--seed"}},
       {"Execution",
-       {"--backend", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--gpu-cache", "--steps",
+       {"--backend", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--gpu-cache", "--host-mem", "--steps",
         "--merged-buffers", "--no-overlap", "--no-early-start", "--no-fuse-transforms",
         "--no-gradient-handoff", "--no-device-forwarding"}},
       {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out"}},
@@ -221,6 +224,11 @@ int main(int argc, char** argv) {
                  "its partition's rows; --comm baseline: the features only, whole). auto = what the working set "
                  "leaves (cuda; cpu: off), off, or a budget in GiB per GPU. Results are identical")
       ->capture_default_str();
+  app.add_option("--host-mem", ctx.host_mem,
+                 "Host memory the run may use: a size like 96G, 512MiB (binary units; a bare number is GiB, as "
+                 "--gpu-mem), or auto/0 = what /proc/meminfo's MemAvailable and the process's cgroups leave. A run "
+                 "whose host memory plan needs more stops before loading, naming the options that would fit")
+      ->capture_default_str();
   app.add_flag("--normalize-features", job.normalize_features, "Row-normalize features to sum 1 (Kipf & Welling)");
   app.add_option("--metrics-out", job.metrics_out, "JSON lines: one object per epoch and a final summary");
   app.add_option("--timeline-out", job.timeline_out,
@@ -265,6 +273,12 @@ int main(int argc, char** argv) {
     job.trainer.model.dims = parse_layers(ctx.layers);
     job.trainer.gpu_cache = parse_gpu_cache(ctx.gpu_cache);
     job.hidden = ctx.hidden;
+    const std::optional<int64_t> host_mem = ht::parse_memory_size(ctx.host_mem);
+    if (!host_mem)
+      throw ht::option_error("--host-mem", fmt::format("'{}' is not auto, 0 or a size like 96G or 512MiB", ctx.host_mem));
+    job.host_mem_bytes = *host_mem;
+    // Asked only when a run does not fit (it starts the CUDA driver).
+    job.cuda_available = [] { return cuda_gpus_visible() > 0; };
     job.parts = ctx.gpus > 0 ? ctx.gpus : 1;
     if (!job.plan_path.empty() && job.partition_path.empty())
       throw ht::option_error("--plan", "needs --partition (the partition the plan was made from)");
@@ -311,6 +325,7 @@ int main(int argc, char** argv) {
                ht::format_bytes(static_cast<double>(s.peak_device_bytes)),
                ht::format_bytes(static_cast<double>(s.host_buffer_bytes)), ht::dtype_name(s.host_dtype),
                ht::format_bytes(static_cast<double>(s.peak_rss_bytes)));
+    fmt::print("{}\n", ht::host_memory_line(s.host_plan, s.peak_rss_bytes, s.host_limit));
     fmt::print("{}\n", ht::link_bound_line(s.link_measured ? &s.link : nullptr, s.link_bound, s.gpus));
     fmt::print("{}\n", ht::setup_line(s.setup_seconds, s.epoch_ms_median));
   });

@@ -22,12 +22,15 @@
 #include "engine/memory_plan.hpp"
 #include "graph/features.hpp"
 #include "graph/graph_file.hpp"
+#include "graph/graph_shape.hpp"
 #include "partition/partition_file.hpp"
 #include "partition/partition_run.hpp"
 #include "partition/plan_builder.hpp"
 #include "plan/plan_file.hpp"
+#include "plan/plan_shape.hpp"
 #include "train/checkpoint.hpp"
 #include "train/divergence.hpp"
+#include "train/host_memory_check.hpp"
 #include "train/metrics.hpp"
 #include "train/predictions.hpp"
 #include "train/train_checkpoint.hpp"
@@ -297,6 +300,19 @@ struct RunLabels {
   std::string gcn_order;  // empty for GAT
 };
 
+// The host memory plan beside the measured peak: its peak and need, the
+// limit it was checked against, and every item of the peak phase by name.
+void host_plan_json(JsonWriter& w, const TrainSummary& sum) {
+  const HostMemoryPlan& p = sum.host_plan;
+  w.field("host_plan_bytes", p.peak).field("host_plan_need_bytes", p.need);
+  w.field("host_plan_phase", host_phase_name(p.peak_phase));
+  w.field("host_limit_bytes", sum.host_limit.bytes).field("host_limit_source", sum.host_limit.source);
+  w.key("host_plan_items").begin_object();
+  for (const HostMemoryItem& it : p.items)
+    if (it.phases & p.peak_phase) w.field(it.name, it.bytes);
+  w.end_object();
+}
+
 JsonWriter summary_json(const TrainSummary& sum, const RunLabels& run) {
   JsonWriter w;
   w.begin_object().field("type", "summary").field("epochs", sum.epochs).field("best_epoch", sum.best_epoch);
@@ -310,6 +326,7 @@ JsonWriter summary_json(const TrainSummary& sum, const RunLabels& run) {
   counters_json(w, sum.per_epoch);
   w.field("peak_device_bytes", sum.peak_device_bytes).field("host_buffer_bytes", sum.host_buffer_bytes);
   w.field("peak_rss_bytes", sum.peak_rss_bytes).field("setup_seconds", sum.setup_seconds);
+  host_plan_json(w, sum);
   w.field("setup_over_epoch", sum.epoch_ms_median > 0 ? sum.setup_seconds * 1e3 / sum.epoch_ms_median : 0.0);
   link_json(w, sum);
   w.field("store", run.store).field("host_dtype", run.host_dtype).field("overlap", run.overlap);
@@ -350,7 +367,7 @@ void check_job(const TrainJob& job) {
 }
 
 // The first and last widths against the graph's features and classes.
-void check_dims(const ModelConfig& m, const GraphView& g, const std::string& graph_path) {
+void check_dims(const ModelConfig& m, const GraphShape& g, const std::string& graph_path) {
   if (g.feature_dim <= 0)
     throw file_error(graph_path, "the graph has no vertex features (F = 0); ht-train needs them (ht-convert "
                                  "--features X.npy, or --feature-dim for --generate)");
@@ -383,7 +400,7 @@ struct ModelNeed {
   }
 };
 
-ModelNeed model_need(const TrainJob& job, const TrainerOptions& t, const GraphView& g) {
+ModelNeed model_need(const TrainJob& job, const TrainerOptions& t, const GraphShape& g) {
   const ModelConfig& m = t.model;
   const int layers = m.num_layers();
   auto heads = [&](int l) -> double { return m.kind == ModelKind::gat ? m.layer_heads(l) : 1; };
@@ -399,9 +416,9 @@ ModelNeed model_need(const TrainJob& job, const TrainerOptions& t, const GraphVi
     n.too_wide |= out_width(l) > std::numeric_limits<int>::max();
   }
   n.param_bytes = params * 8;
-  n.vertices = g.num_vertices;
+  n.vertices = g.vertices;
   if (job.backend == Backend::cpu)
-    n.row_bytes = rows * static_cast<double>(g.num_vertices) * static_cast<double>(dtype_bytes(t.host_dtype));
+    n.row_bytes = rows * static_cast<double>(g.vertices) * static_cast<double>(dtype_bytes(t.host_dtype));
   n.option = !job.trainer.model.dims.empty() ? "--layers" : job.hidden > 0 ? "--hidden" : "";
   n.model = fmt::format("the {} model {}{}", m.kind == ModelKind::gcn ? "GCN" : "GAT", fmt::join(m.dims, "-"),
                         m.kind == ModelKind::gat && m.heads > 1 ? fmt::format(" ({} heads)", m.heads) : "");
@@ -522,22 +539,64 @@ void predict(Trainer& trainer, TrainSummary& sum) {
   sum.final_test_acc = ev.test_acc;
 }
 
+// The first check, before the graph, partition and plan are read: the plan
+// file's shape when there is one (an in-memory plan is counted at the
+// second check, once built), and the store on the GPU when it may go there
+// (resolve_store decides later): what is counted is never more than the run
+// will hold.
+void check_host_memory_early(const TrainJob& job, const TrainerOptions& topt, const GraphShape& shape,
+                             const HostMemoryLimit& limit) {
+  std::optional<PlanShape> plan;
+  if (!job.plan_path.empty()) plan = read_plan_shape(job.plan_path);
+  const bool store_may_be_on_device = job.backend == Backend::cuda && job.store != StoreChoice::host &&
+                                      topt.host_dtype == StoreDtype::f32 &&
+                                      (job.store == StoreChoice::device || !plan || (plan->m == 1 && plan->n == 1));
+  const HostMemoryPlan p =
+      check_host_memory(job, host_plan_inputs(job, topt, shape, std::move(plan), store_may_be_on_device), limit);
+  log::debug("host memory before loading: {} needed of {} ({})", format_bytes(static_cast<double>(p.need)),
+             format_bytes(static_cast<double>(limit.bytes)), limit.source);
+}
+
+void log_host_plan(const HostMemoryPlan& p, const HostMemoryLimit& limit) {
+  HostPhaseTotal at{};
+  for (const HostPhaseTotal& t : p.phases)
+    if (t.phase == p.peak_phase) at = t;
+  log::info("host memory plan: {} at {} ({}); needs {} without the mapped graph file's pages, of {} ({})",
+            format_bytes(static_cast<double>(p.peak)), host_phase_name(p.peak_phase),
+            host_items_text(p, p.peak_phase, at.resident, false, 4), format_bytes(static_cast<double>(p.need)),
+            limit.bytes > 0 ? format_bytes(static_cast<double>(limit.bytes)) : std::string("unknown"), limit.source);
+  std::string items, phases;
+  for (const HostMemoryItem& it : p.items)
+    items += fmt::format("{}{} {} [{:x}]", items.empty() ? "" : "; ", it.name, format_bytes(static_cast<double>(it.bytes)),
+                         it.phases);
+  for (const HostPhaseTotal& t : p.phases)
+    phases += fmt::format("{}{} {} (need {})", phases.empty() ? "" : ", ", host_phase_name(t.phase),
+                          format_bytes(static_cast<double>(t.resident)), format_bytes(static_cast<double>(t.need)));
+  log::debug("host memory plan items (phases: 1 loading, 2 renumbering, 4 setup, 8 training): {}; by phase: {}", items,
+             phases);
+}
+
 TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, std::optional<ModelNeed>& need) {
   Timer setup;
   TrainSummary sum;
   check_job(job);
   probe_link(job, sum);
-  GraphFile gf(job.graph_path, {job.verify_checksums});
-  const GraphView& g = gf.view();
+  // The model and the host memory plan from the files' headers, so that a run
+  // that cannot fit stops before the graph is read.
+  sum.host_limit = host_memory_limit(job);
+  const GraphShape shape = read_graph_shape(job.graph_path);
   TrainerOptions topt = job.trainer;
   if (topt.model.dims.empty()) {
     const int h = job.hidden > 0 ? job.hidden : (topt.model.kind == ModelKind::gcn ? 16 : 8);
-    topt.model.dims = {g.feature_dim, h, std::max(g.num_classes, 1)};
+    topt.model.dims = {shape.feature_dim, h, std::max(shape.num_classes, 1)};
   }
-  check_dims(topt.model, g, job.graph_path);
+  check_dims(topt.model, shape, job.graph_path);
   topt.model.validate();
-  need = model_need(job, topt, g);
+  need = model_need(job, topt, shape);
   check_model_fits(job, *need);
+  check_host_memory_early(job, topt, shape, sum.host_limit);
+  GraphFile gf(job.graph_path, {job.verify_checksums});
+  const GraphView& g = gf.view();
   sum.has_labels = !g.labels.empty();
   Pipeline pipe = load_or_build(job, gf);
   Graph gn = renumber(g, pipe.partition);
@@ -550,6 +609,9 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   std::vector<int64_t> orig(pipe.partition.new_to_old.begin(), pipe.partition.new_to_old.end());
   std::unique_ptr<Executor> exec = make_executor(plan.m);
   topt.store_on_device = resolve_store(job, topt, plan, *exec, gn.num_vertices);
+  sum.host_plan = check_host_memory(job, host_plan_inputs(job, topt, shape, shape_of(plan), topt.store_on_device),
+                                    sum.host_limit);
+  log_host_plan(sum.host_plan, sum.host_limit);
   Trainer trainer(*exec, gn.view(), orig, plan, topt);
   if (!job.load_model.empty()) {
     ModelParams p = trainer.params();

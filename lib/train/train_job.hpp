@@ -12,9 +12,11 @@
 #include <memory>
 #include <string>
 
+#include "core/memory_limit.hpp"
 #include "core/names.hpp"
 #include "cuda/link_probe.hpp"
 #include "engine/executor.hpp"
+#include "engine/host_memory_plan.hpp"
 #include "engine/trainer.hpp"
 #include "train/metrics.hpp"
 
@@ -60,6 +62,14 @@ struct TrainJob {
   // Measures GPU 0's host link at start-up; ht-train sets it for --backend
   // cuda (this library is built without CUDA). Empty: the bound is not measured.
   std::function<LinkBandwidth()> probe_link;
+  // --host-mem: the host memory the run may use (0: what the machine and the
+  // process's cgroups leave, detected); a run whose plan needs more is
+  // refused before anything large is allocated (train/host_memory_check.hpp).
+  int64_t host_mem_bytes = 0;
+  // Whether this build has the CUDA executor and a GPU is visible (the host
+  // memory check then may advise --backend cuda); asked only when a run does
+  // not fit. Empty: no.
+  std::function<bool()> cuda_available;
 };
 
 struct TrainSummary {
@@ -85,6 +95,8 @@ struct TrainSummary {
   LinkBandwidth link;    // when link_measured
   LinkBound link_bound;  // when link_measured
   double link_probe_seconds = 0;
+  HostMemoryPlan host_plan;    // planned before setup (engine/host_memory_plan.hpp)
+  HostMemoryLimit host_limit;  // what it was checked against
 };
 
 using ExecutorFactory = std::function<std::unique_ptr<Executor>(int num_devices)>;

@@ -1,0 +1,356 @@
+#include "engine/host_memory_plan.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/memory.hpp"
+#include "engine/device_plan.hpp"
+#include "engine/memory_plan.hpp"
+#include "engine/store_layout.hpp"
+#include "models/model.hpp"
+
+namespace ht {
+namespace {
+
+// What every process holds besides its data: the binary and its libraries
+// (OpenBLAS, OpenMP), thread stacks, the allocator's slack. Measured on the
+// CPU backend at 10-20 MiB (ht-train on an 800-vertex graph: 10.2 MiB).
+constexpr int64_t kProcessBytes = int64_t{16} << 20;
+
+int64_t share_of(int64_t bytes, double fraction) { return static_cast<int64_t>(static_cast<double>(bytes) * fraction); }
+
+// Trainer's step placement on an executor without a memory limit (the CPU
+// backend's): resident unless streaming is asked for (streams_steps).
+bool streams_on_host(const PlanShape& p, const TrainerOptions& opt) {
+  return opt.steps == StepPlacement::streamed && p.n > 2;
+}
+
+// Rows each step loads from the host store and returns to it (index lists of
+// the packed block, engine/device_plan.cpp's index_lists).
+int64_t load_count(const StepShape& s, CommMode mode) {
+  switch (mode) {
+    case CommMode::baseline: return s.nbr;
+    case CommMode::p2p: return s.trans;
+    case CommMode::full: break;
+  }
+  return s.trans - s.reused;
+}
+
+int64_t flush_rows(const StepShape& s, CommMode mode) {
+  switch (mode) {
+    case CommMode::baseline: return s.nbr;
+    case CommMode::p2p: return s.trans;
+    case CommMode::full: break;
+  }
+  return s.flush;
+}
+
+int64_t buffer_rows(const PlanShape& p, int gpu, CommMode mode) {
+  return mode == CommMode::baseline ? p.nbr_capacity[gpu] : p.merged_capacity(gpu);
+}
+
+// Σ over the parameter tensors of their sizes (values; gradients are as many).
+int64_t parameter_count(const ModelConfig& m) {
+  int64_t c = 0;
+  for (const ParamTensor& t : init_params(m).tensors) c += t.size();
+  return c;
+}
+
+// Whether some backward pass hands its gradients to the next on the device
+// (Trainer::hands_off with every vertex returned, the case of every plan the
+// builder makes).
+bool hands_off_some_layer(const TrainerOptions& opt, bool two_buffers) {
+  const ModelConfig& m = opt.model;
+  if (!opt.handoff_gradients) return false;
+  auto tf = [&](int l) { return transform_first(m, opt.gcn_order, l); };
+  for (int l = 1; l < m.num_layers(); ++l) {
+    if (tf(l) && !fuses_transform(opt, l)) continue;
+    if ((l == 1 && !tf(0)) || (two_buffers && m.kind == ModelKind::gcn)) return true;
+  }
+  return false;
+}
+
+// Host memory a step's build holds for a moment (make_topology's arrays, its
+// counting-sort positions and the index lists): about its packed block plus
+// one position per buffer row.
+int64_t step_build_bytes(const StepShape& s, CommMode mode, int64_t rows, bool gcn, bool gat) {
+  return packed_block_bytes(s, mode, rows, gcn, gat) + 8 * rows;
+}
+
+struct Builder {
+  const HostPlanInputs& in;
+  HostMemoryPlan plan;
+
+  void add(std::string name, int64_t bytes, unsigned phases, std::string detail = {}, bool graph_file = false) {
+    if (bytes <= 0) return;
+    plan.items.push_back({std::move(name), std::move(detail), bytes, phases, graph_file});
+  }
+};
+
+// The renumbered graph (partition/partition.cpp's renumber): every array of
+// the file in new ids, orig_ids always; 16-bit features widened to fp32 when
+// normalized.
+int64_t renumbered_graph_bytes(const GraphShape& g, bool normalize) {
+  const int64_t n = g.vertices, e = g.edges;
+  const int64_t feature_bytes = normalize ? 4 : dtype_bytes(g.feature_dtype);
+  int64_t b = 8 * (n + 1) + 4 * e + n * g.feature_dim * feature_bytes + 8 * n;
+  if (g.weights) b += 4 * e;
+  if (g.labels) b += 4 * n;
+  if (g.split) b += n;
+  return b;
+}
+
+std::string store_detail(const std::vector<StoreMatrix>& mats, int64_t n, int64_t elem) {
+  std::string out;
+  for (StoreKind k : {StoreKind::features, StoreKind::output, StoreKind::gradient, StoreKind::aggregate,
+                      StoreKind::transform}) {
+    const int64_t cols = store_columns(mats, k);
+    if (cols == 0) continue;
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", store_kind_name(k),
+                       format_bytes(static_cast<double>(cols * n * elem)));
+  }
+  return out;
+}
+
+void plan_items(Builder& b) {
+  const HostPlanInputs& in = b.in;
+  const PlanShape& p = *in.plan;
+  const TrainerOptions& opt = in.opt;
+  const ModelConfig& m = opt.model;
+  const bool gcn = m.kind == ModelKind::gcn, gat = m.kind == ModelKind::gat;
+  const CommMode mode = opt.comm;
+  const int64_t n_vertices = in.graph.vertices;
+  const unsigned held = kPhaseSetup | kPhaseTrain;
+
+  // The plan itself: read from its file (the mapping's pages while it is
+  // read) or built in memory from the renumbered graph (what the builder
+  // holds for a moment is not counted).
+  const int64_t plan_bytes = plan_memory_bytes(p);
+  if (in.plan_file_bytes > 0) {
+    b.add("plan", plan_bytes, kAllPhases);
+    b.add("plan file (while read)", in.plan_file_bytes, kPhaseLoad);
+  } else {
+    b.add("plan", plan_bytes, kPhaseRenumber | held);
+  }
+
+  // Packed steps of every device in pinned host memory, and the lists the
+  // device plans keep on the host (staged flush ids, handoff rows).
+  int64_t packed = 0, lists = 0, flushes = 0, build = 0, emulated = 0, staging = 0;
+  const auto ext = layer_extents(m, opt.gcn_order);
+  const bool two_buffers = opt.early_start && opt.merged_buffers == 2 && !in.store_on_device;
+  const int k_at_once = std::max(1, std::min(in.threads, p.n));
+  for (int i = 0; i < p.m; ++i) {
+    const int64_t rows = buffer_rows(p, i, mode);
+    std::vector<int64_t> step_build;
+    int64_t max_flush = 0, own = 0;
+    for (int j = 0; j < p.n; ++j) {
+      const StepShape& s = p.step(j, i);
+      packed += packed_block_bytes(s, mode, rows, gcn, gat);
+      step_build.push_back(step_build_bytes(s, mode, rows, gcn, gat));
+      flushes += flush_rows(s, mode);
+      max_flush = std::max(max_flush, flush_rows(s, mode));
+      own += s.dst;
+    }
+    std::sort(step_build.rbegin(), step_build.rend());
+    int64_t at_once = 0;
+    for (int k = 0; k < k_at_once && k < static_cast<int>(step_build.size()); ++k) at_once += step_build[k];
+    build = std::max(build, at_once);
+    if (!in.store_on_device && hands_off_some_layer(opt, two_buffers)) lists += 8 * own;
+    if (!in.store_on_device) {
+      const int64_t piece = std::max<int64_t>(1, std::min(max_flush, staging_piece_rows(ext.max_gather)));
+      staging += 3 * ((piece * ext.max_gather * dtype_bytes(opt.host_dtype) + 3) / 4 * 4);
+    }
+    if (in.emulated_devices) emulated += emulated_device_bytes(p, i, opt);
+  }
+  lists += 4 * flushes;  // staged flush ids (the returns that are not first returns), at most every flush
+  b.add("device plans (pinned)", packed + lists, held);
+  b.add("staging ring (pinned)", staging, held);
+  b.add("emulated device memory", emulated, held, fmt::format("{} device{}", p.m, p.m > 1 ? "s" : ""));
+  // Setup builds each device's steps a few at a time, then marks first
+  // returns (a flag per flushed row and per vertex). An emulated device's
+  // buffers are allocated after its steps are built: the last device's are
+  // not there yet while its build peaks.
+  const int64_t last_device = in.emulated_devices ? emulated_device_bytes(p, p.m - 1, opt) : 0;
+  b.add("device plan build (setup only)", std::max(build - last_device, flushes + n_vertices), kPhaseSetup);
+  if (in.emulated_devices && gat) {
+    int64_t ne = 0;
+    for (int i = 0; i < p.m; ++i) ne = std::max(ne, p.max_edges[i]);
+    b.add("GAT backward scratch (CPU)", 4 * ne * ext.max_heads, kPhaseTrain);
+  }
+}
+
+}  // namespace
+
+int64_t packed_block_bytes(const StepShape& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys) {
+  int64_t end = 0;
+  auto add = [&](int64_t count, int64_t size) { end = (end + count * size + 255) / 256 * 256; };
+  const int64_t loads = load_count(s, mode), flushes = flush_rows(s, mode);
+  add(s.dst + 1, 8);                 // offsets
+  add(s.edges, 4);                   // src
+  add(weights ? s.edges : 0, 4);     // weight
+  add(s.dst, 4);                     // dst_row
+  add(buffer_rows + 1, 8);           // t_offsets
+  add(s.edges, 4);                   // t_edge
+  add(s.edges, 4);                   // edge_dst
+  add(edge_keys ? s.edges : 0, 8);   // src_key
+  add(edge_keys ? s.edges : 0, 8);   // dst_key
+  add(loads, 4);                     // load_vids
+  add(loads, 4);                     // load_rows
+  add(mode == CommMode::baseline ? 0 : s.remote, 4);  // remote_slots
+  add(flushes, 4);                   // flush_rows
+  add(flushes, 4);                   // flush_vids
+  return std::max<int64_t>(end, 256);
+}
+
+int64_t emulated_device_bytes(const PlanShape& p, int gpu, const TrainerOptions& opt) {
+  const ModelConfig& m = opt.model;
+  const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt.gcn_order);
+  const bool gcn = m.kind == ModelKind::gcn, gat = m.kind == ModelKind::gat;
+  const CommMode mode = opt.comm;
+  const int64_t brows = buffer_rows(p, gpu, mode);
+  const int64_t rows = std::max<int64_t>(brows, 1);
+  const int64_t nd = std::max<int64_t>(p.max_dst[gpu], 1), ne = std::max<int64_t>(p.max_edges[gpu], 1);
+  const bool half = opt.host_dtype != StoreDtype::f32;
+  int64_t max_step = 0, all_steps = 0, max_later = 0, max_flush = 0, first_loads = 0;
+  for (int j = 0; j < p.n; ++j) {
+    const StepShape& s = p.step(j, gpu);
+    const int64_t bytes = packed_block_bytes(s, mode, brows, gcn, gat);
+    max_step = std::max(max_step, bytes);
+    all_steps += bytes;
+    if (j > 0) max_later = std::max(max_later, load_count(s, mode));
+    if (j == 0) first_loads = load_count(s, mode);
+    max_flush = std::max(max_flush, flush_rows(s, mode));
+  }
+  int64_t b = 4 * rows * max_gather * 2 + 4 * nd * max_out * 2;  // merged data and gradient buffers; z, dz
+  b += streams_on_host(p, opt) ? 2 * std::max<int64_t>(max_step, 256) : all_steps;
+  const int64_t later = reads_ahead(opt, p.n) ? std::max<int64_t>(max_later, 1) : 0;
+  const int64_t tw = fused_transform_width(opt);
+  int64_t slot = 4 * later * max_gather + 4 * nd * (2 * max_in + 3 * max_out + m.dims.back());
+  if (tw > 0) slot += 2 * 4 * nd * tw;
+  if (half) slot += 2 * 2 * nd * (max_in + 2 * max_out);
+  b += 2 * slot;
+  if (gat) b += 4 * rows * max_tw * 2 + 4 * 4 * ne * max_heads;
+  const int64_t piece = std::max<int64_t>(1, std::min(max_flush, staging_piece_rows(max_gather)));
+  b += 3 * (4 * piece * max_gather + (half ? 2 * piece * max_gather : 0));
+  b += p.num_vertices * (8 + 4 + 1);  // original ids, labels, split
+  b += 8 * parameter_count(m);        // parameters and their gradients
+  const bool two_buffers = opt.early_start && opt.merged_buffers == 2;
+  if (two_buffers) b += 4 * rows * max_gather;
+  if (opt.gpu_cache > 0) {
+    // An explicit --gpu-cache budget fills the emulated device too, with
+    // store rows of its choice: planned as the budget, or the whole store
+    // when that is less.
+    int64_t store = 0;
+    for (const StoreMatrix& s : store_matrices(opt)) store += p.num_vertices * s.cols * dtype_bytes(opt.host_dtype);
+    b += std::min(opt.gpu_cache, store);
+  }
+  if (opt.forward_on_device && two_buffers && mode != CommMode::baseline) b += 8 * first_loads;
+  if (hands_off_some_layer(opt, two_buffers)) {
+    int64_t own = 0;
+    for (int j = 0; j < p.n; ++j) own += p.step(j, gpu).dst;
+    b += 8 * own;
+  }
+  return b;
+}
+
+HostMemoryPlan plan_host_memory(const HostPlanInputs& in) {
+  Builder b{in, {}};
+  const GraphShape& g = in.graph;
+  const TrainerOptions& opt = in.opt;
+  const ModelConfig& m = opt.model;
+  const int64_t n = g.vertices;
+  const unsigned from_renumber = kPhaseRenumber | kPhaseSetup | kPhaseTrain;
+  const unsigned held = kPhaseSetup | kPhaseTrain;
+
+  b.add("process and libraries", kProcessBytes + in.runtime_bytes, kAllPhases);
+  b.add("graph file (mapped)", g.file_bytes, kAllPhases, {}, true);
+  if (g.id_bytes == 8) b.add("graph ids narrowed to 32 bits", 4 * g.edges, kAllPhases);
+  b.add("partition", 8 * n, kAllPhases);
+  b.add("partition file (while read)", in.partition_file_bytes, kPhaseLoad);
+  b.add("renumbered graph", renumbered_graph_bytes(g, in.normalize_features && g.feature_dtype != StoreDtype::f32),
+        from_renumber);
+  if (in.normalize_features && g.feature_dtype != StoreDtype::f32)
+    b.add("16-bit features being widened", n * g.feature_dim * dtype_bytes(g.feature_dtype), kPhaseRenumber);
+  const int64_t params = parameter_count(m);
+  b.add("vertex ids, degrees, parameters", 8 * n + (m.kind == ModelKind::gcn ? 4 * n : 0) + 16 * params, held);
+  if (!in.store_on_device) {
+    const std::vector<StoreMatrix> mats = store_matrices(opt);
+    const int64_t elem = dtype_bytes(opt.host_dtype);
+    int64_t bytes = 0;
+    for (const StoreMatrix& s : mats) bytes += (n * s.cols * elem + 3) / 4 * 4;
+    b.add("vertex store", bytes, held, fmt::format("{}: {}", dtype_name(opt.host_dtype), store_detail(mats, n, elem)));
+  } else if (g.feature_dtype != StoreDtype::f32) {
+    b.add("features widened for the GPU store (setup only)", 4 * n * g.feature_dim, kPhaseSetup);
+  }
+  if (in.plan) {
+    plan_items(b);
+  } else {
+    b.plan.plan_known = false;
+  }
+  int64_t outputs = 0;
+  if (in.logits_out || in.predict_out) outputs += 4 * n * m.dims.back();  // Trainer::logits()
+  if (in.logits_out) outputs += 4 * n * m.dims.back();                     // rows in file order
+  if (in.predict_out) outputs += 20 * n;                                   // predictions and their text
+  b.add("logits and outputs (at the end)", outputs, kPhaseTrain);
+
+  HostMemoryPlan& p = b.plan;
+  for (HostPhase ph : {kPhaseLoad, kPhaseRenumber, kPhaseSetup, kPhaseTrain}) {
+    HostPhaseTotal t{ph, 0, 0};
+    for (const HostMemoryItem& it : p.items) {
+      if (!(it.phases & ph)) continue;
+      t.resident += it.bytes;
+      // The mapped graph file is page cache once renumbering has read it.
+      if (counts_in_need(it, ph)) t.need += it.bytes;
+    }
+    // Allocator and page rounding, the parts of the libraries' memory that
+    // grow with the data: a small share on top.
+    const int64_t margin = share_of(t.resident, 0.02);
+    t.resident += margin;
+    t.need += margin;
+    p.phases.push_back(t);
+    if (t.resident > p.peak) {
+      p.peak = t.resident;
+      p.peak_phase = ph;
+    }
+    if (t.need > p.need) {
+      p.need = t.need;
+      p.need_phase = ph;
+    }
+  }
+  return p;
+}
+
+const char* host_phase_name(HostPhase p) {
+  switch (p) {
+    case kPhaseLoad: return "loading";
+    case kPhaseRenumber: return "renumbering";
+    case kPhaseSetup: return "setup";
+    case kPhaseTrain: return "training";
+  }
+  return "?";
+}
+
+bool counts_in_need(const HostMemoryItem& it, HostPhase ph) {
+  return (it.phases & ph) && (!it.graph_file || ph == kPhaseLoad || ph == kPhaseRenumber);
+}
+
+std::string host_items_text(const HostMemoryPlan& p, HostPhase ph, int64_t total, bool need, int top) {
+  std::vector<const HostMemoryItem*> held;
+  for (const HostMemoryItem& it : p.items)
+    if (need ? counts_in_need(it, ph) : (it.phases & ph) != 0) held.push_back(&it);
+  std::stable_sort(held.begin(), held.end(),
+                   [](const HostMemoryItem* a, const HostMemoryItem* b) { return a->bytes > b->bytes; });
+  std::string out;
+  int64_t listed = 0;
+  for (int k = 0; k < static_cast<int>(held.size()) && k < top; ++k) {
+    const HostMemoryItem& it = *held[k];
+    out += fmt::format("{}{} {}{}", out.empty() ? "" : ", ", it.name, format_bytes(static_cast<double>(it.bytes)),
+                       it.detail.empty() ? "" : " (" + it.detail + ")");
+    listed += it.bytes;
+  }
+  if (total > listed) out += fmt::format("{}other {}", out.empty() ? "" : ", ", format_bytes(static_cast<double>(total - listed)));
+  return out;
+}
+
+}  // namespace ht

@@ -1,0 +1,38 @@
+#include "engine/store_layout.hpp"
+
+#include "engine/layer_order.hpp"
+
+namespace ht {
+
+const char* store_kind_name(StoreKind k) {
+  switch (k) {
+    case StoreKind::features: return "features";
+    case StoreKind::output: return "outputs";
+    case StoreKind::gradient: return "gradients";
+    case StoreKind::aggregate: return "aggregates";
+    case StoreKind::transform: return "transforms";
+  }
+  return "?";
+}
+
+std::vector<StoreMatrix> store_matrices(const TrainerOptions& opt) {
+  const ModelConfig& m = opt.model;
+  std::vector<StoreMatrix> out{{StoreKind::features, 0, m.dims.front()}};
+  for (int l = 0; l < m.num_layers(); ++l) {
+    if (stores_h(opt, l + 1)) out.push_back({StoreKind::output, l + 1, m.out_width(l)});
+    if (stores_grad(opt, l + 1)) out.push_back({StoreKind::gradient, l + 1, m.out_width(l)});
+    if (m.kind == ModelKind::gcn)
+      out.push_back({transform_first(m, opt.gcn_order, l) ? StoreKind::transform : StoreKind::aggregate, l,
+                     gather_width(m, opt.gcn_order, l)});
+  }
+  return out;
+}
+
+int64_t store_columns(const std::vector<StoreMatrix>& matrices, StoreKind kind) {
+  int64_t c = 0;
+  for (const StoreMatrix& s : matrices)
+    if (s.kind == kind) c += s.cols;
+  return c;
+}
+
+}  // namespace ht

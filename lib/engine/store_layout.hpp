@@ -1,0 +1,30 @@
+#pragma once
+// The vertex store's matrices one by one (what Trainer's constructor
+// allocates: h^0, then per layer h^{l+1}, ∇x^{l+1} and GCN's cached aggregate
+// or transform, less what stays on the device), so that planners can say
+// which kind of data the memory goes to. Every matrix has N rows; summed,
+// the columns are vertex_store_bytes' (tests/test_host_memory_plan.cpp).
+#include <cstdint>
+#include <vector>
+
+#include "engine/trainer_options.hpp"
+
+namespace ht {
+
+enum class StoreKind { features, output, gradient, aggregate, transform };
+
+// "features", "outputs", "gradients", "aggregates", "transforms".
+const char* store_kind_name(StoreKind k);
+
+struct StoreMatrix {
+  StoreKind kind = StoreKind::features;
+  int layer = 0;  // h^layer / ∇x^layer for outputs and gradients; the layer for aggregates and transforms
+  int64_t cols = 0;
+};
+
+std::vector<StoreMatrix> store_matrices(const TrainerOptions& opt);
+
+// Columns of every matrix of `kind`, summed.
+int64_t store_columns(const std::vector<StoreMatrix>& matrices, StoreKind kind);
+
+}  // namespace ht

@@ -1,12 +1,11 @@
 #include "partition/method_choice.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "core/memory.hpp"
+#include "core/memory_limit.hpp"
 #include "partition/metis_graph.hpp"
 
 namespace ht {
@@ -34,18 +33,10 @@ int64_t metis_memory_estimate(const GraphView& g) {
   return std::max(build, run);
 }
 
-int64_t available_memory_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("MemAvailable:", 0) != 0) continue;
-    std::istringstream s(line.substr(13));
-    int64_t kib = 0;
-    s >> kib;
-    return kib * 1024;
-  }
-  return 0;
-}
+// The same figure ht-train's host memory check uses (MemAvailable and the
+// process's memory cgroups), without adding back what the process holds:
+// METIS's memory comes on top of the graph already read.
+int64_t available_memory_bytes() { return detect_host_memory_limit(0).bytes; }
 
 MethodChoice choose_partition_method(const GraphView& g, const PartitionParams& params, int64_t available_bytes) {
   MethodChoice c;

@@ -263,7 +263,7 @@ HostMemoryPlan plan_host_memory(const HostPlanInputs& in) {
   const unsigned from_renumber = kPhaseRenumber | kPhaseSetup | kPhaseTrain;
   const unsigned held = kPhaseSetup | kPhaseTrain;
 
-  b.add("process and libraries", kProcessBytes + in.runtime_bytes, kAllPhases);
+  b.add("process and libraries", std::max(kProcessBytes, in.process_bytes) + in.runtime_bytes, kAllPhases);
   b.add("graph file (mapped)", g.file_bytes, kAllPhases, {}, true);
   if (g.id_bytes == 8) b.add("graph ids narrowed to 32 bits", 4 * g.edges, kAllPhases);
   b.add("partition", 8 * n, kAllPhases);

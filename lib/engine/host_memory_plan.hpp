@@ -32,6 +32,10 @@ struct HostPlanInputs {
   int threads = 1;                   // OpenMP threads: device plan steps built at once
   bool logits_out = false, predict_out = false;  // end-of-run outputs (a copy of the logits each)
   int64_t runtime_bytes = 0;         // the executor's own (CUDA runtime and libraries): an estimate
+  // What the process holds before it loads anything (its RSS then: the
+  // program and the shared libraries it touched, e.g. a CUDA build's); at
+  // least a fixed allowance.
+  int64_t process_bytes = 0;
 };
 
 // Phases of a run, in order; items say in which they are held.

@@ -121,6 +121,10 @@ HostPlanInputs host_plan_inputs(const TrainJob& job, const TrainerOptions& topt,
   in.logits_out = !job.logits_out.empty();
   in.predict_out = !job.predict_out.empty();
   in.runtime_bytes = job.backend == Backend::cuda ? cuda_runtime_bytes(gpus) : 0;
+  // Taken at the first check, before anything is loaded: later the RSS
+  // also holds what the plan counts item by item.
+  static const int64_t process_at_start = current_rss_bytes();
+  in.process_bytes = process_at_start;
   return in;
 }
 

@@ -32,7 +32,7 @@ rc=$?
 [[ $(grep -c -P '^(generate|partition|reorganize|train)\tran\t' out/steps.tsv) -eq 4 ]] ||
   { fail "steps.tsv does not list four steps that ran:"; cat out/steps.tsv; }
 if [[ -x /usr/bin/time ]]; then
-  awk -F'\t' 'NR > 1 && ($4 == "n/a" || $4 <= 0 || $3 <= 0) { exit 1 }' out/steps.tsv ||
+  awk -F'\t' 'NR > 1 && ($4 == "n/a" || $4 <= 0 || $3 !~ /^[0-9]+(\.[0-9]+)?$/) { exit 1 }' out/steps.tsv ||
     fail "steps.tsv lacks a wall time or peak RSS: $(cat out/steps.tsv)"
 fi
 grep -q -- "--generate web --vertices 10000 --edges 292682 --feature-dim 16 --classes 8" out/steps.tsv ||

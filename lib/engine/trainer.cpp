@@ -9,6 +9,7 @@
 #include "core/log.hpp"
 #include "core/timer.hpp"
 #include "engine/memory_plan.hpp"
+#include "engine/store_layout.hpp"
 #include "engine/store_features.hpp"
 #include "engine/timeline.hpp"
 #include "engine/trainer_state.hpp"
@@ -79,13 +80,8 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
 Trainer::~Trainer() = default;
 
 int64_t vertex_store_bytes(const TrainerOptions& opt, int64_t num_vertices, StoreDtype dtype) {
-  const ModelConfig& m = opt.model;
-  int64_t cols = m.dims.front();
-  for (int l = 0; l < m.num_layers(); ++l) {
-    if (stores_h(opt, l + 1)) cols += m.out_width(l);
-    if (stores_grad(opt, l + 1)) cols += m.out_width(l);
-    if (m.kind == ModelKind::gcn) cols += gather_width(m, opt.gcn_order, l);  // cached aggregate or t
-  }
+  int64_t cols = 0;
+  for (const StoreMatrix& sm : store_matrices(opt)) cols += sm.cols;  // the one list of the store's matrices
   return dtype_bytes(dtype) * num_vertices * cols;
 }
 

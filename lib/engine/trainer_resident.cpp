@@ -57,11 +57,9 @@ void Trainer::setup_gpu_cache() {
     const int64_t limit = exec_.memory_limit(d.index());
     if (automatic) left.push_back(limit > 0 ? limit - d.allocated_bytes() - cache_margin(limit) : 0);
     else left.push_back(limit > 0 ? std::min(opt_.gpu_cache, limit - d.allocated_bytes()) : opt_.gpu_cache);
-    int64_t b = spread ? g_.num_vertices : 0, e = spread ? 0 : g_.num_vertices;  // its partition: its chunks' span
-    for (const DeviceStep& step : st->plan.steps)
-      if (spread) b = std::min(b, step.plan->dst_begin), e = std::max(e, step.plan->dst_end);
-    row0.push_back(std::min(b, e));
-    row1.push_back(e);
+    const size_t i = row0.size();  // its partition's rows, or all of them
+    row0.push_back(spread ? plan_.part_offsets[i] : 0);
+    row1.push_back(spread ? plan_.part_offsets[i + 1] : g_.num_vertices);
   }
   std::vector<std::pair<const HostMat*, std::string>> wanted{{&store_.h[0], "h^0"}};
   const ModelConfig& m = opt_.model;

@@ -382,7 +382,7 @@ TEST(HostMemoryPlan, PhasesAndItems) {
   const HostMemoryPlan p = plan_host_memory(in);
   EXPECT_FALSE(p.plan_known);  // no plan yet: its items are left out
   EXPECT_EQ(item(p, "device plans (pinned)"), nullptr);
-  ASSERT_EQ(p.phases.size(), 4u);
+  ASSERT_EQ(p.phases.size(), 5u);
   const HostMemoryItem* store = item(p, "vertex store");
   ASSERT_NE(store, nullptr);
   // h^0 100, h^1 256, ∇x^1 256, a^0 100, a^1 256, h^3 47, ∇x^3 47, t^2 47 (h^2, ∇x^2 stay on the device).
@@ -391,6 +391,9 @@ TEST(HostMemoryPlan, PhasesAndItems) {
   const HostMemoryItem* file = item(p, "graph file (mapped)");
   ASSERT_NE(file, nullptr);
   EXPECT_TRUE(file->graph_file);
+  // Read while loading and renumbering, then given back: never held with the store.
+  EXPECT_EQ(file->phases, unsigned{kPhaseLoad | kPhaseRenumber});
+  EXPECT_EQ(item(p, "renumbered graph (no features)")->phases, unsigned{kPhaseRenumber | kPhasePack});
   for (const HostPhaseTotal& t : p.phases) {
     int64_t resident = 0, need = 0;
     for (const HostMemoryItem& it : p.items) {
@@ -400,7 +403,7 @@ TEST(HostMemoryPlan, PhasesAndItems) {
     EXPECT_GE(t.resident, resident);  // plus the margin
     EXPECT_LE(t.resident, resident + resident / 20);
     EXPECT_EQ(t.need - need, t.resident - resident);  // the same margin
-    EXPECT_EQ(resident - need, t.phase == kPhaseSetup || t.phase == kPhaseTrain ? file->bytes : 0);
+    EXPECT_EQ(resident, need);  // the file's pages are only resident while they count
     EXPECT_LE(t.resident, p.peak);
     EXPECT_LE(t.need, p.need);
   }
@@ -421,8 +424,11 @@ TEST(HostMemoryPlan, PhasesAndItems) {
   const HostMemoryPlan q = plan_host_memory(small);
   EXPECT_TRUE(q.plan_known);
   ASSERT_NE(item(q, "device plans (pinned)"), nullptr);
-  EXPECT_EQ(item(q, "device plan build (setup only)")->phases, unsigned{kPhaseSetup});
+  EXPECT_EQ(item(q, "device plan build (packing only)")->phases, unsigned{kPhasePack});
   EXPECT_EQ(item(q, "plan file (while read)")->phases, unsigned{kPhaseLoad});
+  // The plan's lists go once the device plans are packed: not held with the store.
+  EXPECT_EQ(item(q, "plan")->phases, unsigned{kPhaseLoad | kPhaseRenumber | kPhasePack});
+  EXPECT_EQ(item(q, "plan")->phases & item(q, "vertex store")->phases, 0u);
   EXPECT_EQ(item(q, "emulated device memory"), nullptr);  // a GPU's memory is not the host's
   const std::string text = host_items_text(q, q.peak_phase, q.peak, false, 2);
   EXPECT_NE(text.find("other "), std::string::npos) << text;
@@ -461,9 +467,8 @@ TEST(HostMemoryCheck, RefusesWithAdviceThatFits) {
     check_host_memory(job, in, {kGiB, "MemAvailable"});
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("even --host-dtype bf16 and a graph file with bf16 features"),
-              std::string::npos)
-        << e.what();
+    // (bf16 features in the file no longer help: setup holds no copy of them.)
+    EXPECT_NE(std::string(e.what()).find("even --host-dtype bf16 would need"), std::string::npos) << e.what();
   }
 }
 

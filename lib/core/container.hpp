@@ -133,6 +133,10 @@ class ContainerReader {
     check_section(s, dtype, expected_count);
     return {file_.data() + s.offset, static_cast<size_t>(s.length)};
   }
+  // The map's pages of [p, p + len) / of the whole file leave the process's
+  // RSS (MappedFile::drop_pages); views stay valid.
+  void drop_pages(const void* p, size_t len) const noexcept { file_.drop_pages(p, len); }
+  void drop_all_pages() const noexcept { file_.drop_all_pages(); }
   // Throws an error about `what` located at section `name`.
   [[noreturn]] void fail_in(const std::string& name, const std::string& what) const;
 

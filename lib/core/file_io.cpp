@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -48,6 +49,17 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
 }
 
 MappedFile::~MappedFile() { release(); }
+
+void MappedFile::drop_pages(const void* p, size_t len) const noexcept {
+  if (!data_ || len == 0) return;
+  const auto base = reinterpret_cast<uintptr_t>(data_);
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  uintptr_t b = std::max(reinterpret_cast<uintptr_t>(p), base);
+  uintptr_t e = std::min(reinterpret_cast<uintptr_t>(p) + len, base + size_);
+  b = (b + page - 1) / page * page;                  // pages wholly inside the range:
+  if (e != base + size_) e = e / page * page;        // a neighbour's rows stay mapped
+  if (e > b) ::madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED);
+}
 
 MappedFile::MappedFile(MappedFile&& o) noexcept { *this = std::move(o); }
 

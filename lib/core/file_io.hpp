@@ -23,6 +23,12 @@ class MappedFile {
   const std::byte* data() const { return static_cast<const std::byte*>(data_); }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // Gives the pages of [p, p + len) (inside the map) back to the kernel: the
+  // process's RSS no longer counts them, and a later read faults them in
+  // again from the page cache or the file. The map is read-only and private,
+  // so nothing is lost. Whole pages inside the range only; best effort.
+  void drop_pages(const void* p, size_t len) const noexcept;
+  void drop_all_pages() const noexcept { drop_pages(data_, size_); }
 
  private:
   void release() noexcept;

@@ -88,13 +88,12 @@ struct Builder {
   }
 };
 
-// The renumbered graph (partition/partition.cpp's renumber): every array of
-// the file in new ids, orig_ids always; 16-bit features widened to fp32 when
-// normalized.
-int64_t renumbered_graph_bytes(const GraphShape& g, bool normalize) {
+// The renumbered graph (partition/partition.cpp's renumber) as the training
+// job makes it: every array of the file in new ids but the features (h^0 is
+// filled from the file), orig_ids always.
+int64_t renumbered_graph_bytes(const GraphShape& g) {
   const int64_t n = g.vertices, e = g.edges;
-  const int64_t feature_bytes = normalize ? 4 : dtype_bytes(g.feature_dtype);
-  int64_t b = 8 * (n + 1) + 4 * e + n * g.feature_dim * feature_bytes + 8 * n;
+  int64_t b = 8 * (n + 1) + 4 * e + 8 * n;
   if (g.weights) b += 4 * e;
   if (g.labels) b += 4 * n;
   if (g.split) b += n;
@@ -121,17 +120,18 @@ void plan_items(Builder& b) {
   const bool gcn = m.kind == ModelKind::gcn, gat = m.kind == ModelKind::gat;
   const CommMode mode = opt.comm;
   const int64_t n_vertices = in.graph.vertices;
-  const unsigned held = kPhaseSetup | kPhaseTrain;
+  const unsigned held = kPhasePack | kPhaseSetup | kPhaseTrain;
 
   // The plan itself: read from its file (the mapping's pages while it is
   // read) or built in memory from the renumbered graph (what the builder
-  // holds for a moment is not counted).
+  // holds for a moment is not counted); its lists go once the device plans
+  // are packed.
   const int64_t plan_bytes = plan_memory_bytes(p);
   if (in.plan_file_bytes > 0) {
-    b.add("plan", plan_bytes, kAllPhases);
+    b.add("plan", plan_bytes, kPhaseLoad | kPhaseRenumber | kPhasePack);
     b.add("plan file (while read)", in.plan_file_bytes, kPhaseLoad);
   } else {
-    b.add("plan", plan_bytes, kPhaseRenumber | held);
+    b.add("plan", plan_bytes, kPhaseRenumber | kPhasePack);
   }
 
   // Packed steps of every device in pinned host memory, and the lists the
@@ -172,7 +172,7 @@ void plan_items(Builder& b) {
   // buffers are allocated after its steps are built: the last device's are
   // not there yet while its build peaks.
   const int64_t last_device = in.emulated_devices ? emulated_device_bytes(p, p.m - 1, opt) : 0;
-  b.add("device plan build (setup only)", std::max(build - last_device, flushes + n_vertices), kPhaseSetup);
+  b.add("device plan build (packing only)", std::max(build - last_device, flushes + n_vertices), kPhasePack);
   if (in.emulated_devices && gat) {
     int64_t ne = 0;
     for (int i = 0; i < p.m; ++i) ne = std::max(ne, p.max_edges[i]);
@@ -260,28 +260,28 @@ HostMemoryPlan plan_host_memory(const HostPlanInputs& in) {
   const TrainerOptions& opt = in.opt;
   const ModelConfig& m = opt.model;
   const int64_t n = g.vertices;
-  const unsigned from_renumber = kPhaseRenumber | kPhaseSetup | kPhaseTrain;
+  const unsigned packed = kPhasePack | kPhaseSetup | kPhaseTrain;
   const unsigned held = kPhaseSetup | kPhaseTrain;
 
   b.add("process and libraries", std::max(kProcessBytes, in.process_bytes) + in.runtime_bytes, kAllPhases);
-  b.add("graph file (mapped)", g.file_bytes, kAllPhases, {}, true);
+  // Checksums and renumbering read the whole file; then its pages are given
+  // back, and setup reads the features again block by block, giving each
+  // block back behind it.
+  b.add("graph file (mapped)", g.file_bytes, kPhaseLoad | kPhaseRenumber, {}, true);
   if (g.id_bytes == 8) b.add("graph ids narrowed to 32 bits", 4 * g.edges, kAllPhases);
   b.add("partition", 8 * n, kAllPhases);
   b.add("partition file (while read)", in.partition_file_bytes, kPhaseLoad);
-  b.add("renumbered graph", renumbered_graph_bytes(g, in.normalize_features && g.feature_dtype != StoreDtype::f32),
-        from_renumber);
-  if (in.normalize_features && g.feature_dtype != StoreDtype::f32)
-    b.add("16-bit features being widened", n * g.feature_dim * dtype_bytes(g.feature_dtype), kPhaseRenumber);
+  b.add("renumbered graph (no features)", renumbered_graph_bytes(g), kPhaseRenumber | kPhasePack);
   const int64_t params = parameter_count(m);
-  b.add("vertex ids, degrees, parameters", 8 * n + (m.kind == ModelKind::gcn ? 4 * n : 0) + 16 * params, held);
+  b.add("vertex ids, degrees, parameters", 8 * n + (m.kind == ModelKind::gcn ? 4 * n : 0) + 16 * params, packed);
   if (!in.store_on_device) {
     const std::vector<StoreMatrix> mats = store_matrices(opt);
     const int64_t elem = dtype_bytes(opt.host_dtype);
     int64_t bytes = 0;
     for (const StoreMatrix& s : mats) bytes += (n * s.cols * elem + 3) / 4 * 4;
     b.add("vertex store", bytes, held, fmt::format("{}: {}", dtype_name(opt.host_dtype), store_detail(mats, n, elem)));
-  } else if (g.feature_dtype != StoreDtype::f32) {
-    b.add("features widened for the GPU store (setup only)", 4 * n * g.feature_dim, kPhaseSetup);
+  } else {
+    b.add("features in store order for the GPU store (setup only)", 4 * n * g.feature_dim, kPhaseSetup);
   }
   if (in.plan) {
     plan_items(b);
@@ -295,7 +295,7 @@ HostMemoryPlan plan_host_memory(const HostPlanInputs& in) {
   b.add("logits and outputs (at the end)", outputs, kPhaseTrain);
 
   HostMemoryPlan& p = b.plan;
-  for (HostPhase ph : {kPhaseLoad, kPhaseRenumber, kPhaseSetup, kPhaseTrain}) {
+  for (HostPhase ph : kPhasesInOrder) {
     HostPhaseTotal t{ph, 0, 0};
     for (const HostMemoryItem& it : p.items) {
       if (!(it.phases & ph)) continue;
@@ -325,6 +325,7 @@ const char* host_phase_name(HostPhase p) {
   switch (p) {
     case kPhaseLoad: return "loading";
     case kPhaseRenumber: return "renumbering";
+    case kPhasePack: return "packing";
     case kPhaseSetup: return "setup";
     case kPhaseTrain: return "training";
   }

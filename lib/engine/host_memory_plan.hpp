@@ -8,7 +8,8 @@
 // should come to (file pages of the mapped graph included, as the kernel
 // counts them). Whether a run fits is decided on `need`: the graph file's
 // pages are page cache the kernel can drop once the graph has been
-// renumbered, so they count only while they are read.
+// renumbered, so they count only while they are read; the run gives them
+// back (madvise) behind each read, so they are not resident later either.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,7 +29,6 @@ struct HostPlanInputs {
   bool store_on_device = false;   // in-memory mode on a GPU: no host store
   int64_t partition_file_bytes = 0;  // 0: partitioned in memory
   int64_t plan_file_bytes = 0;       // 0: the plan is built in memory
-  bool normalize_features = false;   // --normalize-features (16-bit features are widened)
   int threads = 1;                   // OpenMP threads: device plan steps built at once
   bool logits_out = false, predict_out = false;  // end-of-run outputs (a copy of the logits each)
   int64_t runtime_bytes = 0;         // the executor's own (CUDA runtime and libraries): an estimate
@@ -38,9 +38,13 @@ struct HostPlanInputs {
   int64_t process_bytes = 0;
 };
 
-// Phases of a run, in order; items say in which they are held.
-enum HostPhase : unsigned { kPhaseLoad = 1, kPhaseRenumber = 2, kPhaseSetup = 4, kPhaseTrain = 8 };
-inline constexpr unsigned kAllPhases = kPhaseLoad | kPhaseRenumber | kPhaseSetup | kPhaseTrain;
+// Phases of a run, in order (loading, renumbering, packing, setup,
+// training); items say in which they are held. Packing builds the device
+// plans; then the plan's lists and the renumbered graph go, and setup
+// allocates the vertex store and fills h^0 from the graph file.
+enum HostPhase : unsigned { kPhaseLoad = 1, kPhaseRenumber = 2, kPhaseSetup = 4, kPhaseTrain = 8, kPhasePack = 16 };
+inline constexpr unsigned kAllPhases = kPhaseLoad | kPhaseRenumber | kPhasePack | kPhaseSetup | kPhaseTrain;
+inline constexpr HostPhase kPhasesInOrder[] = {kPhaseLoad, kPhaseRenumber, kPhasePack, kPhaseSetup, kPhaseTrain};
 
 struct HostMemoryItem {
   std::string name;    // "vertex store"
@@ -68,7 +72,7 @@ struct HostMemoryPlan {
 
 HostMemoryPlan plan_host_memory(const HostPlanInputs& in);
 
-const char* host_phase_name(HostPhase p);  // "loading", "renumbering", "setup", "training"
+const char* host_phase_name(HostPhase p);  // "loading", "renumbering", "packing", "setup", "training"
 
 // The `top` largest items held in phase `ph` (`need`: those that count in its
 // need), then the rest of `total` as "other": "vertex store 8.60 GiB (fp32:

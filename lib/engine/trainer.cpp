@@ -27,32 +27,37 @@ DevArray<float> tensor_or_empty(Device& d, const ModelParams& p, int layer, cons
 
 }  // namespace
 
-Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> orig_id, const Plan& plan,
-                 TrainerOptions opt)
-    : exec_(exec), g_(g), orig_id_(orig_id), plan_(plan), opt_(std::move(opt)),
-      params_(init_params(opt_.model)), optimizer_(opt_.optimizer) {
+Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerInputs in)
+    : exec_(exec), plan_(plan), opt_(std::move(opt)), params_(init_params(opt_.model)), optimizer_(opt_.optimizer) {
   const ModelConfig& m = opt_.model;
+  const GraphView& g = in.graph;
+  const FeatureSource features = in.features ? *in.features : FeatureSource::of(g);
+  num_vertices_ = g.num_vertices;
   HT_CHECK(exec_.num_devices() == plan_.m, "the plan is for {} GPUs but the executor has {}", plan_.m,
            exec_.num_devices());
-  HT_CHECK(g_.num_vertices == plan_.num_vertices, "the plan has {} vertices, the graph {}", plan_.num_vertices,
-           g_.num_vertices);
-  HT_CHECK(g_.feature_dim == m.dims.front(), "the model's input width {} differs from the graph's feature width {}",
-           m.dims.front(), g_.feature_dim);
-  HT_CHECK(g_.has_features() && !g_.labels.empty() && !g_.split.empty(),
+  HT_CHECK(g.num_vertices == plan_.num_vertices, "the plan has {} vertices, the graph {}", plan_.num_vertices,
+           g.num_vertices);
+  HT_CHECK(features.rows() == g.num_vertices, "the features have {} rows, the graph {} vertices", features.rows(),
+           g.num_vertices);
+  HT_CHECK(features.graph.has_features() && !g.labels.empty() && !g.split.empty(),
            "training needs features, labels and a split in the graph file");
-  HT_CHECK(g_.num_classes <= m.dims.back(), "the output width {} is smaller than the number of classes {}",
-           m.dims.back(), g_.num_classes);
-  HT_CHECK(g_.weights.empty(), "edge weights are not supported by the training engine yet");
-  for (int64_t v = 0; v < g_.num_vertices; ++v) num_train_ += (g_.split[v] == 1 && g_.labels[v] >= 0) ? 1 : 0;
+  HT_CHECK(features.cols() == m.dims.front(), "the model's input width {} differs from the graph's feature width {}",
+           m.dims.front(), features.cols());
+  HT_CHECK(g.num_classes <= m.dims.back(), "the output width {} is smaller than the number of classes {}",
+           m.dims.back(), g.num_classes);
+  HT_CHECK(g.weights.empty(), "edge weights are not supported by the training engine yet");
+  HT_CHECK(static_cast<int64_t>(in.orig_id.size()) == g.num_vertices, "{} original ids for {} vertices",
+           in.orig_id.size(), g.num_vertices);
+  for (int64_t v = 0; v < g.num_vertices; ++v) num_train_ += (g.split[v] == 1 && g.labels[v] >= 0) ? 1 : 0;
   HT_CHECK(num_train_ > 0, "the graph has no training vertices (split code 1 with a label)");
-  if (m.kind == ModelKind::gcn) inv_sqrt_deg_ = gcn_inv_sqrt_degree(g_);
+  if (m.kind == ModelKind::gcn) inv_sqrt_deg_ = gcn_inv_sqrt_degree(g);
 
   const int L = m.num_layers();
-  const int64_t n = g_.num_vertices;
+  const int64_t n = g.num_vertices;
   HT_CHECK(!opt_.store_on_device || opt_.host_dtype == StoreDtype::f32,
            "the in-memory mode keeps the vertex store in fp32 (--host-dtype {} is for host stores)",
            dtype_name(opt_.host_dtype));
-  if (opt_.host_dtype == StoreDtype::f16) check_f16_range(g_);
+  if (opt_.host_dtype == StoreDtype::f16) check_f16_range(features);
   if (opt_.store_on_device) {
     HT_CHECK(plan_.m == 1 && plan_.n == 1, "in-memory mode needs one GPU and one chunk (m = 1, n = 1), not m = {}, n = {}",
              plan_.m, plan_.n);
@@ -64,17 +69,30 @@ Trainer::Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> or
       check_device_memory(need, exec_.memory_limit(0), 0, plan_.n);
     }
   }
+  // The devices first: once their plans are packed, the caller can free the
+  // plan's lists and the renumbered graph before the store takes its memory.
+  Timer t;
+  setup_devices(in);
+  if (in.inputs_read) in.inputs_read();
+  setup_phases_.add("device plans", t.seconds());
+  t.reset();
   store_.h.resize(L + 1);
   store_.grad.resize(L + 1);
-  store_.h[0] = alloc_store(n, g_.feature_dim);
-  fill_feature_store(exec_, store_.h[0], g_);
+  store_.h[0] = alloc_store(n, features.cols());
   for (int l = 0; l < L; ++l) {
     // Matrices no pass reads from the store are not allocated (stores_h, stores_grad).
     if (stores_h(opt_, l + 1)) store_.h[l + 1] = alloc_store(n, m.out_width(l));
     if (stores_grad(opt_, l + 1)) store_.grad[l + 1] = alloc_store(n, m.out_width(l));
     if (m.kind == ModelKind::gcn) store_.agg.push_back(alloc_store(n, gather_width(m, opt_.gcn_order, l)));
   }
-  setup_devices();
+  setup_phases_.add("vertex store", t.seconds());
+  t.reset();
+  fill_feature_store(exec_, store_.h[0], features);
+  setup_phases_.add("h^0", t.seconds());
+  t.reset();
+  setup_gpu_cache();  // last: it takes what the working set leaves
+  exec_.synchronize_all();
+  setup_phases_.add("GPU cache", t.seconds());
 }
 
 Trainer::~Trainer() = default;
@@ -98,12 +116,12 @@ std::vector<float> Trainer::logits() const {
   return out;
 }
 
-void Trainer::setup_devices() {
+void Trainer::setup_devices(const TrainerInputs& in) {
   const ModelConfig& m = opt_.model;
   const int L = m.num_layers();
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt_.gcn_order);
   const bool gat = m.kind == ModelKind::gat;
-  EdgeKeys keys{inv_sqrt_deg_, orig_id_};
+  EdgeKeys keys{inv_sqrt_deg_, in.orig_id};
   for (int i = 0; i < plan_.m; ++i)
     check_device_memory(device_memory_need(plan_, i, opt_, exec_.memory_limit(i)), exec_.memory_limit(i), i, plan_.n);
   auto pinned = [&](int64_t bytes) { return exec_.alloc_pinned_bytes(bytes); };
@@ -164,9 +182,9 @@ void Trainer::setup_devices() {
         if (store_dtype() != StoreDtype::f32) st->raw_staging[k] = d.alloc_bytes(2 * st->staging_rows * max_gather);
       }
     }
-    st->keys = d.upload(orig_id_);
-    st->labels = d.upload(g_.labels);
-    st->split = d.upload(g_.split);
+    st->keys = d.upload(in.orig_id);
+    st->labels = d.upload(in.graph.labels);
+    st->split = d.upload(in.graph.split);
     for (int l = 0; l < L; ++l) {
       Layer ly;
       ly.W = tensor_or_empty(d, params_, l, "W", true);
@@ -205,7 +223,7 @@ void Trainer::setup_devices() {
     plans.push_back(&st->plan);
     dev_.push_back(std::move(st));
   }
-  write_first_ = mark_first_flushes(plans, g_.num_vertices);
+  write_first_ = mark_first_flushes(plans, num_vertices_);
   if (!write_first_) log::debug("some vertex is never returned: gradient stores are cleared per layer");
   setup_forwarding();
   setup_handoff(plans);  // before the resident steps are copied: it reorders their flush lists
@@ -217,8 +235,7 @@ void Trainer::setup_devices() {
       st->dev->copy_bytes_in(step.bytes.data(), st->ring[j], static_cast<int64_t>(step.bytes.size()));
     }
   }
-  setup_gpu_cache();  // last: it takes what the working set leaves
-  exec_.synchronize_all();
+  exec_.synchronize_all();  // the uploads above read the caller's graph, which it may free next
 }
 
 void Trainer::upload_params() {

@@ -4,12 +4,16 @@
 // host; backward per layer (last to first) and batch with recomputation (GAT)
 // or cached aggregates (GCN), dedup gradient return (Algorithm 3); weight
 // gradients all-reduced, then one optimizer step applied to every replica.
+#include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "core/timer.hpp"
 #include "engine/device_plan.hpp"
 #include "engine/executor.hpp"
 #include "engine/layer_order.hpp"
+#include "engine/store_features.hpp"
 #include "engine/trainer_options.hpp"
 #include "engine/vertex_store.hpp"
 #include "graph/graph.hpp"
@@ -45,12 +49,29 @@ struct Evaluation {
   double loss = 0, train_acc = 0, val_acc = 0, test_acc = 0;
 };
 
+// What the trainer reads while it is constructed, besides the plan. It keeps
+// none of it: once `inputs_read` has been called, the caller may free the
+// graph and the plan's per-step lists (the plan's sizes and ranges stay read).
+struct TrainerInputs {
+  // The graph in the plan's NEW ids: topology (GCN degrees), labels, split;
+  // its features too unless `features` is given.
+  GraphView graph;
+  std::span<const int64_t> orig_id;       // graph file id of new id v (dropout keys)
+  std::optional<FeatureSource> features;  // where h^0 comes from, when not graph's features
+  // Called once the device plans are packed and `graph` is read, before the
+  // vertex store is allocated: what the caller frees there is not held at
+  // the same time as the store.
+  std::function<void()> inputs_read;
+};
+
 class Trainer {
  public:
+  Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerInputs in);
   // `g` is the graph in the plan's NEW ids; `orig_id[v]` is the graph file id
   // of new id v (dropout keys, exported predictions).
   Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> orig_id, const Plan& plan,
-          TrainerOptions opt);
+          TrainerOptions opt)
+      : Trainer(exec, plan, std::move(opt), TrainerInputs{g, orig_id, std::nullopt, {}}) {}
   ~Trainer();
 
   // One training epoch: forward (with dropout), loss, backward, optimizer step.
@@ -71,6 +92,9 @@ class Trainer {
   // Element type of the vertex store's matrices (fp32 on a device).
   StoreDtype store_dtype() const { return store_on_device() ? StoreDtype::f32 : opt_.host_dtype; }
   const LinkCounters& counters() const { return exec_.counters(); }
+  // Seconds of each part of construction: "device plans", "vertex store"
+  // (allocated, pinned, zeroed), "h^0" (filled), "GPU cache".
+  const PhaseTimes& setup_phases() const { return setup_phases_; }
   // Busy intervals of every device queue in the last training epoch, seconds
   // since its start (what --timeline-out writes).
   const std::vector<BusyInterval>& last_timeline() const { return last_timeline_; }
@@ -78,7 +102,7 @@ class Trainer {
  private:
   struct Layer;        // per-device parameters and gradients of one layer
   struct DeviceState;  // per-device buffers, ring slots and events (trainer_state.cpp)
-  void setup_devices();
+  void setup_devices(const TrainerInputs& in);
   // ---- data kept on the device between passes (trainer_resident.cpp)
   void setup_forwarding();
   void setup_handoff(std::vector<DevicePlan*>& plans);
@@ -164,9 +188,9 @@ class Trainer {
   void finish_timeline(EpochResult& r, double wall);
 
   Executor& exec_;
-  const GraphView& g_;
-  std::span<const int64_t> orig_id_;
   const Plan& plan_;
+  int64_t num_vertices_ = 0;
+  PhaseTimes setup_phases_;
   TrainerOptions opt_;
   ModelParams params_;
   Optimizer optimizer_;

@@ -59,7 +59,7 @@ void Trainer::setup_gpu_cache() {
     else left.push_back(limit > 0 ? std::min(opt_.gpu_cache, limit - d.allocated_bytes()) : opt_.gpu_cache);
     const size_t i = row0.size();  // its partition's rows, or all of them
     row0.push_back(spread ? plan_.part_offsets[i] : 0);
-    row1.push_back(spread ? plan_.part_offsets[i + 1] : g_.num_vertices);
+    row1.push_back(spread ? plan_.part_offsets[i + 1] : num_vertices_);
   }
   std::vector<std::pair<const HostMat*, std::string>> wanted{{&store_.h[0], "h^0"}};
   const ModelConfig& m = opt_.model;
@@ -147,7 +147,7 @@ void Trainer::setup_handoff(std::vector<DevicePlan*>& plans) {
   for (int l = 1; l < opt_.model.num_layers(); ++l) any_handoff = any_handoff || hands_off(l);
   handoff_ = handoff_ && any_handoff;
   if (handoff_) {
-    mark_handoff(plans, g_.num_vertices);
+    mark_handoff(plans, num_vertices_);
     for (auto& st : dev_) {
       st->dev->use(Queue::compute);
       for (const HandoffRows& h : st->plan.handoff) {

@@ -163,6 +163,13 @@ GraphFile::GraphFile(const std::string& path, ReadOptions opt)
   validate_vertex_data();
 }
 
+void GraphFile::drop_feature_rows(int64_t begin, int64_t end) const noexcept {
+  const std::span<const std::byte> f = view_.feature_bytes();
+  if (end <= begin || f.empty()) return;
+  const size_t row = f.size() / static_cast<size_t>(view_.num_vertices);
+  reader_.drop_pages(f.data() + static_cast<size_t>(begin) * row, static_cast<size_t>(end - begin) * row);
+}
+
 void GraphFile::validate_topology() const {
   const auto& off = view_.offsets;
   const int64_t n = view_.num_vertices;

@@ -56,6 +56,12 @@ class GraphFile {
   FileIdentity identity() const { return reader_.identity(); }
   const std::string& path() const { return reader_.path(); }
   int id_bytes() const { return id_bytes_; }
+  // The file's pages leave the process's RSS once they have been read (the
+  // view stays valid: a later read faults them in again). Large runs call
+  // these behind each step that reads the file, so that a graph several
+  // times the size of the training's own memory is never resident at once.
+  void drop_pages() const noexcept { reader_.drop_all_pages(); }
+  void drop_feature_rows(int64_t begin, int64_t end) const noexcept;
 
  private:
   void validate_topology() const;

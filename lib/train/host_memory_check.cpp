@@ -116,7 +116,6 @@ HostPlanInputs host_plan_inputs(const TrainJob& job, const TrainerOptions& topt,
   in.store_on_device = store_on_device;
   in.partition_file_bytes = job.partition_path.empty() ? 0 : file_size(job.partition_path);
   in.plan_file_bytes = job.plan_path.empty() ? 0 : file_size(job.plan_path);
-  in.normalize_features = job.normalize_features && !g.features_normalized;
   in.threads = omp_get_max_threads();
   in.logits_out = !job.logits_out.empty();
   in.predict_out = !job.predict_out.empty();

@@ -52,19 +52,34 @@ std::string name_of(Backend backend) { return name_in(backend_names(), backend);
 
 namespace {
 
-void normalize_rows(Graph& g) {
-  // 16-bit features are widened first (exactly); the store rounds the
-  // normalized rows (once more) to its dtype.
-  convert_features(g, StoreDtype::f32);
-#pragma omp parallel for schedule(static)
-  for (int64_t v = 0; v < g.num_vertices; ++v) {
-    float* row = g.features.data() + v * g.feature_dim;
-    double s = 0;
-    for (int32_t j = 0; j < g.feature_dim; ++j) s += row[j];
-    if (s != 0)
-      for (int32_t j = 0; j < g.feature_dim; ++j) row[j] = static_cast<float>(row[j] / s);
+// "graph file 1.20 s, renumbering 2.10 s, ...": where setup's time went.
+std::string phase_text(const PhaseTimes& p) {
+  std::string out;
+  for (const auto& [name, seconds] : p.phases()) out += fmt::format("{}{} {:.2f} s", out.empty() ? "" : ", ", name, seconds);
+  return out;
+}
+
+// Once the trainer has packed its device plans it reads only the plan's sizes
+// and ranges: the per-step lists, most of the plan's memory, can go.
+void release_step_lists(Plan& plan) {
+  for (ChunkPlan& s : plan.steps) {
+    ChunkPlan kept;
+    kept.part = s.part;
+    kept.chunk = s.chunk;
+    kept.dst_begin = s.dst_begin;
+    kept.dst_end = s.dst_end;
+    s = std::move(kept);
   }
-  g.flags.features_normalized = true;
+}
+
+// The graph in new ids without its features: the trainer takes h^0's rows
+// from the graph file itself (FeatureSource), so the largest array of the
+// file is never copied.
+Graph renumber_without_features(const GraphView& g, const Partition& p) {
+  GraphView topology = g;
+  topology.features = {};
+  topology.features16 = {};
+  return renumber(topology, p);
 }
 
 // Partition and plan: from files when given, else built in memory.
@@ -326,6 +341,9 @@ JsonWriter summary_json(const TrainSummary& sum, const RunLabels& run) {
   counters_json(w, sum.per_epoch);
   w.field("peak_device_bytes", sum.peak_device_bytes).field("host_buffer_bytes", sum.host_buffer_bytes);
   w.field("peak_rss_bytes", sum.peak_rss_bytes).field("setup_seconds", sum.setup_seconds);
+  w.key("setup_phases").begin_object();
+  for (const auto& [name, seconds] : sum.setup_phases.phases()) w.field(name, seconds);
+  w.end_object();
   host_plan_json(w, sum);
   w.field("setup_over_epoch", sum.epoch_ms_median > 0 ? sum.setup_seconds * 1e3 / sum.epoch_ms_median : 0.0);
   link_json(w, sum);
@@ -572,7 +590,7 @@ void log_host_plan(const HostMemoryPlan& p, const HostMemoryLimit& limit) {
   for (const HostPhaseTotal& t : p.phases)
     phases += fmt::format("{}{} {} (need {})", phases.empty() ? "" : ", ", host_phase_name(t.phase),
                           format_bytes(static_cast<double>(t.resident)), format_bytes(static_cast<double>(t.need)));
-  log::debug("host memory plan items (phases: 1 loading, 2 renumbering, 4 setup, 8 training): {}; by phase: {}", items,
+  log::debug("host memory plan items (phases: 1 loading, 2 renumbering, 16 packing, 4 setup, 8 training): {}; by phase: {}", items,
              phases);
 }
 
@@ -595,24 +613,44 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   need = model_need(job, topt, shape);
   check_model_fits(job, *need);
   check_host_memory_early(job, topt, shape, sum.host_limit);
+  PhaseTimes& phases = sum.setup_phases;
+  phases.add("link probe and checks", setup.seconds());
+  Timer t;
+  auto lap = [&](const char* name) {
+    phases.add(name, t.seconds());
+    t.reset();
+  };
   GraphFile gf(job.graph_path, {job.verify_checksums});
   const GraphView& g = gf.view();
   sum.has_labels = !g.labels.empty();
+  lap("graph file");
   Pipeline pipe = load_or_build(job, gf);
-  Graph gn = renumber(g, pipe.partition);
-  if (job.normalize_features && !g.flags.features_normalized) normalize_rows(gn);
+  lap(job.plan_path.empty() ? "partition" : "partition and plan files");
+  Graph gn = renumber_without_features(g, pipe.partition);
+  lap("renumbering");
   if (job.plan_path.empty()) {
     pipe.plan = build_plan(gn.view(), pipe.partition);
     pipe.plan.graph_identity = gf.identity();
+    lap("plan");
   }
+  gf.drop_pages();  // read through (checksums, topology); features are read again below, in order
   const Plan& plan = pipe.plan;
   std::vector<int64_t> orig(pipe.partition.new_to_old.begin(), pipe.partition.new_to_old.end());
   std::unique_ptr<Executor> exec = make_executor(plan.m);
+  lap("executor");
   topt.store_on_device = resolve_store(job, topt, plan, *exec, gn.num_vertices);
   sum.host_plan = check_host_memory(job, host_plan_inputs(job, topt, shape, shape_of(plan), topt.store_on_device),
                                     sum.host_limit);
   log_host_plan(sum.host_plan, sum.host_limit);
-  Trainer trainer(*exec, gn.view(), orig, plan, topt);
+  FeatureSource features{g, pipe.partition.new_to_old, pipe.partition.old_to_new,
+                         job.normalize_features && !g.flags.features_normalized,
+                         [&gf](int64_t b, int64_t e) { gf.drop_feature_rows(b, e); }};
+  Trainer trainer(*exec, plan, topt, TrainerInputs{gn.view(), orig, std::move(features), [&] {
+                    gn = Graph{};
+                    release_step_lists(pipe.plan);
+                  }});
+  for (const auto& [name, seconds] : trainer.setup_phases().phases()) phases.add(name, seconds);
+  t.reset();
   if (!job.load_model.empty()) {
     ModelParams p = trainer.params();
     load_model(job.load_model, topt.model, p);
@@ -627,7 +665,9 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
       write_train_checkpoint(job.checkpoint_path,
                              make_checkpoint(target, topt, trainer, job, sum, loop.ev, done, metrics));
     };
+  lap("model and checkpoint");
   sum.setup_seconds = setup.seconds();
+  log::info("setup {:.2f} s: {}", sum.setup_seconds, phase_text(phases));
   const std::string orders = layer_orders(topt.model, job.trainer.gcn_order);
   log::info("training {} {} on {} (N = {}, E = {}): backend {}, m = {}, n = {}, comm {}, store {}{}{}, setup {:.2f} s",
             topt.model.kind == ModelKind::gcn ? "GCN" : "GAT",

@@ -14,6 +14,7 @@
 
 #include "core/memory_limit.hpp"
 #include "core/names.hpp"
+#include "core/timer.hpp"
 #include "cuda/link_probe.hpp"
 #include "engine/executor.hpp"
 #include "engine/host_memory_plan.hpp"
@@ -90,6 +91,7 @@ struct TrainSummary {
   int64_t peak_device_bytes = 0, host_buffer_bytes = 0, peak_rss_bytes = 0;
   StoreDtype host_dtype = StoreDtype::f32;  // of the vertex store (fp32 when it is on a device)
   double setup_seconds = 0;  // everything before the first epoch (link probe included)
+  PhaseTimes setup_phases;   // where setup's seconds went, in order
   int gpus = 1;
   bool link_measured = false;
   LinkBandwidth link;    // when link_measured

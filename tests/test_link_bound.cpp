@@ -95,5 +95,22 @@ TEST(SummaryLines, Text) {
   EXPECT_EQ(setup_line(3.0, 0), "setup 3.00 s");
 }
 
+// The GPU cache's share of the store's row transfers: rows served on the GPU
+// against rows over the link both ways.
+TEST(SummaryLines, CacheHitFraction) {
+  LinkCounters c;
+  EXPECT_EQ(cache_hit_fraction(c), 0.0);
+  EXPECT_EQ(cache_line(c), "");
+  c.h2d_rows = 100;
+  c.d2h_rows = 50;
+  EXPECT_EQ(cache_hit_fraction(c), 0.0);
+  c.cache_rows = 850;
+  c.cache_bytes = int64_t{3} << 30;
+  EXPECT_DOUBLE_EQ(cache_hit_fraction(c), 0.85);
+  EXPECT_EQ(cache_line(c),
+            "GPU cache: 3.00 GiB per epoch read or written on the GPU instead of over the host link (850 rows, 85.0% "
+            "of the vertex store's row transfers)");
+}
+
 }  // namespace
 }  // namespace ht

@@ -81,6 +81,13 @@ void MappedFile::release() noexcept {
   size_ = 0;
 }
 
+void drop_file_cache(const std::string& path) noexcept {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+}
+
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   std::random_device rd;
   tmp_path_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd() % 1000000);

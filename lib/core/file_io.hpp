@@ -37,6 +37,12 @@ class MappedFile {
   std::string path_;
 };
 
+// Asks the kernel to drop the page cache of a file that has been read
+// through and will not be read again (posix_fadvise DONTNEED; best effort):
+// a multi-GB plan read into memory would otherwise hold as much page cache,
+// which the vertex store's allocation then has to reclaim.
+void drop_file_cache(const std::string& path) noexcept;
+
 class AtomicFile {
  public:
   explicit AtomicFile(std::string path);

@@ -1,13 +1,16 @@
 #include "cuda/cuda_device.hpp"
 
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 
 #include <fmt/format.h>
 
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
 #include "core/timer.hpp"
@@ -27,11 +30,42 @@ DeviceBuffer::~DeviceBuffer() {
   }
 }
 
+namespace {
+// Below this, cudaHostAlloc is as fast and keeps small buffers off their own maps.
+constexpr size_t kMapAtLeast = size_t{64} << 20;
+}  // namespace
+
 PinnedBuffer::PinnedBuffer(size_t bytes) : bytes_(bytes) {
-  HT_CUDA_TRY(cudaHostAlloc(&ptr_, bytes_ == 0 ? 16 : bytes_, cudaHostAllocPortable | cudaHostAllocMapped));
+  if (bytes_ < kMapAtLeast) {
+    HT_CUDA_TRY(cudaHostAlloc(&ptr_, bytes_ == 0 ? 16 : bytes_, cudaHostAllocPortable | cudaHostAllocMapped));
+    std::memset(ptr_, 0, bytes_);
+    return;
+  }
+  void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    throw Error(fmt::format("cannot map {} of host memory: {}", format_bytes(static_cast<double>(bytes_)),
+                            std::strerror(errno)));
+  ::madvise(p, bytes_, MADV_HUGEPAGE);  // best effort: fewer pages to fault in and pin
+  // First touch by every core: the pages are faulted in (zeroed) in parallel.
+  parallel_blocks(static_cast<int64_t>(bytes_), [&](int64_t b, int64_t e) {
+    std::memset(static_cast<std::byte*>(p) + b, 0, static_cast<size_t>(e - b));
+  });
+  const cudaError_t registered = cudaHostRegister(p, bytes_, cudaHostRegisterPortable | cudaHostRegisterMapped);
+  if (registered != cudaSuccess) {
+    ::munmap(p, bytes_);
+    HT_CUDA_TRY(registered);
+  }
+  ptr_ = p;
+  mapped_ = bytes_;
 }
 PinnedBuffer::~PinnedBuffer() {
-  if (ptr_) cudaFreeHost(ptr_);
+  if (!ptr_) return;
+  if (mapped_ > 0) {
+    cudaHostUnregister(ptr_);
+    ::munmap(ptr_, mapped_);
+    return;
+  }
+  cudaFreeHost(ptr_);
 }
 
 // Exceptions of host tasks: they run on the driver's thread, where nothing

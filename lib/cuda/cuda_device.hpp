@@ -30,6 +30,12 @@ class DeviceBuffer {
 };
 
 // Owns one pinned, mapped, portable host allocation.
+// Pinned, mapped host memory, zeroed. Large buffers are an anonymous map
+// (transparent huge pages asked for) faulted in and zeroed by all cores, then
+// registered with CUDA as one range: cudaHostAlloc pins and zeroes page by
+// page on one thread (measured on the H100 machine, 32 GiB: 16.6 s against
+// 1.6 s; ht-bench-pin). One registration per buffer: a copy whose range
+// spans two registrations is refused by the driver.
 class PinnedBuffer {
  public:
   explicit PinnedBuffer(size_t bytes);
@@ -42,6 +48,7 @@ class PinnedBuffer {
  private:
   void* ptr_ = nullptr;
   size_t bytes_;
+  size_t mapped_ = 0;  // > 0: an anonymous map of this many bytes, registered
 };
 
 class CudaDevice final : public Device {

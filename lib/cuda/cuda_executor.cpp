@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "cuda/cuda_check.hpp"
@@ -47,9 +46,7 @@ class CudaExecutor final : public Executor {
   HostMat alloc_host(int64_t rows, int64_t cols, StoreDtype dtype) override {
     const int64_t bytes = rows * cols * dtype_bytes(dtype);
     host_.push_back(std::make_unique<PinnedBuffer>(static_cast<size_t>(bytes)));
-    auto* p = static_cast<std::byte*>(host_.back()->data());
-    // Zeroed by all cores: a store can be hundreds of GiB.
-    parallel_blocks(bytes, [&](int64_t b, int64_t e) { std::memset(p + b, 0, static_cast<size_t>(e - b)); });
+    auto* p = static_cast<std::byte*>(host_.back()->data());  // zeroed (by all cores when large)
     host_bytes_ += bytes;
     return {p, rows, cols, -1, dtype};
   }

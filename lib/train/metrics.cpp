@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/memory.hpp"
 
 namespace ht {
 
@@ -90,6 +91,18 @@ std::string eval_line(double eval_ms_median, int evaluations) {
 std::string setup_line(double setup_seconds, double epoch_ms) {
   if (epoch_ms <= 0) return fmt::format("setup {:.2f} s", setup_seconds);
   return fmt::format("setup {:.2f} s = {:.1f} median epochs", setup_seconds, setup_seconds * 1e3 / epoch_ms);
+}
+
+double cache_hit_fraction(const LinkCounters& c) {
+  const int64_t all = c.cache_rows + c.h2d_rows + c.d2h_rows;
+  return all > 0 ? static_cast<double>(c.cache_rows) / static_cast<double>(all) : 0.0;
+}
+
+std::string cache_line(const LinkCounters& c) {
+  if (c.cache_rows <= 0) return {};
+  return fmt::format("GPU cache: {} per epoch read or written on the GPU instead of over the host link ({} rows, "
+                     "{:.1f}% of the vertex store's row transfers)",
+                     format_bytes(static_cast<double>(c.cache_bytes)), c.cache_rows, 100.0 * cache_hit_fraction(c));
 }
 
 }  // namespace ht

@@ -157,6 +157,7 @@ JsonWriter& counters_json(JsonWriter& w, const LinkCounters& c) {
   w.field("reuse_bytes", c.reuse_bytes).field("h2d_rows", c.h2d_rows).field("p2p_rows", c.p2p_rows);
   w.field("reuse_rows", c.reuse_rows).field("d2h_rows", c.d2h_rows);
   w.field("cache_bytes", c.cache_bytes).field("cache_rows", c.cache_rows);
+  w.field("cache_hit_fraction", cache_hit_fraction(c));
   return w;
 }
 
@@ -625,6 +626,8 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   sum.has_labels = !g.labels.empty();
   lap("graph file");
   Pipeline pipe = load_or_build(job, gf);
+  // Read into memory: their page cache would only stand in the store's way.
+  if (!job.plan_path.empty()) drop_file_cache(job.plan_path);
   lap(job.plan_path.empty() ? "partition" : "partition and plan files");
   Graph gn = renumber_without_features(g, pipe.partition);
   lap("renumbering");

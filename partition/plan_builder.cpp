@@ -9,6 +9,7 @@
 #include "core/progress.hpp"
 #include "core/timer.hpp"
 #include "partition/plan_cost.hpp"
+#include "plan/plan_derive.hpp"
 
 namespace ht {
 namespace {
@@ -107,42 +108,25 @@ void set_transition_vertices(Plan& plan, const std::vector<std::vector<vid_t>>& 
   }
 }
 
-// Slots of GPU i over its batches: batch 0 takes 0..|𝕅_i0|-1; later, a
-// vertex of 𝕅_i,j-1 keeps its slot (reused), new vertices (ascending id)
-// take the free slots in ascending order — those freed by vertices that left
-// come before never-used ones, so the buffer never grows beyond max_j |𝕅_ij|.
-// Returns that capacity.
+// Slots of GPU i over its batches (the slot rule of docs/PLAN.md §1: batch 0
+// takes 0..|𝕅_i0|-1; later, a vertex of 𝕅_i,j-1 keeps its slot (reused),
+// new vertices (ascending id) take the free slots in ascending order — those
+// freed by vertices that left come before never-used ones, so the buffer
+// never grows beyond max_j |𝕅_ij|). step_slots is the rule's one
+// implementation, shared with the plan reader, which derives the slots
+// instead of reading them. Returns the capacity.
 uint32_t assign_slots(Plan& plan, int gpu) {
-  uint32_t capacity = 0;
-  std::vector<char> taken;
+  int64_t capacity = 0;
   for (int j = 0; j < plan.n; ++j) {
     ChunkPlan& cur = plan.step(j, gpu);
-    const size_t count = cur.trans_vid.size();
-    cur.trans_slot.assign(count, 0);
-    cur.trans_reused.assign(count, 0);
-    taken.assign(capacity, 0);
-    if (j > 0) {
-      const ChunkPlan& prev = plan.step(j - 1, gpu);
-      size_t a = 0;
-      for (size_t b = 0; b < count; ++b) {  // merge walk over two ascending lists
-        while (a < prev.trans_vid.size() && prev.trans_vid[a] < cur.trans_vid[b]) ++a;
-        if (a < prev.trans_vid.size() && prev.trans_vid[a] == cur.trans_vid[b]) {
-          cur.trans_slot[b] = prev.trans_slot[a];
-          cur.trans_reused[b] = 1;
-          taken[prev.trans_slot[a]] = 1;
-        }
-      }
-    }
-    // Free slots below the old capacity first, then never-used ones.
-    uint32_t next = 0;
-    for (size_t b = 0; b < count; ++b) {
-      if (cur.trans_reused[b]) continue;
-      while (next < taken.size() && taken[next]) ++next;
-      cur.trans_slot[b] = next++;
-    }
-    capacity = std::max(capacity, next);
+    const ChunkPlan* prev = j > 0 ? &plan.step(j - 1, gpu) : nullptr;
+    capacity = step_slots(prev ? std::span<const vid_t>(prev->trans_vid) : std::span<const vid_t>(),
+                          prev ? std::span<const uint32_t>(prev->trans_slot) : std::span<const uint32_t>(),
+                          cur.trans_vid, capacity, cur.trans_slot, cur.trans_reused);
+    HT_ASSERT(capacity >= 0);
   }
-  return capacity;
+  HT_CHECK(capacity <= UINT32_MAX, "GPU {}: transition buffer exceeds 32-bit indices", gpu);
+  return static_cast<uint32_t>(capacity);
 }
 
 // ---------------------------------------------------------------------------
@@ -288,7 +272,9 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
 
   const bool parallel = plan.volumes.v_ori >= kParallelMin;
   plan.trans_capacity.assign(m, 0);
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  // GPUs in parallel; a single GPU's steps each in parallel blocks instead
+  // (step_slots' own loops run serially inside the loop over GPUs).
+#pragma omp parallel for schedule(dynamic, 1) if (parallel && m > 1)
   for (int i = 0; i < m; ++i) plan.trans_capacity[i] = assign_slots(plan, i);
 #pragma omp parallel if (parallel)
   {

@@ -1,16 +1,55 @@
 #include "partition/plan_check.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <span>
 #include <tuple>
 
 #include <fmt/format.h>
 
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
+
+// Parallel and deterministic: every pass runs over blocks of at most one
+// grain (bulk_tuning()) of a step's or a batch's lists; each block collects
+// its own problems, and the blocks' lists are merged in a fixed order (step
+// or GPU, then block), so the problem list (its first entries and its count)
+// is the same whatever the thread count. State that several entries may
+// touch (a transition slot given twice, a slot flushed twice) is settled by
+// atomic maxima, whose outcome does not depend on the schedule either.
+// Membership of a vertex in the batch unions is a dense byte per vertex (no
+// binary searches over the unions), the emulated buffers are dense arrays
+// per slot.
 
 namespace ht {
 namespace {
 
 constexpr vid_t kEmpty = UINT32_MAX;
+
+int64_t grain() { return static_cast<int64_t>(std::max<size_t>(bulk_tuning().grain, 1)); }
+
+// What one block of work finds: its first `cap` messages (no later one of a
+// block can be among the first `cap` of the whole list) and how many in all.
+class Found {
+ public:
+  explicit Found(size_t cap = 0) : cap_(cap) {}
+  template <typename... A>
+  void add(fmt::format_string<A...> f, A&&... args) {
+    if (list_.size() < cap_) list_.push_back(fmt::format(f, std::forward<A>(args)...));
+    ++total_;
+  }
+  bool any() const { return total_ > 0; }
+  size_t total() const { return total_; }
+  const std::vector<std::string>& list() const { return list_; }
+
+ private:
+  size_t cap_;
+  size_t total_ = 0;
+  std::vector<std::string> list_;
+};
 
 class Problems {
  public:
@@ -20,6 +59,12 @@ class Problems {
     if (list_.size() < max_) list_.push_back(fmt::format(f, std::forward<A>(args)...));
     ++total_;
   }
+  void merge(const Found& f) {
+    for (const std::string& s : f.list())
+      if (list_.size() < max_) list_.push_back(s);
+    total_ += f.total();
+  }
+  Found collector() const { return Found(max_); }
   bool any() const { return total_ > 0; }
   std::vector<std::string> result() const {
     std::vector<std::string> r = list_;
@@ -32,6 +77,53 @@ class Problems {
   size_t total_ = 0;
   std::vector<std::string> list_;
 };
+
+// Items [begin, end) of one unit (a step, a GPU's list in a batch).
+struct Block {
+  int64_t unit, begin, end;
+};
+
+// Blocks of at most one grain over units of the given sizes, none across a
+// unit, in unit order.
+std::vector<Block> blocks_of(const std::vector<int64_t>& sizes) {
+  std::vector<Block> out;
+  const int64_t g = grain();
+  for (size_t u = 0; u < sizes.size(); ++u)
+    for (int64_t b = 0; b < sizes[u]; b += g) out.push_back({static_cast<int64_t>(u), b, std::min(sizes[u], b + g)});
+  return out;
+}
+
+// body(block, found) for every block, in parallel; what each block found.
+template <typename Body>
+std::vector<Found> run_blocks(const std::vector<Block>& blocks, const Problems& pr, Body body) {
+  std::vector<Found> found(blocks.size(), pr.collector());
+  const auto n = static_cast<int64_t>(blocks.size());
+#pragma omp parallel for schedule(dynamic, 1) if (n > 1)
+  for (int64_t t = 0; t < n; ++t) body(blocks[t], found[t]);
+  return found;
+}
+
+// body(block) for every block, in parallel (passes that find nothing).
+template <typename Body>
+void for_blocks(const std::vector<Block>& blocks, Body body) {
+  const auto n = static_cast<int64_t>(blocks.size());
+#pragma omp parallel for schedule(dynamic, 1) if (n > 1)
+  for (int64_t t = 0; t < n; ++t) body(blocks[t]);
+}
+
+// Merges the found lists of the blocks of one unit (blocks in unit order).
+void merge_unit(Problems& pr, const std::vector<Block>& blocks, const std::vector<Found>& found, int64_t unit) {
+  for (size_t t = 0; t < blocks.size(); ++t)
+    if (blocks[t].unit == unit) pr.merge(found[t]);
+}
+
+// x = max(x, v), atomically.
+void atomic_max(uint64_t& x, uint64_t v) {
+  std::atomic_ref<uint64_t> a(x);
+  uint64_t cur = a.load(std::memory_order_relaxed);
+  while (cur < v && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+  }
+}
 
 int owner(const Plan& plan, vid_t v) {
   return static_cast<int>(std::upper_bound(plan.part_offsets.begin(), plan.part_offsets.end(),
@@ -67,7 +159,7 @@ bool check_plan_shape(const Plan& plan, Problems& pr) {
   return true;
 }
 
-void check_step_ranges(const Plan& plan, size_t s, Problems& pr) {
+void check_step_ranges(const Plan& plan, size_t s, Found& pr) {
   const ChunkPlan& cp = plan.steps[s];
   const uint64_t nv = static_cast<uint64_t>(plan.num_vertices);
   const int i = cp.part;
@@ -98,11 +190,22 @@ void check_step_ranges(const Plan& plan, size_t s, Problems& pr) {
 
 bool check_structure(const Plan& plan, Problems& pr) {
   if (!check_plan_shape(plan, pr)) return false;
-  std::vector<char> seen(plan.steps.size(), 0);
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
+  const size_t steps = plan.steps.size();
+  auto placed = [&](size_t s) {
+    const ChunkPlan& cp = plan.steps[s];
+    return cp.part == static_cast<int>(s % plan.m) && cp.chunk >= 0 && cp.chunk < plan.n;
+  };
+  // The range scans (every list of every step) in parallel, one task per step.
+  std::vector<Found> ranges(steps, pr.collector());
+  const auto nsteps = static_cast<int64_t>(steps);
+#pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1)
+  for (int64_t s = 0; s < nsteps; ++s)
+    if (placed(static_cast<size_t>(s))) check_step_ranges(plan, static_cast<size_t>(s), ranges[s]);
+  std::vector<char> seen(steps, 0);
+  for (size_t s = 0; s < steps; ++s) {
     const ChunkPlan& cp = plan.steps[s];
     const int j = static_cast<int>(s / plan.m), i = static_cast<int>(s % plan.m);
-    if (cp.part != i || cp.chunk < 0 || cp.chunk >= plan.n) {
+    if (!placed(s)) {
       pr.add("step {} (batch {}, GPU {}) has part {} chunk {}", s, j, i, cp.part, cp.chunk);
       continue;
     }
@@ -112,7 +215,7 @@ bool check_structure(const Plan& plan, Problems& pr) {
       pr.add("batch {}, GPU {}: plan is not reorganized but runs chunk {}", j, i, cp.chunk);
     if (cp.dst_begin < plan.part_offsets[i] || cp.dst_end < cp.dst_begin || cp.dst_end > plan.part_offsets[i + 1])
       pr.add("batch {}, GPU {}: destinations [{}, {}) are not in partition {}", j, i, cp.dst_begin, cp.dst_end, i);
-    check_step_ranges(plan, s, pr);
+    pr.merge(ranges[s]);
   }
   return !pr.any();
 }
@@ -134,38 +237,47 @@ void check_against_partition(const Plan& plan, const Partition& p, Problems& pr)
 // Topology: the graph's in-edges plus exactly one self-loop per destination.
 // ---------------------------------------------------------------------------
 
-std::vector<std::string> step_topology_problems(const ChunkPlan& cp, const GraphView& g) {
-  std::vector<std::string> out;
-  std::vector<vid_t> expect;
-  for (int64_t d = 0; d < cp.num_dst() && out.size() < 3; ++d) {
-    const vid_t v = static_cast<vid_t>(cp.dst_begin + d);
-    expect.clear();
-    for (vid_t s : g.in_neighbors(v))
-      if (s != v) expect.push_back(s);
-    expect.push_back(v);
-    std::sort(expect.begin(), expect.end());
-    const auto b = cp.src_vid.begin() + cp.offsets[d], e = cp.src_vid.begin() + cp.offsets[d + 1];
-    if (!std::equal(b, e, expect.begin(), expect.end()))
-      out.push_back(fmt::format("chunk {} of partition {}: in-edges of vertex {} are not the graph's (+1 self-loop, "
-                                "ascending): {} sources, expected {}",
-                                cp.chunk, cp.part, v, e - b, expect.size()));
-  }
-  // nbr = set of sources: strictly ascending, every edge finds its source
-  // through src_local, every entry is some edge's source.
-  std::vector<char> used(cp.nbr.size(), 0);
-  for (size_t e = 0; e < cp.src_vid.size(); ++e) {
-    if (cp.nbr[cp.src_local[e]] != cp.src_vid[e]) {
-      out.push_back(fmt::format("chunk {} of partition {}: edge {} has src_local -> {} but source {}", cp.chunk,
-                                cp.part, e, cp.nbr[cp.src_local[e]], cp.src_vid[e]));
-      break;
+// Destination ranges of every step with about one grain of edges or of
+// destinations each (high in-degrees make equal destination counts unequal work).
+std::vector<Block> destination_blocks(const Plan& plan) {
+  std::vector<Block> out;
+  const int64_t g = grain();
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const ChunkPlan& cp = plan.steps[s];
+    for (int64_t d = 0; d < cp.num_dst();) {
+      int64_t end = d + 1;
+      while (end < cp.num_dst() && end - d < g && cp.offsets[end] - cp.offsets[d] < g) ++end;
+      out.push_back({static_cast<int64_t>(s), d, end});
+      d = end;
     }
-    used[cp.src_local[e]] = 1;
   }
-  if (std::adjacent_find(cp.nbr.begin(), cp.nbr.end(), std::greater_equal<vid_t>()) != cp.nbr.end() ||
-      std::find(used.begin(), used.end(), 0) != used.end())
-    out.push_back(fmt::format("chunk {} of partition {}: nbr is not the ascending set of its sources", cp.chunk,
-                              cp.part));
   return out;
+}
+
+// Are `got` (a destination's sources in the plan) the graph's in-neighbors
+// `row` of v without v, plus v once, ascending? A sorted row is compared in
+// one lockstep walk; others through a sorted copy in `scratch`.
+bool same_sources(std::span<const vid_t> got, std::span<const vid_t> row, vid_t v, std::vector<vid_t>& scratch) {
+  if (std::is_sorted(row.begin(), row.end())) {
+    size_t k = 0;
+    bool placed = false;
+    auto take = [&](vid_t x) { return k < got.size() && got[k++] == x; };
+    for (vid_t x : row) {
+      if (x == v) continue;
+      if (!placed && v < x) {
+        if (!take(v)) return false;
+        placed = true;
+      }
+      if (!take(x)) return false;
+    }
+    return (placed || take(v)) && k == got.size();
+  }
+  scratch.clear();
+  for (vid_t x : row)
+    if (x != v) scratch.push_back(x);
+  scratch.push_back(v);
+  std::sort(scratch.begin(), scratch.end());
+  return std::equal(got.begin(), got.end(), scratch.begin(), scratch.end());
 }
 
 void check_topology(const Plan& plan, const GraphView& g, Problems& pr) {
@@ -173,214 +285,430 @@ void check_topology(const Plan& plan, const GraphView& g, Problems& pr) {
     pr.add("graph has {} vertices, the plan {}", g.num_vertices, plan.num_vertices);
     return;
   }
-  std::vector<std::vector<std::string>> found(plan.steps.size());
-#pragma omp parallel for schedule(dynamic, 1) if (g.num_edges >= (int64_t{1} << 15))
-  for (int64_t s = 0; s < static_cast<int64_t>(plan.steps.size()); ++s)
-    found[s] = step_topology_problems(plan.steps[s], g);
-  for (const auto& list : found)
-    for (const auto& msg : list) pr.add("{}", msg);
-}
-
-// ---------------------------------------------------------------------------
-// Batch unions by stamping (independent of the builder's set merges).
-// ---------------------------------------------------------------------------
-
-std::vector<vid_t> stamp_union(const std::vector<const ChunkPlan*>& batch, std::vector<int64_t>& stamp,
-                               int64_t mark) {
-  std::vector<vid_t> u;
-  for (const ChunkPlan* cp : batch)
-    for (vid_t v : cp->nbr)
-      if (stamp[v] != mark) stamp[v] = mark, u.push_back(v);
-  std::sort(u.begin(), u.end());
-  return u;
-}
-
-PlanVolumes volumes_by_stamping(const std::vector<std::vector<const ChunkPlan*>>& batches, int64_t num_vertices) {
-  PlanVolumes vol;
-  std::vector<int64_t> stamp(num_vertices, -1), last(num_vertices, -1);
-  for (size_t j = 0; j < batches.size(); ++j) {
-    for (const ChunkPlan* cp : batches[j]) vol.v_ori += static_cast<int64_t>(cp->nbr.size());
-    const auto u = stamp_union(batches[j], stamp, static_cast<int64_t>(j));
-    vol.v_p2p += static_cast<int64_t>(u.size());
-    for (vid_t v : u) {
-      if (j == 0 || last[v] != static_cast<int64_t>(j) - 1) ++vol.v_ru;  // not in the previous batch
-      last[v] = static_cast<int64_t>(j);
+  const size_t steps = plan.steps.size();
+  const std::vector<Block> blocks = destination_blocks(plan);
+  // Per block: its first three destinations whose in-edges differ (a step
+  // reports three at most), the first edge whose src_local does not lead to
+  // its source; and the nbr entries that are some edge's source are marked.
+  std::vector<Found> in_edges(blocks.size(), Found(3));
+  std::vector<int64_t> bad_edge(blocks.size(), std::numeric_limits<int64_t>::max());
+  std::vector<std::vector<char>> used(steps);
+  for (size_t s = 0; s < steps; ++s) used[s].assign(plan.steps[s].nbr.size(), 0);
+  const auto nblocks = static_cast<int64_t>(blocks.size());
+#pragma omp parallel for schedule(dynamic, 1) if (nblocks > 1)
+  for (int64_t t = 0; t < nblocks; ++t) {
+    const Block& b = blocks[t];
+    const ChunkPlan& cp = plan.steps[b.unit];
+    std::vector<vid_t> scratch;
+    for (int64_t d = b.begin; d < b.end && in_edges[t].total() < 3; ++d) {
+      const vid_t v = static_cast<vid_t>(cp.dst_begin + d);
+      const std::span<const vid_t> row = g.in_neighbors(v);
+      const std::span<const vid_t> got(cp.src_vid.data() + cp.offsets[d],
+                                       static_cast<size_t>(cp.offsets[d + 1] - cp.offsets[d]));
+      if (!same_sources(got, row, v, scratch))
+        in_edges[t].add("chunk {} of partition {}: in-edges of vertex {} are not the graph's (+1 self-loop, "
+                        "ascending): {} sources, expected {}",
+                        cp.chunk, cp.part, v, got.size(),
+                        static_cast<int64_t>(row.size()) - std::count(row.begin(), row.end(), v) + 1);
+    }
+    std::vector<char>& mark = used[b.unit];
+    for (int64_t e = cp.offsets[b.begin]; e < cp.offsets[b.end]; ++e) {
+      const uint32_t x = cp.src_local[e];
+      if (cp.nbr[x] != cp.src_vid[e]) bad_edge[t] = std::min(bad_edge[t], e);
+      else std::atomic_ref<char>(mark[x]).store(1, std::memory_order_relaxed);
     }
   }
-  return vol;
+  // nbr = set of sources: strictly ascending, every entry some edge's source.
+  std::vector<char> nbr_bad(steps, 0);
+  const auto nsteps = static_cast<int64_t>(steps);
+#pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1)
+  for (int64_t s = 0; s < nsteps; ++s) {
+    const ChunkPlan& cp = plan.steps[s];
+    nbr_bad[s] = std::adjacent_find(cp.nbr.begin(), cp.nbr.end(), std::greater_equal<vid_t>()) != cp.nbr.end() ||
+                 std::find(used[s].begin(), used[s].end(), 0) != used[s].end();
+  }
+  size_t t = 0;
+  for (size_t s = 0; s < steps; ++s) {
+    const ChunkPlan& cp = plan.steps[s];
+    size_t shown = 0;
+    int64_t first_bad = std::numeric_limits<int64_t>::max();
+    for (; t < blocks.size() && blocks[t].unit == static_cast<int64_t>(s); ++t) {
+      for (const std::string& msg : in_edges[t].list()) {
+        if (shown == 3) break;
+        pr.add("{}", msg);
+        ++shown;
+      }
+      first_bad = std::min(first_bad, bad_edge[t]);
+    }
+    if (first_bad != std::numeric_limits<int64_t>::max())
+      pr.add("chunk {} of partition {}: edge {} has src_local -> {} but source {}", cp.chunk, cp.part, first_bad,
+             cp.nbr[cp.src_local[first_bad]], cp.src_vid[first_bad]);
+    if (nbr_bad[s])
+      pr.add("chunk {} of partition {}: nbr is not the ascending set of its sources", cp.chunk, cp.part);
+  }
 }
 
-void check_volumes(const Plan& plan, Problems& pr) {
-  std::vector<std::vector<const ChunkPlan*>> run(plan.n), identity(plan.n);
+// ---------------------------------------------------------------------------
+// Batch unions: each batch's neighbor sets concatenated, sorted and
+// deduplicated (independent of the builder's set merges, and of the order
+// and duplicates of the lists).
+// ---------------------------------------------------------------------------
+
+using Unions = std::vector<std::vector<vid_t>>;
+
+// 𝕅∪_j of the plan's batches, or (identity) of the partitioner's: batch j =
+// chunk j of every partition.
+Unions batch_unions(const Plan& plan, bool identity) {
+  std::vector<std::vector<const ChunkPlan*>> batch(plan.n);
   for (int j = 0; j < plan.n; ++j)
     for (int i = 0; i < plan.m; ++i) {
       const ChunkPlan& cp = plan.step(j, i);
-      run[j].push_back(&cp);
-      identity[cp.chunk].push_back(&cp);
+      batch[identity ? cp.chunk : j].push_back(&cp);
     }
+  Unions u(plan.n);
+#pragma omp parallel for schedule(dynamic, 1) if (plan.n > 1)
+  for (int j = 0; j < plan.n; ++j) {
+    const bool ascending = std::all_of(batch[j].begin(), batch[j].end(), [](const ChunkPlan* cp) {
+      return std::adjacent_find(cp->nbr.begin(), cp->nbr.end(), std::greater_equal<vid_t>()) == cp->nbr.end();
+    });
+    if (ascending) {
+      // Ascending sets (a right plan): merged pairwise, level by level, in
+      // linear time per level.
+      std::vector<std::vector<vid_t>> level;
+      for (const ChunkPlan* cp : batch[j]) level.push_back(cp->nbr);
+      while (level.size() > 1) {
+        std::vector<std::vector<vid_t>> next((level.size() + 1) / 2);
+        for (size_t k = 0; k + 1 < level.size(); k += 2) {
+          next[k / 2].reserve(level[k].size() + level[k + 1].size());
+          std::set_union(level[k].begin(), level[k].end(), level[k + 1].begin(), level[k + 1].end(),
+                         std::back_inserter(next[k / 2]));
+        }
+        if (level.size() % 2) next.back() = std::move(level.back());
+        level.swap(next);
+      }
+      if (!level.empty()) u[j] = std::move(level[0]);
+      continue;
+    }
+    size_t total = 0;
+    for (const ChunkPlan* cp : batch[j]) total += cp->nbr.size();
+    u[j].reserve(total);
+    for (const ChunkPlan* cp : batch[j]) u[j].insert(u[j].end(), cp->nbr.begin(), cp->nbr.end());
+    std::sort(u[j].begin(), u[j].end());
+    u[j].erase(std::unique(u[j].begin(), u[j].end()), u[j].end());
+  }
+  return u;
+}
+
+PlanVolumes volumes_of(const Plan& plan, const Unions& u) {
+  PlanVolumes vol;
+  for (const ChunkPlan& cp : plan.steps) vol.v_ori += static_cast<int64_t>(cp.nbr.size());
+  int64_t p2p = 0, ru = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : p2p, ru) if (plan.n > 1)
+  for (int j = 0; j < plan.n; ++j) {
+    p2p += static_cast<int64_t>(u[j].size());
+    if (j == 0) {
+      ru += static_cast<int64_t>(u[j].size());
+      continue;
+    }
+    // Vertices of 𝕅∪_j not in 𝕅∪_j-1: a merge walk over two ascending lists.
+    const std::vector<vid_t>& prev = u[j - 1];
+    size_t a = 0;
+    for (vid_t v : u[j]) {
+      while (a < prev.size() && prev[a] < v) ++a;
+      if (a == prev.size() || prev[a] != v) ++ru;
+    }
+  }
+  vol.v_p2p = p2p;
+  vol.v_ru = ru;
+  return vol;
+}
+
+void check_volumes(const Plan& plan, const Unions& run, Problems& pr) {
   auto compare = [&](const PlanVolumes& got, const PlanVolumes& want, const char* which) {
     if (got.v_ori != want.v_ori || got.v_p2p != want.v_p2p || got.v_ru != want.v_ru)
       pr.add("{}: plan says V_ori {} V_p2p {} V_ru {}, recomputed {} {} {}", which, got.v_ori, got.v_p2p, got.v_ru,
              want.v_ori, want.v_p2p, want.v_ru);
   };
-  compare(plan.volumes, volumes_by_stamping(run, plan.num_vertices), "volumes");
-  compare(plan.volumes_before, volumes_by_stamping(identity, plan.num_vertices), "volumes_before");
+  compare(plan.volumes, volumes_of(plan, run), "volumes");
+  compare(plan.volumes_before, volumes_of(plan, batch_unions(plan, true)), "volumes_before");
 }
 
 // ---------------------------------------------------------------------------
-// Symbolic execution of the full comm mode.
+// Symbolic execution of the full comm mode, batch by batch; within a batch,
+// loads, reads and flushes each run over blocks of every GPU's lists.
 // ---------------------------------------------------------------------------
 
 class CommEmulator {
  public:
-  CommEmulator(const Plan& plan, Problems& pr) : plan_(plan), pr_(pr) {}
+  CommEmulator(const Plan& plan, const Unions& unions, Problems& pr) : plan_(plan), unions_(unions), pr_(pr) {}
   void run();
 
  private:
-  bool in_union(int j, vid_t v) const {
-    return j >= 0 && j < plan_.n && std::binary_search(unions_[j].begin(), unions_[j].end(), v);
+  bool in_union(int t, vid_t v) const { return t >= 0 && t < plan_.n && ((window_[v] >> (t % 3)) & 1) != 0; }
+  void mark_union(int t, bool on);
+  bool claimed_in(int i, uint32_t slot, int j) const {
+    return (claim_[i][slot] >> 32) == static_cast<uint64_t>(j) + 1;
   }
-  std::vector<vid_t> expected_transition(int j, int i) const;
-  void load(int j, int i);
-  void load_entry(int j, int i, vid_t v, uint32_t slot, bool reused);
-  void read(int j, int i);
-  void check_remote_rows(int j, int i);
-  void flush(int j, int i);
+  template <typename Size>
+  std::vector<Block> gpu_blocks(int j, Size size) const {
+    std::vector<int64_t> sizes;
+    for (int i = 0; i < plan_.m; ++i) sizes.push_back(static_cast<int64_t>(size(plan_.step(j, i))));
+    return blocks_of(sizes);
+  }
+  void check_transition_set(int j, int i, Found& f) const;
+  void load(int j);
+  bool remote_set_matches(int j, int i) const;
+  void read(int j);
+  void flush(int j);
   void check_capacities();
 
   const Plan& plan_;
+  const Unions& unions_;                       // 𝕅∪_j recomputed
   Problems& pr_;
-  std::vector<std::vector<vid_t>> unions_;     // 𝕅∪_j recomputed
+  std::vector<uint8_t> window_;                // per vertex: bit t % 3 = in 𝕅∪_t, t = j-1, j, j+1
   std::vector<std::vector<vid_t>> buf_;        // per GPU: slot -> vertex it holds
-  std::vector<std::vector<int32_t>> written_;  // per GPU: slot -> last batch that claimed it
+  std::vector<std::vector<uint64_t>> claim_;   // per GPU: slot -> (batch + 1) << 32 | last entry that claimed it
+  std::vector<std::vector<uint64_t>> fclaim_;  // per GPU: slot -> (batch + 1) << 32 | ~(first flush naming it)
   std::vector<std::vector<uint8_t>> live_;     // per GPU: slot holds a gradient not yet flushed
 };
 
-std::vector<vid_t> CommEmulator::expected_transition(int j, int i) const {
-  const auto& u = unions_[j];
-  std::vector<vid_t> out;
-  for (vid_t v : u)
-    if (owner(plan_, v) == i) out.push_back(v);
-  return out;
+// Sets or clears the window bit of 𝕅∪_t (distinct vertices: distinct bytes).
+void CommEmulator::mark_union(int t, bool on) {
+  if (t < 0 || t >= plan_.n) return;
+  const std::vector<vid_t>& u = unions_[t];
+  const auto bit = static_cast<uint8_t>(1u << (t % 3));
+  parallel_blocks(static_cast<int64_t>(u.size()), [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k)
+      window_[u[k]] = static_cast<uint8_t>(on ? window_[u[k]] | bit : window_[u[k]] & ~bit);
+  });
 }
 
 void CommEmulator::run() {
   const int m = plan_.m, n = plan_.n;
-  std::vector<int64_t> stamp(plan_.num_vertices, -1);
-  for (int j = 0; j < n; ++j) {
-    std::vector<const ChunkPlan*> batch;
-    for (int i = 0; i < m; ++i) batch.push_back(&plan_.step(j, i));
-    unions_.push_back(stamp_union(batch, stamp, j));
-  }
+  window_.assign(static_cast<size_t>(plan_.num_vertices), 0);
+  mark_union(0, true);
+  mark_union(1, true);
   buf_.resize(m);
-  written_.resize(m);
+  claim_.resize(m);
+  fclaim_.resize(m);
   live_.resize(m);
   for (int i = 0; i < m; ++i) {
     buf_[i].assign(plan_.trans_capacity[i], kEmpty);
-    written_[i].assign(plan_.trans_capacity[i], -1);
+    claim_[i].assign(plan_.trans_capacity[i], 0);
+    fclaim_[i].assign(plan_.trans_capacity[i], 0);
     live_[i].assign(plan_.trans_capacity[i], 0);
   }
   for (int j = 0; j < n; ++j) {
-    for (int i = 0; i < m; ++i) load(j, i);   // host -> GPU (or kept in place)
-    for (int i = 0; i < m; ++i) read(j, i);   // aggregation reads (local and P2P)
-    for (int i = 0; i < m; ++i) flush(j, i);  // gradients leaving the GPU
+    load(j);   // host -> GPU (or kept in place)
+    read(j);   // aggregation reads (local and P2P)
+    flush(j);  // gradients leaving the GPU
+    mark_union(j - 1, false);  // the window moves to j, j+1, j+2 (the bit of j-1 is the bit of j+2)
+    mark_union(j + 2, true);
   }
   check_capacities();
 }
 
-void CommEmulator::load(int j, int i) {
+// 𝕅_ij = the vertices of partition i in 𝕅∪_j: one piece of the ascending union.
+void CommEmulator::check_transition_set(int j, int i, Found& f) const {
   const ChunkPlan& cp = plan_.step(j, i);
-  const auto expect = expected_transition(j, i);
-  if (cp.trans_vid != expect) {
-    auto diff = std::mismatch(cp.trans_vid.begin(), cp.trans_vid.end(), expect.begin(), expect.end());
-    pr_.add("batch {}, GPU {}: transition set has {} vertices, expected {} (first difference at position {})", j, i,
-            cp.trans_vid.size(), expect.size(), diff.first - cp.trans_vid.begin());
-  }
-  for (size_t b = 0; b < cp.trans_vid.size(); ++b) load_entry(j, i, cp.trans_vid[b], cp.trans_slot[b], cp.trans_reused[b]);
+  const std::vector<vid_t>& u = unions_[j];
+  auto at = [&](int64_t x) {
+    return std::lower_bound(u.begin(), u.end(), x, [](vid_t v, int64_t y) { return static_cast<int64_t>(v) < y; });
+  };
+  const auto lo = at(plan_.part_offsets[i]), hi = at(plan_.part_offsets[i + 1]);
+  const auto expected = static_cast<int64_t>(hi - lo), got = static_cast<int64_t>(cp.trans_vid.size());
+  const int64_t common = std::min(expected, got);
+  const int64_t diff = first_bad(common, [&](int64_t k) { return cp.trans_vid[k] != lo[k]; });
+  if (diff >= 0 || expected != got)
+    f.add("batch {}, GPU {}: transition set has {} vertices, expected {} (first difference at position {})", j, i, got,
+          expected, diff >= 0 ? diff : common);
 }
 
-void CommEmulator::load_entry(int j, int i, vid_t v, uint32_t slot, bool reused) {
-  if (written_[i][slot] == j) pr_.add("batch {}, GPU {}: slot {} is given to two vertices", j, i, slot);
-  written_[i][slot] = j;
-  if (reused != in_union(j - 1, v))
-    pr_.add("batch {}, GPU {}: vertex {} has reused = {} but it {} in the previous batch", j, i, v, int{reused},
-            in_union(j - 1, v) ? "was" : "was not");
-  if (reused) {
-    if (buf_[i][slot] != v)
-      pr_.add("batch {}, GPU {}: reused slot {} holds vertex {}, not {}", j, i, slot,
-              buf_[i][slot] == kEmpty ? -1 : int64_t{buf_[i][slot]}, v);
-    if (!live_[i][slot]) pr_.add("batch {}, GPU {}: reused vertex {} had its gradient flushed already", j, i, v);
-  } else {
-    // A holder claimed by this batch shows up as a slot given twice or as a
-    // reused slot that lost its vertex; a stale copy may be overwritten, a
-    // gradient not yet flushed may not.
-    if (live_[i][slot])
-      pr_.add("batch {}, GPU {}: loading vertex {} into slot {} overwrites vertex {} whose gradient was not flushed",
+void CommEmulator::load(int j) {
+  const int m = plan_.m;
+  std::vector<Found> sets(m, pr_.collector());
+  for (int i = 0; i < m; ++i) check_transition_set(j, i, sets[i]);
+  const auto blocks = gpu_blocks(j, [](const ChunkPlan& cp) { return cp.trans_vid.size(); });
+  const uint64_t stamp = (static_cast<uint64_t>(j) + 1) << 32;
+  // Claims: a slot goes to the last entry of the batch that names it.
+  for_blocks(blocks, [&](const Block& b) {
+    const ChunkPlan& cp = plan_.step(j, static_cast<int>(b.unit));
+    for (int64_t k = b.begin; k < b.end; ++k)
+      atomic_max(claim_[b.unit][cp.trans_slot[k]], stamp | static_cast<uint64_t>(k));
+  });
+  // Checks against the buffers as batch j-1 left them.
+  const auto found = run_blocks(blocks, pr_, [&](const Block& b, Found& f) {
+    const int i = static_cast<int>(b.unit);
+    const ChunkPlan& cp = plan_.step(j, i);
+    for (int64_t k = b.begin; k < b.end; ++k) {
+      const vid_t v = cp.trans_vid[k];
+      const uint32_t slot = cp.trans_slot[k];
+      const bool reused = cp.trans_reused[k] != 0;
+      if (claim_[i][slot] != (stamp | static_cast<uint64_t>(k)))
+        f.add("batch {}, GPU {}: slot {} is given to two vertices", j, i, slot);
+      if (reused != in_union(j - 1, v))
+        f.add("batch {}, GPU {}: vertex {} has reused = {} but it {} in the previous batch", j, i, v, int{reused},
+              in_union(j - 1, v) ? "was" : "was not");
+      if (reused) {
+        if (buf_[i][slot] != v)
+          f.add("batch {}, GPU {}: reused slot {} holds vertex {}, not {}", j, i, slot,
+                buf_[i][slot] == kEmpty ? -1 : int64_t{buf_[i][slot]}, v);
+        if (!live_[i][slot]) f.add("batch {}, GPU {}: reused vertex {} had its gradient flushed already", j, i, v);
+      } else if (live_[i][slot]) {
+        // A stale copy may be overwritten, a gradient not yet flushed may not.
+        f.add("batch {}, GPU {}: loading vertex {} into slot {} overwrites vertex {} whose gradient was not flushed",
               j, i, v, slot, buf_[i][slot]);
-    buf_[i][slot] = v;
+      }
+    }
+  });
+  // The claiming entries fill their slots; the vertex's gradient accumulates
+  // there from now on.
+  for_blocks(blocks, [&](const Block& b) {
+    const int i = static_cast<int>(b.unit);
+    const ChunkPlan& cp = plan_.step(j, i);
+    for (int64_t k = b.begin; k < b.end; ++k) {
+      const uint32_t slot = cp.trans_slot[k];
+      if (claim_[i][slot] != (stamp | static_cast<uint64_t>(k))) continue;
+      if (!cp.trans_reused[k]) buf_[i][slot] = cp.trans_vid[k];
+      live_[i][slot] = 1;
+    }
+  });
+  for (int i = 0; i < m; ++i) {
+    pr_.merge(sets[i]);
+    merge_unit(pr_, blocks, found, i);
   }
-  live_[i][slot] = 1;  // the vertex's gradient accumulates in this slot from now on
 }
 
-void CommEmulator::check_remote_rows(int j, int i) {
+// The remote rows are exactly the neighbors owned by other GPUs.
+bool CommEmulator::remote_set_matches(int j, int i) const {
   const ChunkPlan& cp = plan_.step(j, i);
-  std::vector<vid_t> expect, got = cp.remote_vid;
+  std::vector<vid_t> expect;
   for (vid_t v : cp.nbr)
     if (owner(plan_, v) != i) expect.push_back(v);
-  std::sort(got.begin(), got.end());
-  if (got != expect)
-    pr_.add("batch {}, GPU {}: remote rows are not the {} neighbors owned by other GPUs ({} rows)", j, i,
-            expect.size(), got.size());
-  for (size_t r = 0; r < cp.remote_vid.size(); ++r) {
-    const int k = cp.remote_gpu[r];
-    const uint32_t slot = cp.remote_slot[r];
-    if (r > 0 && std::tie(cp.remote_gpu[r - 1], cp.remote_slot[r - 1]) >= std::tie(cp.remote_gpu[r], slot))
-      pr_.add("batch {}, GPU {}: remote rows not ordered by (gpu, slot) at row {}", j, i, r);
-    if (k == i || owner(plan_, cp.remote_vid[r]) != k)
-      pr_.add("batch {}, GPU {}: remote row {} reads vertex {} from GPU {}, which does not own it", j, i, r,
-              cp.remote_vid[r], k);
-    if (buf_[k][slot] != cp.remote_vid[r] || written_[k][slot] != j)
-      pr_.add("batch {}, GPU {}: remote row {} expects vertex {} in GPU {}'s slot {}, which does not hold it now", j,
-              i, r, cp.remote_vid[r], k, slot);
+  if (expect.size() != cp.remote_vid.size()) return false;
+  const auto strictly_ascending = [](const std::vector<vid_t>& v) {
+    return first_bad(static_cast<int64_t>(v.size()) - 1, [&](int64_t k) { return v[k] >= v[k + 1]; }) < 0;
+  };
+  if (!strictly_ascending(expect)) {
+    // A broken neighbor list (the topology check names it): compare as lists.
+    std::vector<vid_t> got = cp.remote_vid;
+    std::sort(got.begin(), got.end());
+    return got == expect;
   }
+  // Every row is an expected vertex, none twice: a permutation.
+  std::vector<uint8_t> seen(expect.size(), 0);
+  return first_bad(static_cast<int64_t>(cp.remote_vid.size()), [&](int64_t r) {
+           const auto it = std::lower_bound(expect.begin(), expect.end(), cp.remote_vid[r]);
+           if (it == expect.end() || *it != cp.remote_vid[r]) return true;
+           return std::atomic_ref<uint8_t>(seen[it - expect.begin()]).exchange(1, std::memory_order_relaxed) != 0;
+         }) < 0;
 }
 
-void CommEmulator::read(int j, int i) {
-  check_remote_rows(j, i);
-  const ChunkPlan& cp = plan_.step(j, i);
-  const uint32_t base = plan_.trans_capacity[i];
-  for (size_t e = 0; e < cp.src_vid.size(); ++e) {
-    const vid_t v = cp.src_vid[e];
-    const uint32_t x = cp.src_merged[e];
-    const bool ok = x < base ? buf_[i][x] == v && written_[i][x] == j
-                             : x - base < cp.remote_vid.size() && cp.remote_vid[x - base] == v;
-    if (!ok) {
-      pr_.add("batch {}, GPU {}: edge {} reads merged row {} but its source {} is not there", j, i, e, x, v);
-      return;  // one message per step is enough
+void CommEmulator::read(int j) {
+  const int m = plan_.m;
+  std::vector<char> set_ok(m, 1);
+  for (int i = 0; i < m; ++i) set_ok[i] = remote_set_matches(j, i) ? 1 : 0;
+  const auto rows = gpu_blocks(j, [](const ChunkPlan& cp) { return cp.remote_vid.size(); });
+  const auto row_found = run_blocks(rows, pr_, [&](const Block& b, Found& f) {
+    const int i = static_cast<int>(b.unit);
+    const ChunkPlan& cp = plan_.step(j, i);
+    for (int64_t r = b.begin; r < b.end; ++r) {
+      const int k = cp.remote_gpu[r];
+      const uint32_t slot = cp.remote_slot[r];
+      if (r > 0 && std::tie(cp.remote_gpu[r - 1], cp.remote_slot[r - 1]) >= std::tie(cp.remote_gpu[r], slot))
+        f.add("batch {}, GPU {}: remote rows not ordered by (gpu, slot) at row {}", j, i, r);
+      if (k == i || owner(plan_, cp.remote_vid[r]) != k)
+        f.add("batch {}, GPU {}: remote row {} reads vertex {} from GPU {}, which does not own it", j, i, r,
+              cp.remote_vid[r], k);
+      if (buf_[k][slot] != cp.remote_vid[r] || !claimed_in(k, slot, j))
+        f.add("batch {}, GPU {}: remote row {} expects vertex {} in GPU {}'s slot {}, which does not hold it now", j,
+              i, r, cp.remote_vid[r], k, slot);
+    }
+  });
+  // Aggregation reads: the first edge per step that misses its source.
+  const auto edges = gpu_blocks(j, [](const ChunkPlan& cp) { return cp.src_vid.size(); });
+  std::vector<int64_t> bad(edges.size(), std::numeric_limits<int64_t>::max());
+  const auto nedges = static_cast<int64_t>(edges.size());
+#pragma omp parallel for schedule(dynamic, 1) if (nedges > 1)
+  for (int64_t t = 0; t < nedges; ++t) {
+    const int i = static_cast<int>(edges[t].unit);
+    const ChunkPlan& cp = plan_.step(j, i);
+    const uint32_t base = plan_.trans_capacity[i];
+    for (int64_t e = edges[t].begin; e < edges[t].end; ++e) {
+      const vid_t v = cp.src_vid[e];
+      const uint32_t x = cp.src_merged[e];
+      const bool ok = x < base ? buf_[i][x] == v && claimed_in(i, x, j)
+                               : x - base < cp.remote_vid.size() && cp.remote_vid[x - base] == v;
+      if (!ok) {
+        bad[t] = e;
+        break;
+      }
     }
   }
+  for (int i = 0; i < m; ++i) {
+    const ChunkPlan& cp = plan_.step(j, i);
+    if (!set_ok[i])
+      pr_.add("batch {}, GPU {}: remote rows are not the neighbors owned by other GPUs ({} rows)", j, i,
+              cp.remote_vid.size());
+    merge_unit(pr_, rows, row_found, i);
+    int64_t e = std::numeric_limits<int64_t>::max();
+    for (size_t t = 0; t < edges.size(); ++t)
+      if (edges[t].unit == i) e = std::min(e, bad[t]);
+    if (e != std::numeric_limits<int64_t>::max())
+      pr_.add("batch {}, GPU {}: edge {} reads merged row {} but its source {} is not there", j, i, e,
+              cp.src_merged[e], cp.src_vid[e]);
+  }
 }
 
-void CommEmulator::flush(int j, int i) {
-  const ChunkPlan& cp = plan_.step(j, i);
-  for (size_t k = 0; k < cp.flush_slot.size(); ++k) {
-    const uint32_t slot = cp.flush_slot[k];
-    const vid_t v = cp.flush_vid[k];
-    if (k > 0 && cp.flush_slot[k - 1] >= slot)
-      pr_.add("batch {}, GPU {}: flush slots not strictly ascending at {}", j, i, k);
-    if (buf_[i][slot] != v || written_[i][slot] != j)
-      pr_.add("batch {}, GPU {}: flush of vertex {} from slot {}, which does not hold it", j, i, v, slot);
-    if (!live_[i][slot]) pr_.add("batch {}, GPU {}: gradient of vertex {} flushed twice", j, i, v);
-    live_[i][slot] = 0;
-  }
-  for (size_t b = 0; b < cp.trans_vid.size(); ++b) {
-    const vid_t v = cp.trans_vid[b];
-    const bool stays = in_union(j + 1, v) && owner(plan_, v) == i, live = live_[i][cp.trans_slot[b]];
-    if (stays && !live)
-      pr_.add("batch {}, GPU {}: gradient of vertex {} flushed although it stays for batch {} (reaches the host "
+void CommEmulator::flush(int j) {
+  const int m = plan_.m;
+  const auto blocks = gpu_blocks(j, [](const ChunkPlan& cp) { return cp.flush_slot.size(); });
+  const uint64_t stamp = (static_cast<uint64_t>(j) + 1) << 32;
+  // A slot named twice is flushed by its first entry.
+  for_blocks(blocks, [&](const Block& b) {
+    const ChunkPlan& cp = plan_.step(j, static_cast<int>(b.unit));
+    for (int64_t k = b.begin; k < b.end; ++k)
+      atomic_max(fclaim_[b.unit][cp.flush_slot[k]], stamp | (UINT32_MAX - static_cast<uint64_t>(k)));
+  });
+  const auto found = run_blocks(blocks, pr_, [&](const Block& b, Found& f) {
+    const int i = static_cast<int>(b.unit);
+    const ChunkPlan& cp = plan_.step(j, i);
+    for (int64_t k = b.begin; k < b.end; ++k) {
+      const uint32_t slot = cp.flush_slot[k];
+      const vid_t v = cp.flush_vid[k];
+      if (k > 0 && cp.flush_slot[k - 1] >= slot)
+        f.add("batch {}, GPU {}: flush slots not strictly ascending at {}", j, i, k);
+      if (buf_[i][slot] != v || !claimed_in(i, slot, j))
+        f.add("batch {}, GPU {}: flush of vertex {} from slot {}, which does not hold it", j, i, v, slot);
+      if (!live_[i][slot] || fclaim_[i][slot] != (stamp | (UINT32_MAX - static_cast<uint64_t>(k))))
+        f.add("batch {}, GPU {}: gradient of vertex {} flushed twice", j, i, v);
+    }
+  });
+  for_blocks(blocks, [&](const Block& b) {
+    const ChunkPlan& cp = plan_.step(j, static_cast<int>(b.unit));
+    for (int64_t k = b.begin; k < b.end; ++k) {
+      const uint32_t slot = cp.flush_slot[k];
+      if (fclaim_[b.unit][slot] == (stamp | (UINT32_MAX - static_cast<uint64_t>(k)))) live_[b.unit][slot] = 0;
+    }
+  });
+  // Each vertex's gradient is flushed exactly when it leaves the GPU.
+  const auto entries = gpu_blocks(j, [](const ChunkPlan& cp) { return cp.trans_vid.size(); });
+  const auto kept = run_blocks(entries, pr_, [&](const Block& b, Found& f) {
+    const int i = static_cast<int>(b.unit);
+    const ChunkPlan& cp = plan_.step(j, i);
+    for (int64_t k = b.begin; k < b.end; ++k) {
+      const vid_t v = cp.trans_vid[k];
+      const bool stays = in_union(j + 1, v) && owner(plan_, v) == i, live = live_[i][cp.trans_slot[k]];
+      if (stays && !live)
+        f.add("batch {}, GPU {}: gradient of vertex {} flushed although it stays for batch {} (reaches the host "
               "twice)",
               j, i, v, j + 1);
-    if (!stays && live) pr_.add("batch {}, GPU {}: gradient of vertex {} is never flushed", j, i, v);
+      if (!stays && live) f.add("batch {}, GPU {}: gradient of vertex {} is never flushed", j, i, v);
+    }
+  });
+  for (int i = 0; i < m; ++i) {
+    merge_unit(pr_, blocks, found, i);
+    merge_unit(pr_, entries, kept, i);
   }
 }
 
@@ -405,13 +733,18 @@ void CommEmulator::check_capacities() {
   }
 }
 
+void check_communication(const Plan& plan, Problems& pr) {
+  const Unions unions = batch_unions(plan, false);
+  CommEmulator(plan, unions, pr).run();
+  check_volumes(plan, unions, pr);
+}
+
 }  // namespace
 
 std::vector<std::string> check_plan_comm(const Plan& plan, size_t max_problems) {
   Problems pr(max_problems);
   if (!check_structure(plan, pr)) return pr.result();
-  CommEmulator(plan, pr).run();
-  check_volumes(plan, pr);
+  check_communication(plan, pr);
   return pr.result();
 }
 
@@ -422,8 +755,7 @@ std::vector<std::string> check_plan(const Plan& plan, const GraphView& g_new, co
   check_against_partition(plan, p, pr);
   if (pr.any()) return pr.result();
   check_topology(plan, g_new, pr);
-  CommEmulator(plan, pr).run();
-  check_volumes(plan, pr);
+  check_communication(plan, pr);
   return pr.result();
 }
 

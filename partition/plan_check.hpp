@@ -21,6 +21,8 @@
 //    run of consecutive batches it stays resident, after the run's last
 //    batch; nothing is pending at the end;
 //  - capacities are the maxima, volumes (both orders) equal the formulas.
+// Every pass runs in parallel (OpenMP) over blocks of the lists, and the
+// problems found are the same, in the same order, whatever the thread count.
 #include <string>
 #include <vector>
 

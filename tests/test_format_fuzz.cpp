@@ -1,6 +1,8 @@
 // Plans validated at load and every binary format under mutation (issue 17):
-// a forged but resealed plan (maxima, remote slots, flushes, merged rows,
-// reuse marks) is refused by read_plan with a one-line error; and for the
+// a forged but resealed plan (maxima, neighbor lists, topology) is refused by
+// read_plan with a one-line error, and a plan whose derived lists (remote
+// slots, flushes, merged rows, reuse marks: not in the file since format 2)
+// are forged is refused by write_plan; and for the
 // graph, partition, plan, model and training checkpoint files, truncations,
 // byte flips and flips resealed with fresh checksums (so that only the
 // structural and semantic checks can catch them) each give a clean ht::Error
@@ -74,49 +76,69 @@ TEST(PlanValidate, ForgedAndResealedPlansAreRefusedAtLoad) {
   expect_refused("remote capacity", [](Plan& p) { p.remote_capacity[1] += 1000; }, "remote capacity");
   expect_refused("nbr capacity", [](Plan& p) { p.nbr_capacity[0] += 1; }, "neighbor capacity");
   expect_refused(
-      "remote slot",
+      "neighbor order",
       [](Plan& p) {
         for (ChunkPlan& cp : p.steps)
-          if (!cp.remote_slot.empty()) {
-            const uint32_t cap = p.trans_capacity[cp.remote_gpu[0]];
-            cp.remote_slot[0] = (cp.remote_slot[0] + 1) % cap;
+          if (cp.nbr.size() >= 2) {
+            std::swap(cp.nbr[0], cp.nbr[1]);
             return;
           }
       },
-      "remote row 0 reads GPU");
+      "ascending");
   expect_refused(
-      "flush vid",
+      "neighbor index",
       [](Plan& p) {
-        for (ChunkPlan& cp : p.steps)
-          if (cp.flush_vid.size() >= 2) {
-            std::swap(cp.flush_vid[0], cp.flush_vid[1]);
-            return;
-          }
+        ChunkPlan& cp = p.steps.back();
+        cp.src_local.back() = static_cast<uint32_t>(cp.nbr.size());
       },
-      "flush 0 names vertex");
-  expect_refused(
-      "merged row",
-      [](Plan& p) {
-        for (ChunkPlan& cp : p.steps)
-          for (size_t e = 1; e < cp.src_merged.size(); ++e)
-            if (cp.src_vid[e] != cp.src_vid[0]) {
-              cp.src_merged[0] = cp.src_merged[e];
-              return;
-            }
-      },
-      "edge 0 reads merged row");
-  expect_refused(
-      "reuse mark",
-      [](Plan& p) {
-        for (ChunkPlan& cp : p.steps)
-          for (size_t b = 0; b < cp.trans_reused.size(); ++b)
-            if (!cp.trans_reused[b]) {
-              cp.trans_reused[b] = 1;
-              if (p.steps.front().trans_vid.empty() || &cp != &p.steps.front()) return;
-              return;
-            }
-      },
-      "marked reused");
+      "outside the step's neighbor list");
+}
+
+// Lists that a plan file derives cannot be forged in the file; a plan whose
+// own lists are forged is refused before anything is written.
+TEST(PlanValidate, ForgedDerivedListsAreRefusedAtWrite) {
+  test::TempDir dir;
+  const Sample s = sample();
+  auto expect_refused = [&](const char* what, const std::function<void(Plan&)>& forge) {
+    SCOPED_TRACE(what);
+    Plan p = s.plan;
+    forge(p);
+    EXPECT_NE(find_plan_inconsistency(p), "");
+    const std::string e = test::error_of([&] { write_plan(dir.file("forged.htplan"), p, {}); });
+    EXPECT_NE(e.find("internal error: cannot write the plan"), std::string::npos) << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos);
+  };
+  expect_refused("remote slot", [](Plan& p) {
+    for (ChunkPlan& cp : p.steps)
+      if (!cp.remote_slot.empty()) {
+        const uint32_t cap = p.trans_capacity[cp.remote_gpu[0]];
+        cp.remote_slot[0] = (cp.remote_slot[0] + 1) % cap;
+        return;
+      }
+  });
+  expect_refused("flush vid", [](Plan& p) {
+    for (ChunkPlan& cp : p.steps)
+      if (cp.flush_vid.size() >= 2) {
+        std::swap(cp.flush_vid[0], cp.flush_vid[1]);
+        return;
+      }
+  });
+  expect_refused("merged row", [](Plan& p) {
+    for (ChunkPlan& cp : p.steps)
+      for (size_t e = 1; e < cp.src_merged.size(); ++e)
+        if (cp.src_vid[e] != cp.src_vid[0]) {
+          cp.src_merged[0] = cp.src_merged[e];
+          return;
+        }
+  });
+  expect_refused("reuse mark", [](Plan& p) {
+    for (ChunkPlan& cp : p.steps)
+      for (size_t b = 0; b < cp.trans_reused.size(); ++b)
+        if (!cp.trans_reused[b]) {
+          cp.trans_reused[b] = 1;
+          return;
+        }
+  });
 }
 
 // --- mutation of every binary format -------------------------------------------

@@ -292,25 +292,27 @@ TEST(ParallelRead, PlanValueErrorsNameTheFirstBadElement) {
   };
   const std::vector<std::pair<const char*, std::function<void(Plan&)>>> spoils = {
       {"element", [](Plan& pl) {
-         pl.steps[5].src_vid[7] = 1u << 30;
-         pl.steps[5].src_vid[3] = 1u << 29;
-         pl.steps[9].src_vid[0] = 1u << 30;
+         pl.steps[5].src_local[7] = 1u << 30;
+         pl.steps[5].src_local[3] = 1u << 29;
+         pl.steps[9].src_local[0] = 1u << 30;
        }},
       {"step 1: offsets decrease at destination 4", [](Plan& pl) { pl.steps[1].offsets[5] = -1; }},
       {"step 2: offsets must start at 0", [](Plan& pl) { pl.steps[2].offsets[0] = 1; }},
-      {"transition buffer", [](Plan& pl) { pl.steps[4].remote_slot.back() = 1u << 30; }},
-      {"trans_reused", [](Plan& pl) { pl.steps[7].trans_reused.back() = 2; }},
-      {"flush_vid", [](Plan& pl) { pl.steps[3].flush_slot.push_back(0), pl.steps[3].flush_vid.push_back(1u << 30); }},
+      {"above the one before", [](Plan& pl) {
+         pl.steps[6].nbr[9] = pl.steps[6].nbr[8];
+         pl.steps[8].nbr[2] = 1u << 30;
+       }},
+      {"recorded transition capacity", [](Plan& pl) { pl.trans_capacity[1] += 3; }},
   };
   for (const auto& [what, spoil] : spoils) {
     const std::string sequential_like = message(spoil, BulkTuning{}), tiny = message(spoil, kTiny);
     EXPECT_NE(tiny.find(what), std::string::npos) << tiny;
     EXPECT_EQ(tiny, sequential_like);
   }
-  // The first of three bad src_vid values (step 5, element 3 of the step).
+  // The first of three bad src_local values (step 5, element 3 of the step).
   Plan plan = sample_plan();
   int64_t k = 3;
-  for (size_t s = 0; s < 5; ++s) k += static_cast<int64_t>(plan.steps[s].src_vid.size());
+  for (size_t s = 0; s < 5; ++s) k += static_cast<int64_t>(plan.steps[s].src_local.size());
   EXPECT_NE(message(spoils[0].second, kTiny).find(fmt::format("element {} (step 5)", k)), std::string::npos);
 }
 

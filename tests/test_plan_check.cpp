@@ -1,10 +1,14 @@
 // The symbolic checker catches each kind of broken plan: wrong slots, reuse
 // flags, reads, flushes, topology, transition sets, remote order,
-// capacities, volumes, and a plan for another partition.
+// capacities, volumes, and a plan for another partition; and it reports the
+// same problems whatever the thread count and block size.
+#include <omp.h>
+
 #include <functional>
 
 #include <gtest/gtest.h>
 
+#include "core/bulk_memory.hpp"
 #include "partition/plan_builder.hpp"
 #include "partition/plan_check.hpp"
 #include "plan_test_graphs.hpp"
@@ -112,6 +116,60 @@ TEST(PlanCheck, CatchesWrongSetsTopologyAndNumbers) {
         std::swap(a, b);
       },
       "steps on the wrong GPU", "has part");
+}
+
+// Plans broken in many places at once (dozens of problems, more than the
+// list shows): the list, its order and the count of the rest are the same
+// with one thread or several, in blocks of 64 Ki elements or of 7.
+TEST(PlanCheck, SameProblemsWhateverTheThreadCount) {
+  const std::vector<std::pair<const char*, std::function<void(Plan&)>>> spoils = {
+      {"none", [](Plan&) {}},
+      {"every read", [](Plan& pl) {
+         for (ChunkPlan& cp : pl.steps) std::fill(cp.src_merged.begin(), cp.src_merged.end(), 0);
+       }},
+      {"every slot shared", [](Plan& pl) {
+         for (ChunkPlan& cp : pl.steps) std::fill(cp.trans_slot.begin(), cp.trans_slot.end(), 0);
+       }},
+      {"nothing flushed", [](Plan& pl) {
+         for (ChunkPlan& cp : pl.steps) {
+           cp.flush_slot.clear();
+           cp.flush_vid.clear();
+         }
+       }},
+      {"flushes twice", [](Plan& pl) {
+         for (ChunkPlan& cp : pl.steps)
+           if (!cp.flush_slot.empty()) {
+             cp.flush_slot.insert(cp.flush_slot.begin(), cp.flush_slot.back());
+             cp.flush_vid.insert(cp.flush_vid.begin(), cp.flush_vid.back());
+           }
+       }},
+      {"remote order", [](Plan& pl) {
+         for (ChunkPlan& cp : pl.steps) std::reverse(cp.remote_slot.begin(), cp.remote_slot.end());
+       }},
+      {"topology", [](Plan& pl) {
+         for (ChunkPlan& cp : pl.steps) std::fill(cp.src_vid.begin(), cp.src_vid.end(), cp.nbr[0]);
+       }},
+      {"reuse flags", [](Plan& pl) {
+         for (ChunkPlan& cp : pl.steps) std::fill(cp.trans_reused.begin(), cp.trans_reused.end(), 1);
+       }},
+  };
+  const int threads = omp_get_max_threads();
+  for (const auto& [what, spoil] : spoils) {
+    SCOPED_TRACE(what);
+    Fixture f;
+    spoil(f.plan);
+    std::vector<std::vector<std::string>> lists;
+    for (BulkTuning t : {BulkTuning{}, BulkTuning{0, 7}}) {
+      ScopedBulkTuning scope(t);
+      for (int k : {1, std::max(4, threads)}) {
+        omp_set_num_threads(k);
+        lists.push_back(check_plan(f.plan, f.g.view(), f.p, 12));
+      }
+    }
+    omp_set_num_threads(threads);
+    EXPECT_EQ(lists[0].empty(), std::string(what) == "none") << (lists[0].empty() ? "" : lists[0][0]);
+    for (size_t k = 1; k < lists.size(); ++k) EXPECT_EQ(lists[k], lists[0]) << "run " << k;
+  }
 }
 
 TEST(PlanCheck, RefusesAnotherPartition) {

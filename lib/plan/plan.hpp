@@ -8,6 +8,9 @@
 //             remote rows of N_ij from their owners; topology = src_merged.
 //   full:     as p2p, but rows with reused=1 stay in their slot from batch j-1
 //             and are not loaded.
+// A plan file stores nbr, offsets and src_local of each step; the other lists
+// follow from them and are derived when it is read (plan_derive.hpp).
+// The in-memory Plan always has every list.
 #include <cstdint>
 #include <string>
 #include <vector>

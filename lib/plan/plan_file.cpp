@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
+#include <fstream>
 #include <limits>
 #include <span>
 
@@ -10,14 +12,16 @@
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "graph/types.hpp"
+#include "plan/plan_derive.hpp"
 #include "plan/plan_validate.hpp"
 
 namespace ht {
 namespace {
 
 // ---------------------------------------------------------------------------
-// Writing: one section per ChunkPlan field (all steps concatenated, in step
-// order j * m + i) and one offset table per group of fields of equal length.
+// Writing: one section per stored ChunkPlan field (all steps concatenated, in
+// step order j * m + i) and one offset table per group of fields of equal
+// length.
 // ---------------------------------------------------------------------------
 
 template <typename T>
@@ -31,14 +35,33 @@ std::vector<int64_t> index_of(const Plan& plan, Field<T> field) {
   return index;
 }
 
+// The concatenation of one field over the steps, produced piece by piece
+// from the steps' own vectors while the writer hashes and writes it: the
+// section never exists in memory as a whole (src_local alone is 4 bytes per
+// edge). `index` = index_of(plan, field).
 template <typename T>
-void add_concat(ContainerWriter& w, const std::string& name, const Plan& plan, Field<T> field) {
-  std::vector<T> all;
-  size_t total = 0;
-  for (const ChunkPlan& cp : plan.steps) total += (cp.*field).size();
-  all.reserve(total);
-  for (const ChunkPlan& cp : plan.steps) all.insert(all.end(), (cp.*field).begin(), (cp.*field).end());
-  w.add<T>(name, all);
+void add_concat(ContainerWriter& w, const std::string& name, const Plan& plan, Field<T> field,
+                const std::vector<int64_t>& index) {
+  const auto total = static_cast<uint64_t>(index.back());
+  w.add_section_filled(name, dtype_of<T>(), total, 1, 1, [&](uint64_t offset, std::span<std::byte> out) {
+    const int64_t first = static_cast<int64_t>(offset / sizeof(T));
+    size_t s = static_cast<size_t>(std::upper_bound(index.begin(), index.end(), first) - index.begin()) - 1;
+    uint64_t at = offset;
+    size_t done = 0;
+    while (done < out.size()) {
+      const uint64_t begin = static_cast<uint64_t>(index[s]) * sizeof(T);
+      const uint64_t end = static_cast<uint64_t>(index[s + 1]) * sizeof(T);
+      if (at >= end) {
+        ++s;
+        continue;
+      }
+      const size_t len = static_cast<size_t>(std::min<uint64_t>(end - at, out.size() - done));
+      std::memcpy(out.data() + done, reinterpret_cast<const std::byte*>((plan.steps[s].*field).data()) + (at - begin),
+                  len);
+      done += len;
+      at += len;
+    }
+  });
 }
 
 void add_index(ContainerWriter& w, const std::string& name, const std::vector<int64_t>& index) {
@@ -56,6 +79,16 @@ void write_step_headers(ContainerWriter& w, const Plan& plan) {
   }
   w.add<int32_t>("step_ids", ids, 2);
   w.add<int64_t>("step_dst", dst, 2);
+}
+
+// The sizes of the derived lists, per step: (trans, reused, remote, flush).
+void write_step_counts(ContainerWriter& w, const Plan& plan) {
+  std::vector<int64_t> counts;
+  for (const ChunkPlan& cp : plan.steps) {
+    const StepCounts c = counts_of(cp);
+    counts.insert(counts.end(), {c.trans, c.reused, c.remote, c.flush});
+  }
+  w.add<int64_t>("step_counts", counts, 4);
 }
 
 void write_per_gpu(ContainerWriter& w, const Plan& plan) {
@@ -117,10 +150,9 @@ class PlanReader {
   void read_header();
   void read_steps();
   void read_per_gpu();
+  void read_counts();
   void read_topology();
-  void read_transitions();
-  void read_remotes();
-  void read_flushes();
+  void derive();
 
  private:
   [[noreturn]] void fail(const std::string& section, const std::string& what) const { r_.fail_in(section, what); }
@@ -138,6 +170,7 @@ class PlanReader {
 
   const ContainerReader& r_;
   Plan& plan_;
+  std::vector<StepCounts> counts_;  // recorded sizes of the derived lists
 };
 
 // Copies one field of every step out of its concatenated section and checks
@@ -255,11 +288,36 @@ StepIndex PlanReader::index(const std::string& name, const std::vector<int64_t>*
   return StepIndex({idx.begin(), idx.end()});
 }
 
+// The recorded sizes of the derived lists: each within the capacities, so
+// that nothing is derived for a file that lies about them.
+void PlanReader::read_counts() {
+  auto c = r_.array<int64_t>("step_counts", 4 * steps());
+  counts_.resize(steps());
+  for (size_t s = 0; s < steps(); ++s) {
+    const StepCounts k{c[4 * s], c[4 * s + 1], c[4 * s + 2], c[4 * s + 3]};
+    const int i = part(s);
+    if (k.trans < 0 || k.trans > plan_.trans_capacity[i] || k.reused < 0 || k.reused > k.trans || k.remote < 0 ||
+        k.remote > plan_.remote_capacity[i] || k.flush < 0 || k.flush > k.trans)
+      fail("step_counts", fmt::format("step {}: (transition {}, reused {}, remote {}, flush {}) outside GPU {}'s "
+                                      "capacities",
+                                      s, k.trans, k.reused, k.remote, k.flush, i));
+    counts_[s] = k;
+  }
+}
+
 void PlanReader::read_topology() {
   const int64_t nv = plan_.num_vertices;
   const StepIndex nbr_index = index("nbr_index");
-  load_checked("nbr", nbr_index, &ChunkPlan::nbr, [&](size_t, int64_t, vid_t v) { return v < nv; },
-               "is not a vertex");
+  const auto nbr = values<vid_t>("nbr", nbr_index);
+  // Strictly ascending per step: the transition sets and merged rows are
+  // derived by merging these lists.
+  const int64_t bad_nbr = load(nbr, nbr_index, &ChunkPlan::nbr, [&](size_t s, int64_t k, vid_t v) {
+    return v < nv && (k == nbr_index.at[s] || nbr[k - 1] < v);
+  });
+  if (bad_nbr >= 0)
+    fail("nbr", fmt::format("element {} (step {}) = {} is not a vertex above the one before (neighbor sets are "
+                            "ascending vertex ids)",
+                            bad_nbr, nbr_index.step_of(bad_nbr), nbr[bad_nbr]));
 
   std::vector<int64_t> offset_sizes;
   for (const ChunkPlan& cp : plan_.steps) offset_sizes.push_back(cp.num_dst() + 1);
@@ -281,67 +339,19 @@ void PlanReader::read_topology() {
       "src_local", edge_index, &ChunkPlan::src_local,
       [&](size_t s, int64_t, uint32_t x) { return x < plan_.steps[s].nbr.size(); },
       "is outside the step's neighbor list");
-  load_checked(
-      "src_merged", edge_index, &ChunkPlan::src_merged,
-      [&](size_t s, int64_t, uint32_t x) { return x < plan_.merged_capacity(part(s)); },
-      "is outside the merged buffer");
-  load_checked("src_vid", edge_index, &ChunkPlan::src_vid, [&](size_t, int64_t, vid_t v) { return v < nv; },
-               "is not a vertex");
 }
 
-void PlanReader::read_transitions() {
-  const StepIndex idx = index("trans_index");
-  load_checked(
-      "trans_vid", idx, &ChunkPlan::trans_vid,
-      [&](size_t s, int64_t, vid_t v) {
-        return v < plan_.num_vertices && static_cast<int64_t>(v) >= plan_.part_offsets[part(s)] &&
-               static_cast<int64_t>(v) < plan_.part_offsets[part(s) + 1];
-      },
-      "is not a vertex of the step's partition");
-  load_checked(
-      "trans_slot", idx, &ChunkPlan::trans_slot,
-      [&](size_t s, int64_t, uint32_t x) { return x < plan_.trans_capacity[part(s)]; },
-      "is outside the transition buffer");
-  load_checked("trans_reused", idx, &ChunkPlan::trans_reused, [](size_t, int64_t, uint8_t x) { return x <= 1; },
-               "is not 0 or 1");
-}
-
-void PlanReader::read_remotes() {
-  const StepIndex idx = index("remote_index");
-  for (size_t s = 0; s < steps(); ++s)
-    if (idx.at[s + 1] - idx.at[s] > plan_.remote_capacity[part(s)])
-      fail("remote_index", fmt::format("step {} has more remote rows than the remote capacity", s));
-  load_checked(
-      "remote_vid", idx, &ChunkPlan::remote_vid,
-      [&](size_t, int64_t, vid_t v) { return v < plan_.num_vertices; }, "is not a vertex");
-  const auto gpu = values<int32_t>("remote_gpu", idx);
-  load_checked(
-      "remote_gpu", idx, &ChunkPlan::remote_gpu,
-      [&](size_t s, int64_t, int32_t g) { return g >= 0 && g < plan_.m && g != part(s); }, "is not another GPU");
-  const auto slot = values<uint32_t>("remote_slot", idx);
-  const int64_t k = load(slot, idx, &ChunkPlan::remote_slot,
-                         [&](size_t, int64_t k, uint32_t x) { return x < plan_.trans_capacity[gpu[k]]; });
-  if (k >= 0)
-    fail("remote_slot", fmt::format("element {} (step {}) = {} is outside GPU {}'s transition buffer", k,
-                                    idx.step_of(k), slot[k], gpu[k]));
-}
-
-void PlanReader::read_flushes() {
-  const StepIndex idx = index("flush_index");
-  load_checked(
-      "flush_slot", idx, &ChunkPlan::flush_slot,
-      [&](size_t s, int64_t, uint32_t x) { return x < plan_.trans_capacity[part(s)]; },
-      "is outside the transition buffer");
-  load_checked(
-      "flush_vid", idx, &ChunkPlan::flush_vid, [&](size_t, int64_t, vid_t v) { return v < plan_.num_vertices; },
-      "is not a vertex");
+// Everything else follows from the lists read (plan_derive.hpp); what
+// disagrees with the recorded sizes and capacities is refused.
+void PlanReader::derive() {
+  if (const std::string problem = derive_plan_lists(plan_, counts_); !problem.empty()) fail("step_counts", problem);
 }
 
 void check_step_maxima(const ContainerReader& r, const Plan& plan) {
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const ChunkPlan& cp = plan.steps[s];
     if (cp.nbr.size() > plan.nbr_capacity[cp.part] || cp.num_dst() > plan.max_dst[cp.part] ||
-        cp.num_edges() > plan.max_edges[cp.part] || cp.trans_vid.size() > plan.trans_capacity[cp.part])
+        cp.num_edges() > plan.max_edges[cp.part])
       r.fail_in("capacity", fmt::format("step {} exceeds GPU {}'s recorded capacities", s, cp.part));
   }
 }
@@ -354,6 +364,12 @@ std::string identity_text(const FileIdentity& id) {
 
 void write_plan(const std::string& path, const Plan& plan, const PlanParams& params) {
   check_shape(plan);
+  // The file leaves the derived lists out: refuse a plan whose own lists are
+  // not what reading derives, before anything is written.
+  if (const std::string problem = find_derivation_mismatch(plan); !problem.empty())
+    throw file_error(path, fmt::format("internal error: cannot write the plan: {} (a plan file stores nbr, offsets "
+                                       "and src_local and derives the other lists from them)",
+                                       problem));
   ContainerWriter w(path, kPlanMagic, kPlanVersion);
   int64_t edges = 0;
   for (const ChunkPlan& cp : plan.steps) edges += cp.num_edges();
@@ -381,41 +397,44 @@ void write_plan(const std::string& path, const Plan& plan, const PlanParams& par
   w.add<int64_t>("part_offsets", plan.part_offsets);
   write_step_headers(w, plan);
   write_per_gpu(w, plan);
-  add_index(w, "nbr_index", index_of(plan, &ChunkPlan::nbr));
-  add_concat(w, "nbr", plan, &ChunkPlan::nbr);
-  add_index(w, "offsets_index", index_of(plan, &ChunkPlan::offsets));
-  add_concat(w, "offsets", plan, &ChunkPlan::offsets);
-  add_index(w, "edge_index", index_of(plan, &ChunkPlan::src_local));
-  add_concat(w, "src_local", plan, &ChunkPlan::src_local);
-  add_concat(w, "src_merged", plan, &ChunkPlan::src_merged);
-  add_concat(w, "src_vid", plan, &ChunkPlan::src_vid);
-  add_index(w, "trans_index", index_of(plan, &ChunkPlan::trans_vid));
-  add_concat(w, "trans_vid", plan, &ChunkPlan::trans_vid);
-  add_concat(w, "trans_slot", plan, &ChunkPlan::trans_slot);
-  add_concat(w, "trans_reused", plan, &ChunkPlan::trans_reused);
-  add_index(w, "remote_index", index_of(plan, &ChunkPlan::remote_vid));
-  add_concat(w, "remote_vid", plan, &ChunkPlan::remote_vid);
-  add_concat(w, "remote_gpu", plan, &ChunkPlan::remote_gpu);
-  add_concat(w, "remote_slot", plan, &ChunkPlan::remote_slot);
-  add_index(w, "flush_index", index_of(plan, &ChunkPlan::flush_slot));
-  add_concat(w, "flush_slot", plan, &ChunkPlan::flush_slot);
-  add_concat(w, "flush_vid", plan, &ChunkPlan::flush_vid);
+  write_step_counts(w, plan);
+  const std::vector<int64_t> nbr_index = index_of(plan, &ChunkPlan::nbr);
+  add_index(w, "nbr_index", nbr_index);
+  add_concat(w, "nbr", plan, &ChunkPlan::nbr, nbr_index);
+  const std::vector<int64_t> offsets_index = index_of(plan, &ChunkPlan::offsets);
+  add_index(w, "offsets_index", offsets_index);
+  add_concat(w, "offsets", plan, &ChunkPlan::offsets, offsets_index);
+  const std::vector<int64_t> edge_index = index_of(plan, &ChunkPlan::src_local);
+  add_index(w, "edge_index", edge_index);
+  add_concat(w, "src_local", plan, &ChunkPlan::src_local, edge_index);
   w.commit();
 }
 
+void check_plan_version(const std::string& path) {
+  // Magic and version are the header's first 12 bytes (docs/FORMATS.md).
+  std::ifstream in(path, std::ios::binary);
+  char head[12];
+  if (!in.read(head, sizeof head) || std::memcmp(head, kPlanMagic, 8) != 0) return;
+  uint32_t version = 0;
+  std::memcpy(&version, head + 8, 4);
+  if (version != kPlanVersion)
+    throw file_error(path, fmt::format("plan file format {}, this build reads {}: rerun ht-reorganize", version,
+                                       kPlanVersion));
+}
+
 Plan read_plan(const std::string& path, ReadOptions opt, PlanParams* params) {
+  check_plan_version(path);
   ContainerReader r(path, kPlanMagic, kPlanVersion, opt);
   Plan plan;
   PlanReader reader(r, plan);
   reader.read_header();
   reader.read_steps();
   reader.read_per_gpu();
+  reader.read_counts();
   reader.read_topology();
-  reader.read_transitions();
-  reader.read_remotes();
-  reader.read_flushes();
   check_step_maxima(r, plan);
-  if (const std::string problem = find_plan_inconsistency(plan); !problem.empty()) r.fail_in("capacity", problem);
+  reader.derive();
+  if (const std::string problem = find_capacity_mismatch(plan); !problem.empty()) r.fail_in("capacity", problem);
   if (params) {
     params->row_bytes = as_double(r.meta(kPlanMetaRowBytes));
     params->profile = {as_double(r.meta(kPlanMetaTHd)), as_double(r.meta(kPlanMetaTDd)),

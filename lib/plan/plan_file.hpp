@@ -1,9 +1,13 @@
 #pragma once
-// Plan file (.htplan): every field of a Plan and of each of its ChunkPlans,
-// plus the parameters it was made with and the identities of the graph and
-// partition files it was made for. Per-step arrays are concatenated into one
-// section each with a per-step offset table, so reading is a few large
-// copies, each checked and copied in parallel in one pass. Layout: docs/PLAN.md.
+// Plan file (.htplan): a Plan, the parameters it was made with and the
+// identities of the graph and partition files it was made for. Format 2
+// stores per step only what cannot be derived: the neighbor set, the chunk
+// topology (offsets, src_local) and the sizes of the other lists; read_plan
+// derives the transition sets, slots, remote rows, src_vid, src_merged and
+// flush lists (plan_derive.hpp) and returns a Plan equal to the one written,
+// field by field. Per-step arrays are concatenated into one section each with
+// a per-step offset table, so reading is a few large copies, each checked
+// and copied in parallel in one pass. Layout: docs/PLAN.md.
 #include <string>
 
 #include "core/container.hpp"
@@ -13,7 +17,8 @@
 namespace ht {
 
 inline constexpr char kPlanMagic[9] = "HTPLAN\0\0";
-inline constexpr uint32_t kPlanVersion = 1;
+// 1: every list stored (12 bytes per edge); 2: derived lists left out.
+inline constexpr uint32_t kPlanVersion = 2;
 
 // Meta slots of the plan header (doubles are stored as their IEEE-754 bits).
 enum PlanMeta : int {
@@ -40,15 +45,25 @@ enum PlanFlagBits : uint64_t {
   kPlanFlagReorganizeRequested = 1u << 1,
 };
 
-// Writes atomically (temporary file + rename).
+// Writes atomically (temporary file + rename), each section straight from
+// the steps' lists. Throws ht::Error ("internal error", nothing written)
+// when a list the file leaves out is not what read_plan would derive
+// (find_derivation_mismatch): the file would read back as another plan.
 void write_plan(const std::string& path, const Plan& plan, const PlanParams& params = {});
 
 // Reads and validates a plan file: the container checks, then every index
-// table and every id/slot/index range, so that an engine can index its
-// buffers with the plan's values without further bounds checks. The
+// table and every id/index range of the stored lists, then derives the
+// others and checks them against the recorded sizes and capacities, so that
+// an engine can index its buffers with the plan's values without further
+// bounds checks. A plan file of another format version is refused with
+// "plan file format N, this build reads M: rerun ht-reorganize". The
 // semantic check (does it compute the right thing) is check_plan().
 // `params`, when given, receives the recorded parameters.
 Plan read_plan(const std::string& path, ReadOptions opt = {}, PlanParams* params = nullptr);
+
+// Throws the error above when `path` is a plan file of another format
+// version; anything else (not a plan, unreadable) is left to the reader.
+void check_plan_version(const std::string& path);
 
 // Throws ht::Error "plan was made for another graph/partition: rerun
 // ht-reorganize" when the plan's recorded identities differ from the given

@@ -56,24 +56,17 @@ std::optional<PlanShape> read_plan_shape(const std::string& path) {
     s.n = static_cast<int>(n);
     s.num_vertices = static_cast<int64_t>(r.meta(kPlanMetaVertices));
     const size_t steps = m * n;
-    std::vector<int64_t> nbr, offsets, edges, trans, remote, flush;
+    std::vector<int64_t> nbr, offsets, edges;
     if (!step_counts(r, "nbr_index", "nbr", steps, nbr) || !step_counts(r, "offsets_index", "offsets", steps, offsets) ||
-        !step_counts(r, "edge_index", "src_local", steps, edges) ||
-        !step_counts(r, "trans_index", "trans_vid", steps, trans) ||
-        !step_counts(r, "remote_index", "remote_vid", steps, remote) ||
-        !step_counts(r, "flush_index", "flush_slot", steps, flush))
+        !step_counts(r, "edge_index", "src_local", steps, edges))
       return std::nullopt;
+    // The derived lists' sizes are recorded per step: (trans, reused, remote, flush).
+    const auto counts = r.array<int64_t>("step_counts", 4 * steps);
     s.steps.resize(steps);
-    const auto reused = r.array<uint8_t>("trans_reused", r.section("trans_vid").count());
-    int64_t at = 0;
     for (size_t k = 0; k < steps; ++k) {
-      if (offsets[k] < 1) return std::nullopt;
-      int64_t kept = 0;
-      const int64_t end = at + trans[k];
-#pragma omp parallel for reduction(+ : kept) schedule(static) if (trans[k] > (1 << 20))
-      for (int64_t t = at; t < end; ++t) kept += reused[t] ? 1 : 0;
-      at = end;
-      s.steps[k] = {offsets[k] - 1, edges[k], nbr[k], trans[k], kept, remote[k], flush[k]};
+      const int64_t* c = counts.data() + 4 * k;
+      if (offsets[k] < 1 || c[0] < 0 || c[1] < 0 || c[2] < 0 || c[3] < 0) return std::nullopt;
+      s.steps[k] = {offsets[k] - 1, edges[k], nbr[k], c[0], c[1], c[2], c[3]};
     }
     const auto caps = r.array<uint32_t>("capacity", 3 * m);
     const auto sizes = r.array<int64_t>("max_sizes", 2 * m);

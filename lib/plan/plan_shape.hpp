@@ -34,9 +34,9 @@ struct PlanShape {
 
 PlanShape shape_of(const Plan& plan);
 
-// The shape of a plan file from its header, per-GPU capacities and per-step
-// offset tables and the reuse flags of the transition sets (one byte per
-// row), without reading (or verifying) the other lists.
+// The shape of a plan file from its header, per-GPU capacities, per-step
+// offset tables and recorded sizes of the derived lists (step_counts),
+// without reading (or verifying, or deriving) any list.
 // nullopt when the tables do not add up: read_plan then names the problem.
 std::optional<PlanShape> read_plan_shape(const std::string& path);
 

@@ -26,9 +26,16 @@ std::string check_maxima(const Plan& plan) {
   const size_t m = static_cast<size_t>(plan.m);
   std::vector<uint32_t> trans(m, 0), remote(m, 0), nbr(m, 0);
   std::vector<int64_t> dst(m, 0), edges(m, 0);
-  for (const ChunkPlan& cp : plan.steps) {
+  // The largest slot of each step (the only per-row scan), steps in parallel.
+  const auto steps = static_cast<int64_t>(plan.steps.size());
+  std::vector<uint32_t> top(plan.steps.size(), 0);
+#pragma omp parallel for schedule(dynamic, 1) if (steps > 1)
+  for (int64_t s = 0; s < steps; ++s)
+    for (uint32_t slot : plan.steps[s].trans_slot) top[s] = std::max(top[s], slot + 1);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const ChunkPlan& cp = plan.steps[s];
     const size_t i = static_cast<size_t>(cp.part);
-    for (uint32_t slot : cp.trans_slot) trans[i] = std::max(trans[i], slot + 1);
+    trans[i] = std::max(trans[i], top[s]);
     remote[i] = std::max(remote[i], static_cast<uint32_t>(cp.remote_vid.size()));
     nbr[i] = std::max(nbr[i], static_cast<uint32_t>(cp.nbr.size()));
     dst[i] = std::max(dst[i], cp.num_dst());
@@ -107,6 +114,8 @@ std::string check_remotes(const Plan& plan, size_t s) {
 }
 
 }  // namespace
+
+std::string find_capacity_mismatch(const Plan& plan) { return check_maxima(plan); }
 
 std::string find_plan_inconsistency(const Plan& plan) {
   if (std::string e = check_maxima(plan); !e.empty()) return e;

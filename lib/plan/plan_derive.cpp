@@ -1,0 +1,425 @@
+#include "plan/plan_derive.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <iterator>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/bulk_memory.hpp"
+
+namespace ht {
+namespace {
+
+int64_t grain() { return static_cast<int64_t>(std::max<size_t>(bulk_tuning().grain, 1)); }
+
+std::string where(const Plan& plan, size_t s) {
+  return fmt::format("step {} (batch {}, GPU {})", s, s / static_cast<size_t>(plan.m), s % static_cast<size_t>(plan.m));
+}
+
+// First index >= from whose element is >= v in an ascending list: doubling
+// steps, then a binary search, so O(log distance). Walks over two ascending
+// lists (a neighbor set inside its owner's much larger transition set) cost
+// the shorter list's length times a logarithm, not the longer one's length.
+size_t gallop(std::span<const vid_t> list, size_t from, vid_t v) {
+  size_t lo = from, hi = from, step = 1;
+  while (hi < list.size() && list[hi] < v) {
+    lo = hi + 1;
+    hi += step;
+    step *= 2;
+  }
+  hi = std::min(hi, list.size());
+  return static_cast<size_t>(std::lower_bound(list.begin() + static_cast<std::ptrdiff_t>(lo),
+                                              list.begin() + static_cast<std::ptrdiff_t>(hi), v) -
+                             list.begin());
+}
+
+// Position of the first id >= x in an ascending list (x may be N, past every id).
+size_t first_at_least(std::span<const vid_t> list, size_t from, int64_t x) {
+  return static_cast<size_t>(std::lower_bound(list.begin() + static_cast<std::ptrdiff_t>(from), list.end(), x,
+                                              [](vid_t v, int64_t y) { return static_cast<int64_t>(v) < y; }) -
+                             list.begin());
+}
+
+// The transition set and slots of the step before on the same GPU (none in batch 0).
+std::span<const vid_t> vids_before(const Plan& plan, size_t s) {
+  return s >= static_cast<size_t>(plan.m) ? std::span<const vid_t>(plan.steps[s - plan.m].trans_vid)
+                                          : std::span<const vid_t>();
+}
+
+std::span<const uint32_t> slots_before(const Plan& plan, size_t s) {
+  return s >= static_cast<size_t>(plan.m) ? std::span<const uint32_t>(plan.steps[s - plan.m].trans_slot)
+                                          : std::span<const uint32_t>();
+}
+
+// What read_plan requires of a step's stored lists before it derives.
+bool stored_lists_valid(const Plan& plan, const ChunkPlan& cp) {
+  const auto nv = static_cast<uint64_t>(plan.num_vertices);
+  for (size_t x = 0; x < cp.nbr.size(); ++x)
+    if (cp.nbr[x] >= nv || (x > 0 && cp.nbr[x - 1] >= cp.nbr[x])) return false;
+  for (uint32_t x : cp.src_local)
+    if (x >= cp.nbr.size()) return false;
+  return true;
+}
+
+// Step s's own lists against their derivation, given the capacity its GPU's
+// earlier batches used (`base` of the merged rows at the end); "" when equal.
+std::string step_mismatch(const Plan& plan, size_t s, int64_t capacity, uint32_t base) {
+  const ChunkPlan& cp = plan.steps[s];
+  if (cp.trans_vid != transition_set(plan, s))
+    return fmt::format("{}: trans_vid is not the vertices of partition {} that batch {} needs", where(plan, s),
+                       cp.part, s / static_cast<size_t>(plan.m));
+  std::vector<uint32_t> slot;
+  std::vector<uint8_t> reused;
+  if (step_slots(vids_before(plan, s), slots_before(plan, s), cp.trans_vid, capacity, slot, reused) < 0 ||
+      slot != cp.trans_slot || reused != cp.trans_reused)
+    return fmt::format("{}: trans_slot / trans_reused do not follow the slot rule", where(plan, s));
+  RemoteRows rows;
+  if (!derive_remote_rows(plan, s, base, rows) || rows.vid != cp.remote_vid || rows.gpu != cp.remote_gpu ||
+      rows.slot != cp.remote_slot)
+    return fmt::format("{}: remote rows are not the neighbors owned by other GPUs, by (GPU, slot)", where(plan, s));
+  std::vector<uint32_t> flush_slot;
+  std::vector<vid_t> flush_vid;
+  derive_flushes(plan, s, flush_slot, flush_vid);
+  if (flush_slot != cp.flush_slot || flush_vid != cp.flush_vid)
+    return fmt::format("{}: flush lists are not the slots whose vertex leaves after the batch", where(plan, s));
+  for (size_t e = 0; e < cp.src_local.size(); ++e) {
+    const uint32_t x = cp.src_local[e];
+    if (cp.src_vid[e] != cp.nbr[x] || cp.src_merged[e] != rows.merged[x])
+      return fmt::format("{}: edge {} has src_vid {} and src_merged {}, derived {} and {}", where(plan, s), e,
+                         cp.src_vid[e], cp.src_merged[e], cp.nbr[x], rows.merged[x]);
+  }
+  return "";
+}
+
+}  // namespace
+
+StepCounts counts_of(const ChunkPlan& cp) {
+  int64_t reused = 0;
+  for (uint8_t r : cp.trans_reused) reused += r ? 1 : 0;
+  return {static_cast<int64_t>(cp.trans_vid.size()), reused, static_cast<int64_t>(cp.remote_vid.size()),
+          static_cast<int64_t>(cp.flush_slot.size())};
+}
+
+std::vector<vid_t> transition_set(const Plan& plan, size_t s) {
+  const size_t m = static_cast<size_t>(plan.m), first = s - s % m;
+  const int i = static_cast<int>(s % m);
+  const int64_t lo = plan.part_offsets[i], hi = plan.part_offsets[i + 1];
+  // N_kj ∩ partition i is one contiguous piece of each ascending N_kj.
+  std::vector<std::span<const vid_t>> pieces;
+  for (size_t k = 0; k < m; ++k) {
+    const std::span<const vid_t> nbr(plan.steps[first + k].nbr);
+    const size_t a = first_at_least(nbr, 0, lo), b = first_at_least(nbr, a, hi);
+    if (b > a) pieces.push_back(nbr.subspan(a, b - a));
+  }
+  std::vector<vid_t> out, acc;
+  if (pieces.empty()) return out;
+  // All pieces but the last merged into `acc`; the last merge writes the
+  // result, sized exactly, into fresh storage (huge pages when large: this
+  // is the plan's own vector).
+  for (size_t k = 0; k + 1 < pieces.size(); ++k) {
+    std::vector<vid_t> tmp;
+    tmp.reserve(acc.size() + pieces[k].size());
+    std::set_union(acc.begin(), acc.end(), pieces[k].begin(), pieces[k].end(), std::back_inserter(tmp));
+    acc.swap(tmp);
+  }
+  const std::span<const vid_t> last = pieces.back();
+  size_t count = 0;
+  for (size_t a = 0, b = 0; a < acc.size() || b < last.size(); ++count) {
+    if (b == last.size() || (a < acc.size() && acc[a] < last[b])) {
+      ++a;
+    } else if (a == acc.size() || last[b] < acc[a]) {
+      ++b;
+    } else {
+      ++a;
+      ++b;
+    }
+  }
+  resize_for_overwrite(out, count);
+  std::set_union(acc.begin(), acc.end(), last.begin(), last.end(), out.begin());
+  return out;
+}
+
+int64_t step_slots(std::span<const vid_t> prev_vid, std::span<const uint32_t> prev_slot, std::span<const vid_t> vid,
+                   int64_t capacity, std::vector<uint32_t>& slot, std::vector<uint8_t>& reused, int64_t* kept) {
+  const auto count = static_cast<int64_t>(vid.size());
+  resize_for_overwrite(slot, vid.size());
+  resize_for_overwrite(reused, vid.size());
+  const int64_t g = grain();
+  const int64_t blocks = (count + g - 1) / g;
+  // 1. Reuse, block by block: each block walks 𝕅_i,j-1 from its first
+  //    vertex's place there. fresh[b + 1] = new vertices in block b.
+  std::vector<int64_t> fresh(static_cast<size_t>(blocks) + 1, 0);
+  std::vector<uint8_t> taken(static_cast<size_t>(capacity), 0);
+  bool ok = true;
+#pragma omp parallel for schedule(dynamic, 1) reduction(&& : ok) if (blocks > 1)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t begin = b * g, end = std::min(count, begin + g);
+    size_t a = 0;
+    int64_t fresh_here = 0;
+    for (int64_t k = begin; k < end; ++k) {
+      a = gallop(prev_vid, a, vid[k]);
+      const bool keep = a < prev_vid.size() && prev_vid[a] == vid[k];
+      reused[k] = keep ? 1 : 0;
+      if (!keep) {
+        ++fresh_here;
+        continue;
+      }
+      const uint32_t s = prev_slot[a];
+      if (s >= capacity) {
+        ok = false;
+        continue;
+      }
+      slot[k] = s;
+      // Distinct vertices hold distinct slots in a consistent plan; the
+      // atomic store keeps an inconsistent one (write_plan's check) defined.
+      std::atomic_ref<uint8_t>(taken[s]).store(1, std::memory_order_relaxed);
+    }
+    fresh[b + 1] = fresh_here;
+  }
+  if (!ok) return -1;
+  for (int64_t b = 0; b < blocks; ++b) fresh[b + 1] += fresh[b];
+  const int64_t added = fresh[blocks];
+  if (kept) *kept = count - added;
+
+  // 2. The free slots below `capacity`, ascending (compacted block by block).
+  const int64_t cap_blocks = (capacity + g - 1) / g;
+  std::vector<int64_t> free_at(static_cast<size_t>(cap_blocks) + 1, 0);
+#pragma omp parallel for schedule(static) if (cap_blocks > 1)
+  for (int64_t b = 0; b < cap_blocks; ++b) {
+    const int64_t end = std::min(capacity, (b + 1) * g);
+    int64_t c = 0;
+    for (int64_t x = b * g; x < end; ++x) c += taken[x] ? 0 : 1;
+    free_at[b + 1] = c;
+  }
+  for (int64_t b = 0; b < cap_blocks; ++b) free_at[b + 1] += free_at[b];
+  const int64_t num_free = free_at[cap_blocks];
+  std::vector<uint32_t> free_slots(static_cast<size_t>(std::min(num_free, added)));
+  if (!free_slots.empty()) {
+#pragma omp parallel for schedule(static) if (cap_blocks > 1)
+    for (int64_t b = 0; b < cap_blocks; ++b) {
+      int64_t at = free_at[b];
+      const int64_t end = std::min(capacity, (b + 1) * g);
+      for (int64_t x = b * g; x < end && at < static_cast<int64_t>(free_slots.size()); ++x)
+        if (!taken[x]) free_slots[at++] = static_cast<uint32_t>(x);
+    }
+  }
+
+  // 3. The r-th new vertex (ascending id) takes the r-th free slot, or
+  //    never-used slots past `capacity` once the free ones are gone.
+#pragma omp parallel for schedule(dynamic, 1) if (blocks > 1)
+  for (int64_t b = 0; b < blocks; ++b) {
+    int64_t r = fresh[b];
+    const int64_t end = std::min(count, (b + 1) * g);
+    for (int64_t k = b * g; k < end; ++k) {
+      if (reused[k]) continue;
+      slot[k] = static_cast<uint32_t>(r < num_free ? free_slots[r] : capacity + (r - num_free));
+      ++r;
+    }
+  }
+  return std::max(capacity, capacity + added - num_free);
+}
+
+bool derive_remote_rows(const Plan& plan, size_t s, uint32_t base, RemoteRows& out) {
+  const ChunkPlan& cp = plan.steps[s];
+  const size_t m = static_cast<size_t>(plan.m), first = s - s % m;
+  const int i = static_cast<int>(s % m);
+  const std::span<const vid_t> nbr(cp.nbr);
+  resize_for_overwrite(out.merged, nbr.size());
+  // (owner GPU, owner's slot, position in nbr) of every remote row, packed
+  // so that one integer sort puts them in merged-buffer order.
+  std::vector<std::pair<uint64_t, uint32_t>> rows;
+  size_t x = 0;
+  for (size_t k = 0; k < m && x < nbr.size(); ++k) {
+    // nbr's vertices of partition k: one contiguous piece (ids ascending).
+    const size_t end = first_at_least(nbr, x, plan.part_offsets[k + 1]);
+    const ChunkPlan& owner = plan.steps[first + k];
+    const std::span<const vid_t> held(owner.trans_vid);
+    for (size_t a = 0; x < end; ++x) {
+      a = gallop(held, a, nbr[x]);
+      if (a == held.size() || held[a] != nbr[x]) return false;
+      if (static_cast<int>(k) == i) out.merged[x] = owner.trans_slot[a];
+      else rows.emplace_back(uint64_t{k} << 32 | owner.trans_slot[a], static_cast<uint32_t>(x));
+    }
+  }
+  if (x != nbr.size()) return false;
+  std::sort(rows.begin(), rows.end());
+  resize_for_overwrite(out.vid, rows.size());
+  resize_for_overwrite(out.gpu, rows.size());
+  resize_for_overwrite(out.slot, rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const uint32_t at = rows[r].second;
+    out.merged[at] = base + static_cast<uint32_t>(r);
+    out.vid[r] = nbr[at];
+    out.gpu[r] = static_cast<int32_t>(rows[r].first >> 32);
+    out.slot[r] = static_cast<uint32_t>(rows[r].first);
+  }
+  return true;
+}
+
+void derive_flushes(const Plan& plan, size_t s, std::vector<uint32_t>& slot, std::vector<vid_t>& vid) {
+  const ChunkPlan& cp = plan.steps[s];
+  const size_t next_step = s + static_cast<size_t>(plan.m);
+  std::span<const vid_t> next;
+  if (next_step < plan.steps.size()) next = plan.steps[next_step].trans_vid;
+  // (slot, vertex) packed: one integer sort gives ascending slots.
+  std::vector<uint64_t> out;
+  out.reserve(cp.trans_vid.size());
+  size_t a = 0;
+  for (size_t b = 0; b < cp.trans_vid.size(); ++b) {
+    a = gallop(next, a, cp.trans_vid[b]);
+    if (a == next.size() || next[a] != cp.trans_vid[b])
+      out.push_back(uint64_t{cp.trans_slot[b]} << 32 | cp.trans_vid[b]);
+  }
+  std::sort(out.begin(), out.end());
+  resize_for_overwrite(slot, out.size());
+  resize_for_overwrite(vid, out.size());
+  for (size_t k = 0; k < out.size(); ++k) {
+    slot[k] = static_cast<uint32_t>(out[k] >> 32);
+    vid[k] = static_cast<vid_t>(out[k]);
+  }
+}
+
+std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) {
+  const size_t steps = plan.steps.size();
+  const auto nsteps = static_cast<int64_t>(steps);
+  int64_t neighbors = 0, edges = 0;
+  for (const ChunkPlan& cp : plan.steps) {
+    neighbors += static_cast<int64_t>(cp.nbr.size());
+    edges += static_cast<int64_t>(cp.src_local.size());
+  }
+  const bool parallel = nsteps > 1 && neighbors > grain();
+
+  // 1. Transition sets (each reads the nbr lists of its batch only).
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  for (int64_t s = 0; s < nsteps; ++s) plan.steps[s].trans_vid = transition_set(plan, static_cast<size_t>(s));
+  for (size_t s = 0; s < steps; ++s)
+    if (static_cast<int64_t>(plan.steps[s].trans_vid.size()) != recorded[s].trans)
+      return fmt::format("{}: the neighbor sets give {} transition vertices, the file records {}", where(plan, s),
+                         plan.steps[s].trans_vid.size(), recorded[s].trans);
+
+  // 2. Slots, batch after batch on each GPU: GPUs in parallel, or a single
+  //    GPU's steps each in parallel blocks (step_slots' own loops run
+  //    serially inside the loop over GPUs).
+  std::vector<int64_t> kept(steps, 0), capacity(static_cast<size_t>(plan.m), 0);
+#pragma omp parallel for schedule(dynamic, 1) if (parallel && plan.m > 1)
+  for (int i = 0; i < plan.m; ++i)
+    for (int j = 0; j < plan.n && capacity[i] >= 0; ++j) {
+      const size_t s = static_cast<size_t>(j) * plan.m + i;
+      ChunkPlan& cp = plan.steps[s];
+      capacity[i] = step_slots(vids_before(plan, s), slots_before(plan, s), cp.trans_vid, capacity[i], cp.trans_slot,
+                               cp.trans_reused, &kept[s]);
+    }
+  for (int i = 0; i < plan.m; ++i) {
+    if (capacity[i] < 0) return fmt::format("GPU {}: inconsistent slots (internal error)", i);
+    if (capacity[i] != static_cast<int64_t>(plan.trans_capacity[i]))
+      return fmt::format("GPU {}: recorded transition capacity {} but its steps need {}", i, plan.trans_capacity[i],
+                         capacity[i]);
+  }
+  for (size_t s = 0; s < steps; ++s)
+    if (kept[s] != recorded[s].reused)
+      return fmt::format("{}: {} transition vertices are kept from the batch before, the file records {}",
+                         where(plan, s), kept[s], recorded[s].reused);
+
+  // 3. Remote rows, merged rows of the neighbors, flushes (each step reads
+  //    the transition sets and slots of its batch and the next).
+  std::vector<std::vector<uint32_t>> merged(steps);
+  std::vector<char> found(steps, 1);
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  for (int64_t s = 0; s < nsteps; ++s) {
+    ChunkPlan& cp = plan.steps[s];
+    RemoteRows rows;
+    found[s] = derive_remote_rows(plan, static_cast<size_t>(s), plan.trans_capacity[s % plan.m], rows) ? 1 : 0;
+    cp.remote_vid = std::move(rows.vid);
+    cp.remote_gpu = std::move(rows.gpu);
+    cp.remote_slot = std::move(rows.slot);
+    merged[s] = std::move(rows.merged);
+    derive_flushes(plan, static_cast<size_t>(s), cp.flush_slot, cp.flush_vid);
+  }
+  for (size_t s = 0; s < steps; ++s) {
+    const ChunkPlan& cp = plan.steps[s];
+    if (!found[s]) return fmt::format("{}: a neighbor is not in its owner's transition set", where(plan, s));
+    if (static_cast<int64_t>(cp.remote_vid.size()) != recorded[s].remote)
+      return fmt::format("{}: the neighbor sets give {} remote rows, the file records {}", where(plan, s),
+                         cp.remote_vid.size(), recorded[s].remote);
+    if (static_cast<int64_t>(cp.flush_slot.size()) != recorded[s].flush)
+      return fmt::format("{}: the transition sets give {} flushes, the file records {}", where(plan, s),
+                         cp.flush_slot.size(), recorded[s].flush);
+  }
+
+  // 4. Per edge: the source's id and merged row through src_local, in
+  //    blocks over all steps' edges.
+  struct Block {
+    size_t step;
+    int64_t begin, end;
+  };
+  std::vector<Block> blocks;
+  const int64_t g = grain();
+  for (size_t s = 0; s < steps; ++s) {
+    ChunkPlan& cp = plan.steps[s];
+    resize_for_overwrite(cp.src_vid, cp.src_local.size());
+    resize_for_overwrite(cp.src_merged, cp.src_local.size());
+    const auto e = static_cast<int64_t>(cp.src_local.size());
+    for (int64_t b = 0; b < e; b += g) blocks.push_back({s, b, std::min(e, b + g)});
+  }
+  const auto nblocks = static_cast<int64_t>(blocks.size());
+#pragma omp parallel for schedule(dynamic, 1) if (nblocks > 1 && edges > g)
+  for (int64_t t = 0; t < nblocks; ++t) {
+    const Block& b = blocks[t];
+    ChunkPlan& cp = plan.steps[b.step];
+    const std::vector<uint32_t>& rows = merged[b.step];
+    for (int64_t e = b.begin; e < b.end; ++e) {
+      const uint32_t x = cp.src_local[e];
+      cp.src_vid[e] = cp.nbr[x];
+      cp.src_merged[e] = rows[x];
+    }
+  }
+  return "";
+}
+
+std::string find_derivation_mismatch(const Plan& plan) {
+  const size_t steps = plan.steps.size();
+  const auto nsteps = static_cast<int64_t>(steps);
+  // A step's derivation reads the stored lists of its whole batch.
+  std::vector<char> valid(steps, 1);
+#pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1)
+  for (int64_t s = 0; s < nsteps; ++s) valid[s] = stored_lists_valid(plan, plan.steps[s]) ? 1 : 0;
+  if (std::find(valid.begin(), valid.end(), 0) != valid.end()) return "";
+  // Lengths next: the derivations below index with them.
+  for (size_t s = 0; s < steps; ++s) {
+    const ChunkPlan& cp = plan.steps[s];
+    const size_t t = cp.trans_vid.size(), r = cp.remote_vid.size(), e = cp.src_local.size();
+    if (cp.trans_slot.size() != t || cp.trans_reused.size() != t || cp.remote_gpu.size() != r ||
+        cp.remote_slot.size() != r || cp.flush_vid.size() != cp.flush_slot.size() || cp.src_vid.size() != e ||
+        cp.src_merged.size() != e)
+      return fmt::format("{}: lists that go together have different lengths", where(plan, s));
+  }
+  // The capacity a GPU's batches before j used = max slot + 1 over them
+  // (what the slot rule's running capacity is when every step follows it).
+  std::vector<int64_t> top(steps, 0), before(steps, 0);
+#pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1)
+  for (int64_t s = 0; s < nsteps; ++s)
+    for (uint32_t x : plan.steps[s].trans_slot) top[s] = std::max<int64_t>(top[s], int64_t{x} + 1);
+  std::vector<int64_t> used(static_cast<size_t>(plan.m), 0);
+  for (size_t s = 0; s < steps; ++s) {
+    before[s] = used[s % plan.m];
+    used[s % plan.m] = std::max(used[s % plan.m], top[s]);
+  }
+  // Every step against its derivation from its own and its neighbors' lists
+  // (each assumed right, so that steps are independent); the first step that
+  // differs is reported. The merged rows of remote vertices start at the
+  // capacity the slots use: a recorded capacity that differs is read_plan's
+  // to refuse.
+  std::vector<std::string> found(steps);
+  int64_t work = 0;
+  for (const ChunkPlan& cp : plan.steps) work += static_cast<int64_t>(cp.src_local.size() + cp.nbr.size());
+#pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1 && work > grain())
+  for (int64_t s = 0; s < nsteps; ++s)
+    found[s] = step_mismatch(plan, static_cast<size_t>(s), before[s], static_cast<uint32_t>(used[s % plan.m]));
+  for (const std::string& f : found)
+    if (!f.empty()) return f;
+  return "";
+}
+
+}  // namespace ht

@@ -1,7 +1,6 @@
 // ht-train: trains GCN or GAT over a plan (or an in-memory partition) on the
 // CPU reference executor or the CUDA executor.
 #include <memory>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -14,8 +13,10 @@
 #include "engine/cpu_executor.hpp"
 #include "train/host_memory_check.hpp"
 #include "train/train_job.hpp"
+#include "train_options.hpp"
 #ifdef HT_HAVE_CUDA
 #include "cuda/cuda_executor.hpp"
+#include "cuda/cuda_memory.hpp"
 #include "cuda/link_probe.hpp"
 #endif
 
@@ -30,6 +31,7 @@ struct Context {
   ht::Backend backend = ht::Backend::automatic;
   int gpus = 0;
   double gpu_mem_gib = 0;
+  std::string chunks = "1";
   std::string host_mem = "auto";
   std::string gpu_cache = "auto";
   ht::cli::CommonOptions common;
@@ -63,41 +65,6 @@ int cuda_gpus_visible() {
 #endif
 }
 
-// "1433-16-7" -> {1433, 16, 7}; "auto" -> {} (resolved by the job from the graph).
-std::vector<int> parse_layers(const std::string& text) {
-  if (text == "auto") return {};
-  std::vector<int> dims;
-  if (text.empty() || text.back() == '-' || text.front() == '-')
-    throw ht::option_error("--layers", fmt::format("'{}' is not a list of positive widths like 1433-16-7", text));
-  std::stringstream ss(text);
-  std::string tok;
-  while (std::getline(ss, tok, '-')) {
-    try {
-      size_t used = 0;
-      const int v = std::stoi(tok, &used);
-      if (used != tok.size() || v < 1) throw std::invalid_argument(tok);
-      dims.push_back(v);
-    } catch (const std::exception&) {
-      throw ht::option_error("--layers", fmt::format("'{}' is not a list of positive widths like 1433-16-7", text));
-    }
-  }
-  if (dims.size() < 2) throw ht::option_error("--layers", "needs at least an input and an output width, e.g. 1433-16-7");
-  return dims;
-}
-
-// --gpu-cache: auto, off, or GiB per GPU -> TrainerOptions::gpu_cache.
-int64_t parse_gpu_cache(const std::string& text) {
-  if (text == "auto") return ht::kGpuCacheAuto;
-  if (text == "off") return 0;
-  try {
-    size_t used = 0;
-    const double gib = std::stod(text, &used);
-    if (used == text.size() && gib > 0 && gib < (1 << 20)) return static_cast<int64_t>(gib * (1ll << 30));
-  } catch (const std::exception&) {
-  }
-  throw ht::option_error("--gpu-cache", fmt::format("'{}' is not auto, off or a positive size in GiB", text));
-}
-
 // Options that do nothing in the chosen configuration are refused (not
 // warned about): a typo or a misunderstanding should not cost a run.
 void refuse_unused_options(const CLI::App& app, const Context& ctx, const ht::TrainJob& job) {
@@ -113,7 +80,8 @@ void refuse_unused_options(const CLI::App& app, const Context& ctx, const ht::Tr
   if (ctx.optimizer == ht::OptimizerKind::adam) refuse("--momentum", "applies to --optimizer sgd only");
   if (ctx.layers != "auto") refuse("--hidden", "applies to --layers auto only (--layers gives every width)");
   if (!job.partition_path.empty()) refuse("--chunks", "applies when partitioning in memory; the partition file sets n");
-  if (ctx.backend == ht::Backend::cpu) refuse("--gpu-mem", "applies to --backend cuda only");
+  if (ctx.backend == ht::Backend::cpu && job.chunks != ht::kChunksAuto)
+    refuse("--gpu-mem", "applies to --backend cuda, or to --chunks auto as the GPU memory to choose for");
   if (job.checkpoint_path.empty()) refuse("--checkpoint-every", "needs --checkpoint FILE");
   if (job.predict_only)
     for (const char* o : {"--epochs", "--eval-every", "--warmup", "--lr", "--weight-decay", "--momentum", "--dropout",
@@ -124,9 +92,9 @@ void refuse_unused_options(const CLI::App& app, const Context& ctx, const ht::Tr
   if (job.store == ht::StoreChoice::device && ctx.gpus > 1)
     throw ht::option_error("--store", "device needs one GPU (in-memory mode: m = 1, n = 1), not --gpus " +
                                           std::to_string(ctx.gpus));
-  if (job.store == ht::StoreChoice::device && job.chunks > 1 && job.partition_path.empty())
+  if (job.store == ht::StoreChoice::device && job.chunks != 1 && job.partition_path.empty())
     throw ht::option_error("--store", "device needs one chunk (in-memory mode: m = 1, n = 1), not --chunks " +
-                                          std::to_string(job.chunks));
+                                          ctx.chunks);
 }
 
 }  // namespace
@@ -174,8 +142,14 @@ int main(int argc, char** argv) {
                     "build has the CUDA executor and a GPU is visible, else cpu (the choice is logged)");
   app.add_option("--gpus", ctx.gpus, "GPUs (emulated devices for cpu); default: the plan's m, or 1")
       ->check(ht::cli::in_range(1, 4096));
-  app.add_option("--chunks", job.chunks, "Chunks per GPU when partitioning in memory")
-      ->check(ht::cli::in_range(1, 1 << 20));
+  app.add_option("--chunks", ctx.chunks,
+                 "Chunks per GPU when partitioning in memory, or auto: the fewest whose GPU working set (what the "
+                 "memory check before training counts) plus a GPU cache tier (the features' rows, when that is at "
+                 "most 1/8 of the budget; --gpu-cache SIZE: SIZE) fits the budget: --gpu-mem, else the free memory "
+                 "of the GPUs (cuda); on the CPU backend give --gpu-mem, else auto is 1. The choice and why are "
+                 "logged")
+      ->check(ht::tools::chunks_value())
+      ->capture_default_str();
   ht::cli::add_enum(app, "--comm", job.trainer.comm, ht::comm_mode_names(),
                     "Communication: baseline (every chunk loads its neighbors), p2p (+inter-GPU dedup), full (+reuse)");
   ht::cli::add_enum(app, "--gcn-order", job.trainer.gcn_order, ht::gcn_order_names(),
@@ -216,7 +190,9 @@ int main(int argc, char** argv) {
                     "bf16 or fp16 halve host memory and host-link bytes; compute stays fp32 (rows are widened and "
                     "rounded to nearest even in the copy kernels). fp16 refuses features beyond ±65504. Host stores "
                     "only (with a 16-bit dtype --store auto keeps the store on the host)");
-  app.add_option("--gpu-mem", ctx.gpu_mem_gib, "Cap on GPU memory per device in GiB (cuda; 0 = all free memory)")
+  app.add_option("--gpu-mem", ctx.gpu_mem_gib,
+                 "Cap on GPU memory per device in GiB (cuda; 0 = all free memory); with --chunks auto, the memory "
+                 "to choose the chunk count for (also on the CPU backend)")
       ->check(ht::cli::in_range(0, 1 << 20));
   app.add_option("--gpu-cache", ctx.gpu_cache,
                  "GPU cache: vertex-store matrices kept in GPU memory instead of crossing the host link, each while "
@@ -260,6 +236,7 @@ int main(int argc, char** argv) {
       throw ht::option_error("--backend", "this build has no CUDA executor (nvcc and the CUDA libraries were not "
                                           "found when it was configured); use --backend cpu");
 #endif
+    job.chunks = ht::tools::chunk_count(ctx.chunks);
     refuse_unused_options(app, ctx, job);
     if (automatic)  // said once the options are known to be valid
       ht::log::info("--backend auto: {} ({})", ht::name_of(ctx.backend),
@@ -270,8 +247,9 @@ int main(int argc, char** argv) {
     job.trainer.model.kind = ctx.model;
     job.trainer.optimizer.kind = ctx.optimizer;
     job.backend = ctx.backend;
-    job.trainer.model.dims = parse_layers(ctx.layers);
-    job.trainer.gpu_cache = parse_gpu_cache(ctx.gpu_cache);
+    job.trainer.model.dims = ht::tools::parse_layers(ctx.layers);
+    job.trainer.gpu_cache = ht::tools::parse_gpu_cache(ctx.gpu_cache);
+    job.gpu_mem_bytes = static_cast<int64_t>(ctx.gpu_mem_gib * (1ll << 30));
     job.hidden = ctx.hidden;
     const std::optional<int64_t> host_mem = ht::parse_memory_size(ctx.host_mem);
     if (!host_mem)
@@ -297,6 +275,7 @@ int main(int argc, char** argv) {
     // GPU 0's link stands for every GPU's (the lent machines give each GPU
     // the same kind of host link).
     if (ctx.backend == ht::Backend::cuda) job.probe_link = [] { return ht::measure_link_bandwidth(0); };
+    if (ctx.backend == ht::Backend::cuda) job.device_memory = [](int m) { return ht::cuda_usable_memory(m); };
 #endif
     const ht::TrainSummary s = ht::run_train_job(job, factory);
     if (s.predicted_only) {

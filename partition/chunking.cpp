@@ -1,24 +1,306 @@
 #include "partition/chunking.hpp"
 
+#include <omp.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/timer.hpp"
+#include "partition/assignment.hpp"
 #include "partition/balanced_split.hpp"
+#include "partition/method_choice.hpp"
+#include "partition/partition_names.hpp"
+#include "partition/partition_run.hpp"
 #include "partition/vertex_cost.hpp"
 
 namespace ht {
+namespace {
 
-void chunk_partitions(const GraphView& g, Partition& p) {
+// Per-thread marker arrays for counting distinct in-neighbors: one 4·N-byte
+// array per thread, made when a thread first needs it, with as many threads
+// as fit 2 GiB together (as the statistics do). Every counted range gets a
+// tag never used before, so the arrays are never cleared.
+class Markers {
+ public:
+  explicit Markers(int64_t num_vertices) : n_(num_vertices) {
+    const int64_t budget = int64_t{2} << 30;
+    const int64_t fit = std::max<int64_t>(1, budget / std::max<int64_t>(1, 4 * n_));
+    threads_ = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), fit));
+    stamps_.resize(threads_);
+  }
+  int threads() const { return threads_; }
+  std::vector<uint32_t>& stamp(int thread) {
+    std::vector<uint32_t>& s = stamps_[thread];
+    if (s.empty()) s.assign(static_cast<size_t>(n_), 0);
+    return s;
+  }
+  // Tags for `count` ranges: first() + j + 1 for range j.
+  uint32_t take(int64_t count) {
+    const uint32_t first = next_;
+    HT_CHECK(static_cast<int64_t>(next_) + count < int64_t{0xFFFFFFFF}, "too many chunks to count ({})", count);
+    next_ += static_cast<uint32_t>(count);
+    return first;
+  }
+
+ private:
+  int64_t n_;
+  int threads_ = 1;
+  std::vector<std::vector<uint32_t>> stamps_;
+  uint32_t next_ = 0;
+};
+
+// Σ_j |N_j| for the ranges [cut[j], cut[j+1]) of `olds`; ranges in parallel
+// (integer counts: the same total for any thread count).
+int64_t count_rows(const GraphView& g, std::span<const vid_t> olds, std::span<const int64_t> cut, Markers& mk) {
+  const int64_t pieces = static_cast<int64_t>(cut.size()) - 1;
+  const uint32_t base = mk.take(pieces);
+  int64_t total = 0;
+  const int threads = static_cast<int>(std::min<int64_t>(mk.threads(), std::max<int64_t>(1, pieces)));
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+  {
+    std::vector<uint32_t>& stamp = mk.stamp(omp_get_thread_num());
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t j = 0; j < pieces; ++j) {
+      const uint32_t tag = base + static_cast<uint32_t>(j) + 1;
+      for (int64_t k = cut[j]; k < cut[j + 1]; ++k)
+        for (vid_t u : g.in_neighbors(olds[k])) {
+          if (stamp[u] == tag) continue;
+          stamp[u] = tag;
+          ++total;
+        }
+    }
+  }
+  return total;
+}
+
+// The in-edges of partition i ([b, e) in new ids) in local ids l = new - b,
+// as a graph of its own: an in-edge whose source lies in another partition
+// becomes a self-loop of its destination. Partitioners skip self-loops, so
+// the cut is that of the induced subgraph, while each vertex keeps its whole
+// in-degree and so weighs its whole computation weight (in-edges + C).
+struct InducedSubgraph {
+  std::vector<int64_t> offsets;
+  std::vector<vid_t> sources;
+  GraphView view;
+};
+
+InducedSubgraph induced_subgraph(const GraphView& g, const Partition& p, int64_t b, int64_t e) {
+  const int64_t s = e - b;
+  InducedSubgraph sub;
+  resize_for_overwrite(sub.offsets, static_cast<size_t>(s) + 1);
+#pragma omp parallel for schedule(static)
+  for (int64_t l = 0; l < s; ++l) sub.offsets[l + 1] = g.in_degree(p.new_to_old[b + l]);
+  parallel_inclusive_scan(sub.offsets);
+  resize_for_overwrite(sub.sources, static_cast<size_t>(sub.offsets[s]));
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (int64_t l = 0; l < s; ++l) {
+    int64_t at = sub.offsets[l];
+    for (vid_t u : g.in_neighbors(p.new_to_old[b + l])) {
+      const int64_t nu = p.old_to_new[u];
+      sub.sources[at++] = static_cast<vid_t>(nu >= b && nu < e ? nu - b : l);
+    }
+  }
+  GraphView& v = sub.view;
+  v.num_vertices = s;
+  v.num_edges = sub.offsets[s];
+  v.offsets = sub.offsets;
+  v.sources = sub.sources;
+  // Symmetric input stays symmetric: inner edges keep both directions and a
+  // self-loop is its own reverse. Rows are not sorted any more (the self-
+  // loops sit where the outer sources were).
+  v.flags.symmetric = g.flags.symmetric;
+  v.flags.has_self_loops = true;
+  return sub;
+}
+
+// The vertices of a partition in block order: the new layout of its chunks.
+struct Blocks {
+  std::vector<int64_t> offsets;  // n + 1: block j is olds[offsets[j] .. offsets[j+1])
+  std::vector<vid_t> olds;       // old ids, block by block, in old relative order inside a block
+};
+
+// `of`: block (0..n-1) of each local id l (new id b + l).
+Blocks order_by_block(const Partition& p, int64_t b, const std::vector<int32_t>& of, int n) {
+  const int64_t s = static_cast<int64_t>(of.size());
+  Blocks r;
+  r.offsets.assign(static_cast<size_t>(n) + 1, 0);
+  for (int32_t q : of) ++r.offsets[q + 1];
+  for (int j = 0; j < n; ++j) r.offsets[j + 1] += r.offsets[j];
+  std::vector<int64_t> next(r.offsets.begin(), r.offsets.end() - 1);
+  r.olds.resize(static_cast<size_t>(s));
+  // Stable in the local id, hence in the old relative order: vertices of a
+  // block keep whatever locality the input order had.
+  for (int64_t l = 0; l < s; ++l) r.olds[next[of[l]]++] = p.new_to_old[b + l];
+  return r;
+}
+
+// The partitioner's parameters for cutting a partition into n blocks: the
+// computation weight (chunks balance it, whatever --vertex-weights
+// balances between partitions), the METIS options and the seed as given.
+PartitionParams block_params(const PartitionParams& params, PartitionMethod method) {
+  PartitionParams q = params;
+  q.parts = params.chunks;
+  q.chunks = 1;
+  q.method = method;
+  q.vertex_weights = VertexWeights::degree;
+  return q;
+}
+
+// The partitioner for a partition whose induced subgraph is `sub`.
+PartitionMethod block_method(const GraphView& sub, const PartitionParams& q, PartitionMethod requested,
+                             std::string& reason) {
+  if (requested == PartitionMethod::metis || requested == PartitionMethod::multilevel) return requested;
+  const MethodChoice c = choose_partition_method(sub, q, available_memory_bytes());
+  reason = c.reason;
+  return c.method;
+}
+
+}  // namespace
+
+ChunkingMode resolve_chunking(const PartitionParams& params) {
+  if (params.chunking != ChunkingMode::automatic) return params.chunking;
+  const bool partitioner = params.method == PartitionMethod::metis || params.method == PartitionMethod::multilevel;
+  return partitioner ? ChunkingMode::locality : ChunkingMode::balanced;
+}
+
+int64_t neighbor_rows(const GraphView& g, const std::vector<vid_t>& olds, const std::vector<int64_t>& cut) {
+  Markers mk(g.num_vertices);
+  return count_rows(g, olds, cut, mk);
+}
+
+void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_method, PartitionRunInfo& run) {
   const int m = p.m(), n = p.n();
+  ChunkingInfo& info = run.chunking;
+  info.requested = p.params.chunking;
+  const ChunkingMode mode = resolve_chunking(p.params);
+  p.params.chunking = ChunkingMode::balanced;
   p.chunk_offsets.assign(static_cast<size_t>(m) * n + 1, 0);
+  p.chunk_offsets.back() = p.num_vertices;
+  const bool compare = info.requested == ChunkingMode::automatic;
+  std::optional<Markers> markers;
+  if (mode == ChunkingMode::locality && n > 1) {
+    info.parts.resize(m);
+    if (compare) markers.emplace(g.num_vertices);
+  }
+  Timer chunk_time;
+  double partition_seconds = 0, count_seconds = 0;
   std::vector<double> w;
   for (int i = 0; i < m; ++i) {
-    const int64_t b = p.part_offsets[i], e = p.part_offsets[i + 1];
-    HT_CHECK(e - b >= n, "partition {} has {} vertices, fewer than the {} chunks asked for", i, e - b, n);
-    w.resize(e - b);
+    const int64_t b = p.part_offsets[i], e = p.part_offsets[i + 1], s = e - b;
+    HT_CHECK(s >= n, "partition {} has {} vertices, fewer than the {} chunks asked for", i, s, n);
+    int64_t* const out = p.chunk_offsets.data() + static_cast<size_t>(i) * n;
+    // The balanced ranges: the answer for balanced chunking, the reference
+    // that locality must beat for auto.
+    w.resize(s);
+#pragma omp parallel for schedule(static, 4096)
     for (int64_t v = b; v < e; ++v) w[v - b] = computation_weight(g, p.new_to_old[v], p.params.chunk_vertex_weight);
     const std::vector<int64_t> cut = balanced_split(w, n, 1);
-    for (int j = 0; j < n; ++j) p.chunk_offsets[static_cast<size_t>(i) * n + j] = b + cut[j];
+    for (int j = 0; j < n; ++j) out[j] = b + cut[j];
+    if (mode != ChunkingMode::locality || n == 1) continue;
+
+    PartChunking& pc = info.parts[i];
+    if (s < kLocalityMinVerticesPerChunk * n) {
+      pc.note = fmt::format("{} vertices for {} chunks: fewer than {} per chunk", s, n, kLocalityMinVerticesPerChunk);
+      log::info("chunking: partition {} keeps balanced ranges ({})", i, pc.note);
+      continue;
+    }
+    // The partitioner: with m = 1 on the graph itself (local id = new id =
+    // old id: one partition keeps the old order), recorded like an
+    // assignment; with m >= 2 on the partition's induced subgraph.
+    std::vector<int32_t> of;
+    Timer partition_time;
+    if (m == 1) {
+      // make_partition's --method auto has picked this partitioner already
+      // (for the chunks: method_choice.hpp); a partition re-chunked later
+      // (--chunks auto: n was 1 then, and auto said "nothing to partition")
+      // picks it here, and records it: with m = 1 the file's method is the
+      // chunks' partitioner. Range and random keep their name.
+      PartitionParams q = block_params(p.params, p.params.method);
+      if (requested_method == PartitionMethod::automatic && !run.method_reason.empty()) {
+        pc.method = p.params.method;
+        pc.method_reason = run.method_reason;
+      } else {
+        pc.method = block_method(g, q, requested_method, pc.method_reason);
+        if (requested_method == PartitionMethod::automatic) p.params.method = pc.method;
+      }
+      q.method = pc.method;
+      const std::vector<int32_t> by_old = partition_blocks(g, q, run);
+      of.resize(static_cast<size_t>(s));
+#pragma omp parallel for schedule(static)
+      for (int64_t l = 0; l < s; ++l) of[l] = by_old[p.new_to_old[b + l]];
+    } else {
+      const InducedSubgraph sub = induced_subgraph(g, p, b, e);
+      PartitionParams q = block_params(p.params, p.params.method);
+      pc.method = block_method(sub.view, q, requested_method, pc.method_reason);
+      q.method = pc.method;
+      PartitionRunInfo sub_run;
+      of = partition_blocks(sub.view, q, sub_run);
+      // METIS resets the process's high-water mark: keep the peak before it.
+      run.process_peak_before_metis = std::max(run.process_peak_before_metis, sub_run.process_peak_before_metis);
+    }
+    partition_seconds += partition_time.seconds();
+    pc.partitioned = true;
+    pc.vertices_moved = ensure_min_part_size(of, n, 1);
+    if (pc.vertices_moved > 0)
+      log::warn("chunking: partition {}: {} vertices moved into blocks the partitioner left empty", i,
+                pc.vertices_moved);
+    const Blocks blocks = order_by_block(p, b, of, n);
+    bool take = true;
+    if (compare) {
+      Timer count_time;
+      pc.rows_balanced = count_rows(g, std::span<const vid_t>(p.new_to_old).subspan(b, s), cut, *markers);
+      pc.rows_locality = count_rows(g, blocks.olds, blocks.offsets, *markers);
+      count_seconds += count_time.seconds();
+      // Ties keep the ranges: they balance within one vertex's weight.
+      take = pc.rows_locality < pc.rows_balanced;
+    }
+    // The reason is logged here unless the --method auto line said it.
+    const bool say_reason = !pc.method_reason.empty() && pc.method_reason != run.method_reason;
+    log::info("chunking: partition {}: {} ({} into {} blocks{}{})", i, take ? "locality" : "balanced ranges",
+              name_of(pc.method), n, say_reason ? ": " + pc.method_reason : std::string(),
+              compare ? fmt::format("; neighbor rows {} as blocks, {} as ranges", pc.rows_locality, pc.rows_balanced)
+                      : std::string());
+    if (!take) continue;
+    pc.locality = true;
+    p.params.chunking = ChunkingMode::locality;
+    std::copy(blocks.olds.begin(), blocks.olds.end(), p.new_to_old.begin() + b);
+#pragma omp parallel for schedule(static)
+    for (int64_t v = b; v < e; ++v) p.old_to_new[p.new_to_old[v]] = static_cast<vid_t>(v);
+    for (int j = 0; j < n; ++j) out[j] = b + blocks.offsets[j];
   }
-  p.chunk_offsets.back() = p.num_vertices;
+  info.ran = p.params.chunking;
+  info.partition_seconds = partition_seconds;
+  info.count_seconds = count_seconds;
+  // With m = 1 the partitioner's own phases are recorded already (as an
+  // assignment's); with m >= 2 its runs (and the subgraphs) are one phase.
+  if (m >= 2 && partition_seconds > 0) {
+    run.phases.add("chunk_partition", partition_seconds);
+    log::info("chunk_partition: {:.2f} s", partition_seconds);
+  }
+  const double rest = std::max(0.0, chunk_time.seconds() - partition_seconds);
+  run.phases.add("chunk", rest);
+  log::info("chunk: {:.2f} s", rest);
+  if (!info.parts.empty()) {
+    int locality = 0;
+    int64_t rows_balanced = 0, rows_locality = 0;
+    bool counted = compare;
+    for (const PartChunking& pc : info.parts) {
+      locality += pc.locality ? 1 : 0;
+      counted = counted && pc.rows_balanced >= 0;
+      rows_balanced += pc.rows_balanced;
+      rows_locality += pc.locality ? pc.rows_locality : pc.rows_balanced;
+    }
+    log::info("chunking: {} of {} partitions cut by locality{}", locality, m,
+              counted ? fmt::format("; neighbor rows (sum of |N_ij|) {} instead of {} ({:.1f}%)", rows_locality,
+                                    rows_balanced,
+                                    rows_balanced > 0 ? 100.0 * static_cast<double>(rows_locality) /
+                                                            static_cast<double>(rows_balanced)
+                                                      : 100.0)
+                      : std::string());
+  }
 }
 
 }  // namespace ht

@@ -40,12 +40,19 @@ int64_t available_memory_bytes() { return detect_host_memory_limit(0).bytes; }
 
 MethodChoice choose_partition_method(const GraphView& g, const PartitionParams& params, int64_t available_bytes) {
   MethodChoice c;
-  if (params.parts == 1) {
+  // With m = 1 the only partition made is the chunks' (locality chunking):
+  // the same rules pick its partitioner, since they depend on the graph's
+  // size, not on the number of blocks.
+  const bool chunks_only = params.parts == 1;
+  if (chunks_only && (params.chunks == 1 || params.chunking == ChunkingMode::balanced)) {
     c.reason = "m = 1: nothing to partition (the same result as METIS)";
     return c;
   }
   const int64_t a = metis_adjacency_estimate(g);
-  const std::string what = fmt::format("{} adjacency entries{}", a, g.flags.symmetric ? "" : " at most");
+  const std::string what = fmt::format("{}{} adjacency entries{}",
+                                       chunks_only ? fmt::format("m = 1, chunks by locality (n = {}): ", params.chunks)
+                                                   : std::string(),
+                                       a, g.flags.symmetric ? "" : " at most");
   c.method = PartitionMethod::multilevel;
   if (g.num_vertices > metis_index_limit() || a > metis_index_limit()) {
     c.reason = fmt::format("{} exceed METIS's {}-bit idx_t (at most {})", what, 8 * sizeof(idx_t), metis_index_limit());

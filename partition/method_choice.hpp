@@ -35,8 +35,11 @@ int64_t metis_memory_estimate(const GraphView& g);
 // MemAvailable of /proc/meminfo in bytes; 0 when unknown.
 int64_t available_memory_bytes();
 
-// The method for params.method == automatic: metis when m = 1 (nothing is
-// partitioned; the file is the same as METIS's), else metis when N and the
+// The method for params.method == automatic: metis when m = 1 and the chunks
+// are balanced ranges (nothing is partitioned; the file is the same as
+// METIS's), else (m >= 2, or m = 1 with locality chunking, where the chunks
+// are the one partition made; also for each partition's chunks) metis when
+// N and the
 // estimated adjacency fit idx_t, the adjacency is at most
 // kAutoMetisMaxEntries and the memory estimate fits `available_bytes`
 // (0: unknown, not checked); multilevel otherwise.

@@ -21,6 +21,19 @@ enum class PartitionMethod { metis, random, range, multilevel, automatic };
 enum class MetisObjective { cut, vol };
 enum class VertexWeights { none, degree, train };
 enum class MetisAlgorithm { kway, recursive };
+// How each partition is cut into its n chunks (chunking.hpp):
+// balanced: n contiguous ranges of the partition's vertices in their old
+//   relative order, balanced on computation weight (the paper's §4.1);
+// locality: the chunks are the blocks of a METIS or multilevel partition of
+//   the partition's induced subgraph into n parts (balanced on the same
+//   computation weight), so a chunk's in-neighbors overlap its own vertices;
+// automatic (--chunking auto) resolves per run and partition: locality for
+//   --method auto, metis and multilevel, kept for a partition only where its
+//   chunks read fewer neighbor rows (Σ_j |N_ij|) than the balanced ranges;
+//   balanced for range and random. A partition records balanced or locality,
+//   never automatic. The codes are the partition file's (0 in files from
+//   before the option: their chunks are balanced ranges).
+enum class ChunkingMode { balanced, locality, automatic };
 
 struct PartitionParams {
   int parts = 1;            // m
@@ -33,6 +46,9 @@ struct PartitionParams {
   VertexWeights vertex_weights = VertexWeights::degree;
   // Chunk balancing weight of one vertex relative to one in-edge (docs/FORMATS.md).
   double chunk_vertex_weight = 1.0;
+  // ht-partition's default is automatic; a partition made by hand (tests) or
+  // by ht-train without --partition has the paper's ranges.
+  ChunkingMode chunking = ChunkingMode::balanced;
 };
 
 struct Partition {

@@ -79,6 +79,8 @@ void read_params(const ContainerReader& r, Partition& p) {
   q.algorithm = checked_enum<MetisAlgorithm>(r, kPartMetaAlgorithm, 2, "algorithm");
   q.vertex_weights = checked_enum<VertexWeights>(r, kPartMetaVertexWeights, 3, "vertex-weights");
   q.chunk_vertex_weight = std::bit_cast<double>(r.meta(kPartMetaChunkVertexWeight));
+  // `automatic` (2) is never stored: a partition records how its chunks were made.
+  q.chunking = checked_enum<ChunkingMode>(r, kPartMetaChunking, 2, "chunking");
   p.num_vertices = static_cast<int64_t>(nv);
   p.num_edges = static_cast<int64_t>(r.meta(kPartMetaEdges));
   p.graph_identity = {r.meta(kPartMetaGraphBytes), r.meta(kPartMetaGraphChecksum)};
@@ -119,6 +121,8 @@ void write_partition(const std::string& path, const Partition& p) {
   const PartitionParams& q = p.params;
   if (q.method == PartitionMethod::automatic)
     throw file_error(path, "internal error: refusing to write a partition whose method was not resolved (auto)");
+  if (q.chunking == ChunkingMode::automatic)
+    throw file_error(path, "internal error: refusing to write a partition whose chunking was not resolved (auto)");
   ContainerWriter w(path, kPartitionMagic, kPartitionVersion);
   w.set_meta(kPartMetaParts, static_cast<uint64_t>(q.parts));
   w.set_meta(kPartMetaChunks, static_cast<uint64_t>(q.chunks));
@@ -133,6 +137,7 @@ void write_partition(const std::string& path, const Partition& p) {
   w.set_meta(kPartMetaChunkVertexWeight, std::bit_cast<uint64_t>(q.chunk_vertex_weight));
   w.set_meta(kPartMetaGraphBytes, p.graph_identity.bytes);
   w.set_meta(kPartMetaGraphChecksum, p.graph_identity.checksum);
+  w.set_meta(kPartMetaChunking, static_cast<uint64_t>(q.chunking));
   w.add<vid_t>("new_to_old", p.new_to_old);
   w.add<int64_t>("part_offsets", p.part_offsets);
   w.add<int64_t>("chunk_offsets", p.chunk_offsets);

@@ -30,6 +30,7 @@ enum PartitionMetaSlot : int {
   kPartMetaChunkVertexWeight = 10,  // IEEE-754 double bits
   kPartMetaGraphBytes = 11,
   kPartMetaGraphChecksum = 12,
+  kPartMetaChunking = 13,  // ChunkingMode that ran: 0 balanced, 1 locality (0 in files from before it)
 };
 
 void write_partition(const std::string& path, const Partition& p);

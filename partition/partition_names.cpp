@@ -24,9 +24,16 @@ const std::map<std::string, VertexWeights>& vertex_weights_names() {
   return m;
 }
 
+const std::map<std::string, ChunkingMode>& chunking_mode_names() {
+  static const std::map<std::string, ChunkingMode> m{
+      {"balanced", ChunkingMode::balanced}, {"locality", ChunkingMode::locality}, {"auto", ChunkingMode::automatic}};
+  return m;
+}
+
 std::string name_of(PartitionMethod v) { return name_in(partition_method_names(), v); }
 std::string name_of(MetisObjective v) { return name_in(metis_objective_names(), v); }
 std::string name_of(MetisAlgorithm v) { return name_in(metis_algorithm_names(), v); }
 std::string name_of(VertexWeights v) { return name_in(vertex_weights_names(), v); }
+std::string name_of(ChunkingMode v) { return name_in(chunking_mode_names(), v); }
 
 }  // namespace ht

@@ -63,8 +63,8 @@ std::vector<int32_t> multilevel_assignment(const GraphView& g, const PartitionPa
 std::vector<int32_t> assignment(const GraphView& g, const PartitionParams& params, PartitionRunInfo& info) {
   const int m = params.parts;
   if (m == 1) return std::vector<int32_t>(g.num_vertices, 0);  // no partitioning to do
-  if (params.method == PartitionMethod::metis) return metis_assignment(g, params, info);
-  if (params.method == PartitionMethod::multilevel) return multilevel_assignment(g, params, info);
+  if (params.method == PartitionMethod::metis || params.method == PartitionMethod::multilevel)
+    return partition_blocks(g, params, info);
   std::vector<int32_t> part_of;
   timed(info, "assign", [&] {
     const std::vector<double> w = balance_weights(g, params);
@@ -75,6 +75,14 @@ std::vector<int32_t> assignment(const GraphView& g, const PartitionParams& param
 }
 
 }  // namespace
+
+std::vector<int32_t> partition_blocks(const GraphView& g, const PartitionParams& q, PartitionRunInfo& info) {
+  HT_CHECK(q.parts >= 2, "internal error: a partition into {} blocks", q.parts);
+  if (q.method == PartitionMethod::metis) return metis_assignment(g, q, info);
+  HT_CHECK(q.method == PartitionMethod::multilevel, "internal error: method {} is not a partitioner",
+           name_of(q.method));
+  return multilevel_assignment(g, q, info);
+}
 
 int64_t process_peak_bytes(const PartitionRunInfo& info) {
   return std::max(info.process_peak_before_metis, peak_rss_bytes());
@@ -97,12 +105,20 @@ void validate_partition_params(const PartitionParams& params, const GraphView& g
                        fmt::format("must be at least 1 (METIS ufactor in 1/1000; got {})", params.imbalance));
   if (!std::isfinite(params.chunk_vertex_weight) || params.chunk_vertex_weight < 0 || params.chunk_vertex_weight > 1e6)
     throw option_error("--chunk-vertex-weight", fmt::format("must be in [0, 1e6] (got {})", params.chunk_vertex_weight));
-  // auto may pick METIS: its options are checked as for METIS.
-  const bool metis =
-      (params.method == PartitionMethod::metis || params.method == PartitionMethod::automatic) && params.parts > 1;
-  if (metis && params.algorithm == MetisAlgorithm::recursive && params.objective == MetisObjective::vol)
+  // auto may pick METIS: its options are checked as for METIS. Locality
+  // chunking may run METIS too (on each partition, balancing the
+  // computation weight: --vertex-weights does not apply to it).
+  const bool may_metis = params.method == PartitionMethod::metis || params.method == PartitionMethod::automatic;
+  const bool metis_parts = may_metis && params.parts > 1;
+  // --chunking locality partitions with --method's partitioner (auto's pick
+  // for range and random); auto does so only for metis, multilevel and auto.
+  const bool metis_chunks = params.chunks > 1 && (params.chunking == ChunkingMode::locality
+                                                      ? params.method != PartitionMethod::multilevel
+                                                      : params.chunking == ChunkingMode::automatic && may_metis);
+  if ((metis_parts || metis_chunks) && params.algorithm == MetisAlgorithm::recursive &&
+      params.objective == MetisObjective::vol)
     throw option_error("--objective", "'vol' is only available with k-way METIS (--algorithm kway)");
-  if (metis && params.vertex_weights == VertexWeights::train && g.split.empty())
+  if (metis_parts && params.vertex_weights == VertexWeights::train && g.split.empty())
     throw option_error("--vertex-weights", "'train' needs the graph's split section, and this graph has none");
 }
 
@@ -111,6 +127,8 @@ Partition make_partition(const GraphView& g, const FileIdentity& graph_identity,
   validate_partition_params(params, g);
   Partition p;
   p.params = params;
+  // With m = 1, auto picks the chunks' partitioner (when they are cut by
+  // locality), with m >= 2 the partitions'.
   if (params.method == PartitionMethod::automatic) {
     const MethodChoice c = choose_partition_method(g, params, available_memory_bytes());
     p.params.method = c.method;
@@ -125,7 +143,7 @@ Partition make_partition(const GraphView& g, const FileIdentity& graph_identity,
     log::warn("{} vertices moved so that every partition holds at least {} vertices (one per chunk)",
               info.vertices_moved, params.chunks);
   timed(info, "renumber", [&] { layout_partitions(part_of, p); });
-  timed(info, "chunk", [&] { chunk_partitions(g, p); });
+  make_chunks(g, p, params.method, info);
   return p;
 }
 

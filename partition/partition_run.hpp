@@ -7,6 +7,7 @@
 #include "core/container.hpp"
 #include "core/timer.hpp"
 #include "graph/graph.hpp"
+#include "partition/chunking.hpp"
 #include "partition/multilevel_partition.hpp"
 #include "partition/partition.hpp"
 
@@ -27,6 +28,7 @@ struct PartitionRunInfo {
   int64_t metis_adjacency = 0;        // adjacency entries passed to METIS
   int64_t process_peak_before_metis = 0;  // METIS resets the high-water mark; keep the earlier one
   int64_t vertices_moved = 0;         // moved so that every partition holds >= n vertices
+  ChunkingInfo chunking;              // how the partitions were cut into chunks
 };
 
 // The process's peak resident memory over the whole run.
@@ -36,8 +38,16 @@ int64_t process_peak_bytes(const PartitionRunInfo& info);
 // requests (m < 1, n < 1, m·n > N, ...).
 void validate_partition_params(const PartitionParams& params, const GraphView& g);
 
+// The blocks of a METIS or multilevel partition of g into q.parts >= 2 (q.method
+// says which), for old ids; records the partitioner's phases and figures in
+// `info` (the assignment of m partitions, and the chunks' partitions).
+std::vector<int32_t> partition_blocks(const GraphView& g, const PartitionParams& q, PartitionRunInfo& info);
+
 // params.method == automatic is resolved first (method_choice.hpp, logged
-// with its reason); the partition records the method that ran.
+// with its reason); the partition records the method that ran (with m = 1
+// and locality chunking, the chunks' partitioner). params.chunking ==
+// automatic is resolved too (chunking.hpp): the partition records
+// balanced or locality.
 Partition make_partition(const GraphView& g, const FileIdentity& graph_identity, const PartitionParams& params,
                          PartitionRunInfo& info);
 

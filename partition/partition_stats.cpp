@@ -75,6 +75,11 @@ void fill_chunks(const GraphView& g, const Partition& p, PartitionStats& s, Prog
       cs.vertices = e - b;
       cs.in_edges = in_edges_of_range(g, p, b, e);
       cs.in_neighbors = count_in_neighbors(g, p, b, e, stamp, static_cast<uint32_t>(k + 1));
+      for (int64_t v = b; v < e; ++v)
+        for (vid_t u : g.in_neighbors(p.new_to_old[v])) {
+          const int64_t nu = p.old_to_new[u];
+          cs.cut_in_edges += nu < b || nu >= e ? 1 : 0;
+        }
       cs.weight = static_cast<double>(cs.in_edges) + static_cast<double>(cs.vertices) * c;
       progress.add(cs.in_edges);
     }
@@ -106,7 +111,10 @@ void fill_parts(const GraphView& g, const Partition& p, PartitionStats& s, Progr
 void summarize(PartitionStats& s) {
   const double nv = static_cast<double>(std::max<int64_t>(1, s.num_vertices));
   int64_t replicas = 0, part_replicas = 0;
-  for (const ChunkStats& c : s.chunks) replicas += c.in_neighbors;
+  for (const ChunkStats& c : s.chunks) {
+    replicas += c.in_neighbors;
+    s.chunk_edge_cut += c.cut_in_edges;
+  }
   for (const PartStats& q : s.parts) {
     part_replicas += q.in_neighbors;
     s.edge_cut += q.cut_in_edges;
@@ -114,6 +122,8 @@ void summarize(PartitionStats& s) {
   s.alpha = static_cast<double>(replicas) / nv;
   s.alpha_parts = static_cast<double>(part_replicas) / nv;
   s.edge_cut_fraction = s.num_edges > 0 ? static_cast<double>(s.edge_cut) / static_cast<double>(s.num_edges) : 0;
+  s.chunk_edge_cut_fraction =
+      s.num_edges > 0 ? static_cast<double>(s.chunk_edge_cut) / static_cast<double>(s.num_edges) : 0;
   const size_t m = s.parts.size();
   s.imbalance = max_over_mean(m, [&](size_t i) { return s.parts[i].weight; });
   s.vertex_imbalance = max_over_mean(m, [&](size_t i) { return static_cast<double>(s.parts[i].vertices); });
@@ -127,6 +137,8 @@ PartitionStats compute_partition_stats(const GraphView& g, const Partition& p) {
   HT_CHECK(g.num_vertices == p.num_vertices && g.num_edges == p.num_edges,
            "partition ({} vertices, {} edges) does not fit the graph ({} vertices, {} edges)", p.num_vertices,
            p.num_edges, g.num_vertices, g.num_edges);
+  HT_CHECK(static_cast<int64_t>(p.old_to_new.size()) == p.num_vertices, "partition without old_to_new ({} of {} ids)",
+           p.old_to_new.size(), p.num_vertices);
   PartitionStats s;
   s.num_vertices = g.num_vertices;
   s.num_edges = g.num_edges;
@@ -160,7 +172,8 @@ std::string format_partition_stats(const PartitionStats& s, int chunks_per_part,
     out += fmt::format("{:>6} {:>6} {:>12} {:>14} {:>13} {:>16.1f}{}\n", i, "all", q.vertices, q.in_edges,
                        q.in_neighbors, q.weight, range);
   }
-  out += fmt::format("edge cut: {} of {} edges ({:.2f}%)\n", s.edge_cut, s.num_edges, 100.0 * s.edge_cut_fraction);
+  out += fmt::format("edge cut: {} of {} edges ({:.2f}%); between chunks: {} ({:.2f}%)\n", s.edge_cut, s.num_edges,
+                     100.0 * s.edge_cut_fraction, s.chunk_edge_cut, 100.0 * s.chunk_edge_cut_fraction);
   out += fmt::format("replication factor alpha: {:.4f} over m*n = {} chunks; {:.4f} over m = {} partitions\n",
                      s.alpha, s.chunks.size(), s.alpha_parts, s.parts.size());
   out += fmt::format("balance (max/mean): computation {:.4f}, vertices {:.4f}, in-edges {:.4f}; chunks {:.4f}\n",
@@ -171,6 +184,7 @@ std::string format_partition_stats(const PartitionStats& s, int chunks_per_part,
 void write_partition_stats_json(JsonWriter& w, const PartitionStats& s) {
   w.field("num_vertices", s.num_vertices).field("num_edges", s.num_edges);
   w.field("edge_cut", s.edge_cut).field("edge_cut_fraction", s.edge_cut_fraction);
+  w.field("chunk_edge_cut", s.chunk_edge_cut).field("chunk_edge_cut_fraction", s.chunk_edge_cut_fraction);
   w.field("alpha", s.alpha).field("alpha_parts", s.alpha_parts);
   w.field("imbalance", s.imbalance).field("vertex_imbalance", s.vertex_imbalance);
   w.field("edge_imbalance", s.edge_imbalance).field("chunk_imbalance", s.chunk_imbalance);
@@ -185,7 +199,8 @@ void write_partition_stats_json(JsonWriter& w, const PartitionStats& s) {
   w.key("chunks").begin_array();
   for (const ChunkStats& c : s.chunks) {
     w.begin_object().field("part", c.part).field("chunk", c.chunk).field("vertices", c.vertices);
-    w.field("in_edges", c.in_edges).field("in_neighbors", c.in_neighbors).field("weight", c.weight);
+    w.field("in_edges", c.in_edges).field("in_neighbors", c.in_neighbors).field("cut_in_edges", c.cut_in_edges);
+    w.field("weight", c.weight);
     w.end_object();
   }
   w.end_array();

@@ -16,6 +16,7 @@ struct ChunkStats {
   int64_t vertices = 0;      // |V_ij|: destinations
   int64_t in_edges = 0;      // |E_ij|: all in-edges of the destinations
   int64_t in_neighbors = 0;  // |N_ij|: distinct sources of those in-edges
+  int64_t cut_in_edges = 0;  // in-edges whose source lies outside the chunk
   double weight = 0;         // computation weight: in_edges + vertices · chunk_vertex_weight
 };
 
@@ -32,6 +33,8 @@ struct PartitionStats {
   std::vector<ChunkStats> chunks;  // m·n, index i·n + j
   int64_t edge_cut = 0;            // directed input edges whose ends lie in different partitions
   double edge_cut_fraction = 0;    // edge_cut / E
+  int64_t chunk_edge_cut = 0;      // directed input edges whose ends lie in different chunks (>= edge_cut)
+  double chunk_edge_cut_fraction = 0;  // chunk_edge_cut / E
   double alpha = 0;                // Σ_ij |N_ij| / N over the m·n chunks (Table 3)
   double alpha_parts = 0;          // Σ_i |N_i| / N over the m partitions
   double imbalance = 1;            // max / mean of the partitions' computation weight

@@ -19,13 +19,40 @@ namespace ht {
 namespace {
 
 std::string describe(const PartitionParams& q) {
-  if (q.parts == 1) return fmt::format("m = 1 (no partitioning), n = {}", q.chunks);
+  const std::string chunking = q.chunks > 1 ? fmt::format(", chunking {}", name_of(q.chunking)) : std::string();
+  if (q.parts == 1 && (q.chunks == 1 || q.chunking == ChunkingMode::balanced))
+    return fmt::format("m = 1 (no partitioning), n = {}{}", q.chunks, chunking);
   std::string how = name_of(q.method);
   if (q.method == PartitionMethod::metis || q.method == PartitionMethod::automatic ||
       q.method == PartitionMethod::multilevel)
     how += fmt::format(" {} objective {} ufactor {} vertex-weights {}", name_of(q.algorithm), name_of(q.objective),
                        q.imbalance, name_of(q.vertex_weights));
-  return fmt::format("m = {}, n = {}, {}, seed {}", q.parts, q.chunks, how, q.seed);
+  return fmt::format("m = {}, n = {}, {}, seed {}{}", q.parts, q.chunks, how, q.seed, chunking);
+}
+
+void chunking_json(JsonWriter& w, const ChunkingInfo& c) {
+  w.begin_object();
+  w.field("requested", name_of(c.requested)).field("ran", name_of(c.ran));
+  w.field("partition_seconds", c.partition_seconds).field("count_seconds", c.count_seconds);
+  w.key("parts").begin_array();
+  for (size_t i = 0; i < c.parts.size(); ++i) {
+    const PartChunking& pc = c.parts[i];
+    w.begin_object().field("part", static_cast<int64_t>(i)).field("chunking", pc.locality ? "locality" : "balanced");
+    w.key("method");
+    pc.partitioned ? w.value(name_of(pc.method)) : w.null();
+    w.key("method_reason");
+    pc.method_reason.empty() ? w.null() : w.value(pc.method_reason);
+    w.key("neighbor_rows_balanced");
+    pc.rows_balanced >= 0 ? w.value(pc.rows_balanced) : w.null();
+    w.key("neighbor_rows_locality");
+    pc.rows_locality >= 0 ? w.value(pc.rows_locality) : w.null();
+    w.field("vertices_moved", pc.vertices_moved);
+    w.key("note");
+    pc.note.empty() ? w.null() : w.value(pc.note);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
 }
 
 void multilevel_json(JsonWriter& w, const MultilevelInfo& m) {
@@ -52,6 +79,7 @@ std::string stats_json(const PartitionToolOptions& opt, const PartitionParams& q
   w.field("algorithm", name_of(q.algorithm)).field("objective", name_of(q.objective));
   w.field("seed", q.seed).field("ufactor", q.imbalance).field("vertex_weights", name_of(q.vertex_weights));
   w.field("chunk_vertex_weight", q.chunk_vertex_weight);
+  w.field("chunking", name_of(q.chunking)).field("chunking_requested", name_of(opt.params.chunking));
   w.end_object();
   write_partition_stats_json(w, s);
   w.field("seconds", seconds);
@@ -75,6 +103,8 @@ std::string stats_json(const PartitionToolOptions& opt, const PartitionParams& q
   else
     w.null();
   w.field("vertices_moved", info.vertices_moved);
+  w.key("chunking");
+  chunking_json(w, info.chunking);
   w.field("peak_rss_bytes", process_peak_bytes(info));
   w.end_object();
   return w.str() + "\n";
@@ -96,7 +126,12 @@ void run_partition_tool(const PartitionToolOptions& opt) {
   log::info("graph {}: {} vertices, {} edges; {}", opt.graph_path, g.num_vertices, g.num_edges, describe(opt.params));
   validate_partition_params(opt.params, g);
 
-  const Partition p = make_partition(g, graph.identity(), opt.params, info);
+  Partition p = make_partition(g, graph.identity(), opt.params, info);
+  if (opt.choose_chunks) {
+    t.reset();
+    p = opt.choose_chunks(g, std::move(p), info);
+    info.phases.add("chunk choice", t.seconds());
+  }
   t.reset();
   const PartitionStats s = compute_partition_stats(g, p);
   info.phases.add("stats", t.seconds());

@@ -7,11 +7,15 @@
 #include <tuple>
 #include <vector>
 
+#include <omp.h>
+
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "graph/graph_file.hpp"
 #include "partition/assignment.hpp"
 #include "partition/balanced_split.hpp"
+#include "partition/chunking.hpp"
 #include "partition/metis_graph.hpp"
 #include "partition/partition.hpp"
 #include "partition/partition_file.hpp"
@@ -19,10 +23,12 @@
 #include "partition/partition_stats.hpp"
 #include "partition/vertex_cost.hpp"
 #include "test_partition_graphs.hpp"
+#include "test_util.hpp"
 
 namespace ht {
 namespace {
 
+using test::grid_graph;
 using test::random_graph;
 using test::rmat_graph;
 
@@ -35,9 +41,17 @@ PartitionParams params(PartitionMethod method, int m, int n, uint64_t seed = 1) 
   return p;
 }
 
-Partition partition_of(const Graph& g, const PartitionParams& q) {
+PartitionParams chunked(PartitionMethod method, int m, int n, ChunkingMode chunking, uint64_t seed = 1) {
+  PartitionParams p = params(method, m, n, seed);
+  p.chunking = chunking;
+  return p;
+}
+
+Partition partition_of(const Graph& g, const PartitionParams& q, PartitionRunInfo* info_out = nullptr) {
   PartitionRunInfo info;
-  return make_partition(g.view(), FileIdentity{123, 456}, q, info);
+  Partition p = make_partition(g.view(), FileIdentity{123, 456}, q, info);
+  if (info_out) *info_out = info;
+  return p;
 }
 
 // Structural invariants every partition must satisfy.
@@ -64,9 +78,12 @@ void expect_valid_layout(const Partition& p, int64_t n_vertices) {
         EXPECT_EQ(p.chunk_begin(i, j), p.chunk_end(i, j - 1));
       }
     }
-    // Old relative order kept inside the partition.
-    for (int64_t v = p.part_offsets[i] + 1; v < p.part_offsets[i + 1]; ++v)
-      EXPECT_LT(p.new_to_old[v - 1], p.new_to_old[v]);
+    // Old relative order kept inside the partition (balanced ranges) or
+    // inside each chunk (locality: the chunks are blocks in block order).
+    const bool whole_partition = p.params.chunking == ChunkingMode::balanced;
+    for (int j = 0; j < p.n(); ++j)
+      for (int64_t v = p.chunk_begin(i, j) + (whole_partition && j > 0 ? 0 : 1); v < p.chunk_end(i, j); ++v)
+        EXPECT_LT(p.new_to_old[v - 1], p.new_to_old[v]) << "new id " << v;
     for (int64_t v = p.part_offsets[i]; v < p.part_offsets[i + 1]; ++v) EXPECT_EQ(p.owner(static_cast<vid_t>(v)), i);
   }
   EXPECT_FALSE(find_partition_problem(p).has_value());
@@ -262,14 +279,26 @@ TEST(Balance, TrainWeightsBalanceTrainingVertices) {
 TEST(Stats, AlphaAndSizesAgreeWithIndependentCounts) {
   const Graph graphs[] = {random_graph(500, 5000, 21), rmat_graph(9, 6000, 22)};
   for (const Graph& g : graphs) {
-    for (auto [m, n] : {std::pair{1, 1}, {1, 6}, {4, 1}, {4, 4}}) {
-      const Partition p = partition_of(g, params(PartitionMethod::metis, m, n));
+    for (auto [m, n, c] : {std::tuple{1, 1, ChunkingMode::balanced}, {1, 6, ChunkingMode::balanced},
+                           {4, 1, ChunkingMode::balanced}, {4, 4, ChunkingMode::balanced},
+                           {1, 6, ChunkingMode::locality}, {4, 4, ChunkingMode::locality}}) {
+      const Partition p = partition_of(g, chunked(PartitionMethod::metis, m, n, c));
       const PartitionStats s = compute_partition_stats(g.view(), p);
       EXPECT_NEAR(s.alpha, alpha_by_reader_sets(g.view(), p), 1e-12);
       int64_t cut = 0;
       for (int64_t v = 0; v < g.num_vertices; ++v)
         for (vid_t u : g.view().in_neighbors(v)) cut += p.owner(p.old_to_new[u]) != p.owner(p.old_to_new[v]) ? 1 : 0;
       EXPECT_EQ(s.edge_cut, cut);
+      auto chunk_of = [&](vid_t new_id) {
+        return std::upper_bound(p.chunk_offsets.begin(), p.chunk_offsets.end(), static_cast<int64_t>(new_id)) -
+               p.chunk_offsets.begin();
+      };
+      int64_t chunk_cut = 0;
+      for (int64_t v = 0; v < g.num_vertices; ++v)
+        for (vid_t u : g.view().in_neighbors(v))
+          chunk_cut += chunk_of(p.old_to_new[u]) != chunk_of(p.old_to_new[v]) ? 1 : 0;
+      EXPECT_EQ(s.chunk_edge_cut, chunk_cut);
+      EXPECT_GE(s.chunk_edge_cut, s.edge_cut);
       int64_t edges = 0;
       for (const ChunkStats& c : s.chunks) {
         std::vector<vid_t> srcs;
@@ -385,6 +414,221 @@ TEST(MetisGraph, MatchesASetBasedReferenceForUnsortedInput) {
     const std::vector<idx_t> row(mg.adjncy.begin() + mg.xadj[v], mg.adjncy.begin() + mg.xadj[v + 1]);
     EXPECT_EQ(row, std::vector<idx_t>(ref[v].begin(), ref[v].end())) << "row " << v;
   }
+}
+
+// --- chunking (--chunking balanced|locality|auto) ---------------------------
+
+TEST(Chunking, LayoutInvariantsForEveryMethodAndMode) {
+  const Graph g = random_graph(300, 2400, 7);
+  for (PartitionMethod method :
+       {PartitionMethod::metis, PartitionMethod::multilevel, PartitionMethod::automatic, PartitionMethod::range}) {
+    for (ChunkingMode chunking : {ChunkingMode::locality, ChunkingMode::automatic}) {
+      for (auto [m, n] : {std::pair{1, 4}, {3, 5}, {4, 1}, {2, 150}}) {
+        SCOPED_TRACE(testing::Message() << "method " << static_cast<int>(method) << " chunking "
+                                        << static_cast<int>(chunking) << " m " << m << " n " << n);
+        const Partition p = partition_of(g, chunked(method, m, n, chunking));
+        expect_valid_layout(p, g.num_vertices);
+        EXPECT_NE(p.params.method, PartitionMethod::automatic);
+        EXPECT_NE(p.params.chunking, ChunkingMode::automatic);
+      }
+    }
+  }
+}
+
+TEST(Chunking, LocalityCutsAlphaAndKeepsThePartitionsAndTheBalance) {
+  // A grid with shuffled ids: ranges of the input order read nearly all
+  // neighbors of a random vertex set; blocks read their square and its rim.
+  const Graph g = grid_graph(80, 3);
+  for (PartitionMethod method : {PartitionMethod::metis, PartitionMethod::multilevel}) {
+    for (auto [m, n] : {std::pair{1, 8}, {2, 4}}) {
+      SCOPED_TRACE(testing::Message() << "method " << static_cast<int>(method) << " m " << m << " n " << n);
+      const Partition pb = partition_of(g, chunked(method, m, n, ChunkingMode::balanced));
+      PartitionRunInfo info;
+      const Partition pl = partition_of(g, chunked(method, m, n, ChunkingMode::locality), &info);
+      EXPECT_EQ(pb.params.chunking, ChunkingMode::balanced);
+      EXPECT_EQ(pl.params.chunking, ChunkingMode::locality);
+      const PartitionStats b = compute_partition_stats(g.view(), pb), l = compute_partition_stats(g.view(), pl);
+      EXPECT_LT(l.alpha, 0.5 * b.alpha) << "balanced " << b.alpha << ", locality " << l.alpha;
+      // Hierarchical: the partitions are the same vertex sets.
+      EXPECT_EQ(pl.part_offsets, pb.part_offsets);
+      EXPECT_EQ(l.edge_cut, b.edge_cut);
+      for (int i = 0; i < m; ++i) {
+        std::vector<vid_t> a(pb.new_to_old.begin() + pb.part_offsets[i], pb.new_to_old.begin() + pb.part_offsets[i + 1]);
+        std::vector<vid_t> c(pl.new_to_old.begin() + pl.part_offsets[i], pl.new_to_old.begin() + pl.part_offsets[i + 1]);
+        std::sort(c.begin(), c.end());
+        EXPECT_EQ(a, c) << "partition " << i;
+        ASSERT_EQ(info.chunking.parts.size(), static_cast<size_t>(m));
+        EXPECT_TRUE(info.chunking.parts[i].locality);
+        EXPECT_EQ(info.chunking.parts[i].method, method);
+      }
+      // Blocks within --imbalance of their partition's mean chunk weight
+      // (vertex weight = in-degree + 1 = the computation weight, so for the
+      // multilevel partitioner this is its exact limit; METIS is close).
+      const double slack = method == PartitionMethod::multilevel ? 1e-9 : 0.02;
+      for (const ChunkStats& c : l.chunks)
+        EXPECT_LE(c.weight, (1.03 + slack) * l.parts[c.part].weight / n) << "chunk " << c.part << "," << c.chunk;
+    }
+  }
+}
+
+TEST(Chunking, BlocksBalanceTheWholeComputationWeight) {
+  // A random graph cut in two: about half of a partition's in-edges come
+  // from the other one. They still weigh (as self-loops of the subgraph), so
+  // the chunks balance in-edges + C, not only the inner ones.
+  const Graph g = random_graph(3000, 60000, 5);
+  for (double c : {1.0, 16.0}) {
+    PartitionParams q = chunked(PartitionMethod::multilevel, 2, 4, ChunkingMode::locality);
+    q.chunk_vertex_weight = c;
+    const PartitionStats s = compute_partition_stats(g.view(), partition_of(g, q));
+    for (const ChunkStats& k : s.chunks)
+      EXPECT_LE(k.weight, 1.03 * s.parts[k.part].weight / 4 + 1.0) << "chunk " << k.part << "," << k.chunk << " c " << c;
+  }
+}
+
+TEST(Chunking, AutoReadsNoMoreRowsThanEitherAndKeepsRangesOnAPath) {
+  const Graph graphs[] = {grid_graph(50, 4), grid_graph(50, 4, false), random_graph(2000, 16000, 8),
+                          rmat_graph(11, 16000, 9)};
+  for (const Graph& g : graphs) {
+    for (auto [m, n] : {std::pair{1, 6}, {3, 4}}) {
+      SCOPED_TRACE(testing::Message() << "N " << g.num_vertices << " m " << m << " n " << n);
+      auto alpha = [&](ChunkingMode c) {
+        return compute_partition_stats(g.view(), partition_of(g, chunked(PartitionMethod::metis, m, n, c))).alpha;
+      };
+      const double a = alpha(ChunkingMode::automatic);
+      EXPECT_LE(a, alpha(ChunkingMode::balanced) + 1e-12);
+      EXPECT_LE(a, alpha(ChunkingMode::locality) + 1e-12);
+    }
+  }
+  // A path in id order: its ranges are already the best chunks (two
+  // boundary rows each), so no partition into blocks reads fewer rows.
+  EdgeList el;
+  el.num_vertices = 4000;
+  for (vid_t v = 0; v + 1 < 4000; ++v) {
+    el.src.push_back(v);
+    el.dst.push_back(v + 1);
+    el.src.push_back(v + 1);
+    el.dst.push_back(v);
+  }
+  Graph path = csc_from_edges(std::move(el));
+  path.flags = detect_flags(path.view());
+  PartitionRunInfo info;
+  const Partition p = partition_of(path, chunked(PartitionMethod::metis, 1, 8, ChunkingMode::automatic), &info);
+  EXPECT_EQ(p.params.chunking, ChunkingMode::balanced);
+  ASSERT_EQ(info.chunking.parts.size(), 1u);
+  EXPECT_FALSE(info.chunking.parts[0].locality);
+  EXPECT_GE(info.chunking.parts[0].rows_locality, info.chunking.parts[0].rows_balanced);
+  for (int64_t v = 0; v < path.num_vertices; ++v) EXPECT_EQ(p.new_to_old[v], static_cast<vid_t>(v));
+}
+
+TEST(Chunking, RangeAndRandomStayBalancedUnlessAsked) {
+  const Graph g = grid_graph(40, 5);
+  for (PartitionMethod method : {PartitionMethod::range, PartitionMethod::random}) {
+    const Partition a = partition_of(g, chunked(method, 2, 4, ChunkingMode::automatic));
+    const Partition b = partition_of(g, chunked(method, 2, 4, ChunkingMode::balanced));
+    EXPECT_EQ(a.params.chunking, ChunkingMode::balanced);
+    EXPECT_EQ(a.new_to_old, b.new_to_old);
+    EXPECT_EQ(a.chunk_offsets, b.chunk_offsets);
+    PartitionRunInfo info;
+    const Partition l = partition_of(g, chunked(method, 2, 4, ChunkingMode::locality), &info);
+    EXPECT_EQ(l.params.chunking, ChunkingMode::locality);
+    EXPECT_EQ(l.params.method, method);
+    ASSERT_EQ(info.chunking.parts.size(), 2u);
+    EXPECT_EQ(info.chunking.parts[0].method, PartitionMethod::metis);  // auto's pick for a small graph
+    EXPECT_FALSE(info.chunking.parts[0].method_reason.empty());
+  }
+}
+
+TEST(Chunking, OnePartitionAutoPicksTheChunksPartitioner) {
+  const Graph g = grid_graph(40, 6);
+  PartitionRunInfo info;
+  const Partition p = partition_of(g, chunked(PartitionMethod::automatic, 1, 4, ChunkingMode::automatic), &info);
+  EXPECT_EQ(p.params.method, PartitionMethod::metis);
+  EXPECT_EQ(p.params.chunking, ChunkingMode::locality);
+  EXPECT_NE(info.method_reason.find("chunks by locality"), std::string::npos) << info.method_reason;
+  EXPECT_TRUE(info.metis_ran);
+  EXPECT_EQ(p.part_offsets, (std::vector<int64_t>{0, g.num_vertices}));
+
+  PartitionRunInfo plain;
+  const Partition r = partition_of(g, chunked(PartitionMethod::automatic, 1, 4, ChunkingMode::balanced), &plain);
+  EXPECT_EQ(r.params.chunking, ChunkingMode::balanced);
+  EXPECT_NE(plain.method_reason.find("nothing to partition"), std::string::npos) << plain.method_reason;
+  EXPECT_FALSE(plain.metis_ran);
+  EXPECT_TRUE(plain.chunking.parts.empty());
+
+  // m = 1 with multilevel: the same chunks as its partition into n blocks.
+  const Partition ml = partition_of(g, chunked(PartitionMethod::multilevel, 1, 4, ChunkingMode::locality));
+  EXPECT_EQ(ml.params.method, PartitionMethod::multilevel);
+  expect_valid_layout(ml, g.num_vertices);
+}
+
+TEST(Chunking, SameChunksWithOneOrTwoThreads) {
+  const Graph g = random_graph(3000, 30000, 10);
+  for (PartitionMethod method : {PartitionMethod::metis, PartitionMethod::multilevel}) {
+    for (auto [m, n] : {std::pair{1, 4}, {2, 3}}) {
+      const PartitionParams q = chunked(method, m, n, ChunkingMode::automatic, 17);
+      const int saved = omp_get_max_threads();
+      omp_set_num_threads(1);
+      const Partition one = partition_of(g, q);
+      omp_set_num_threads(2);
+      const Partition two = partition_of(g, q);
+      omp_set_num_threads(saved);
+      EXPECT_EQ(one.new_to_old, two.new_to_old);
+      EXPECT_EQ(one.chunk_offsets, two.chunk_offsets);
+      EXPECT_EQ(one.params.chunking, two.params.chunking);
+    }
+  }
+}
+
+TEST(Chunking, NeighborRowsAgreeWithTheStatistics) {
+  const Graph g = rmat_graph(10, 9000, 23);
+  for (ChunkingMode c : {ChunkingMode::balanced, ChunkingMode::locality}) {
+    const Partition p = partition_of(g, chunked(PartitionMethod::metis, 3, 4, c));
+    const PartitionStats s = compute_partition_stats(g.view(), p);
+    int64_t rows = 0;
+    for (const ChunkStats& k : s.chunks) rows += k.in_neighbors;
+    EXPECT_EQ(neighbor_rows(g.view(), p.new_to_old, p.chunk_offsets), rows);
+  }
+}
+
+TEST(Chunking, RenumberKeepsEveryEdgeAndVertexDatum) {
+  Graph g = grid_graph(30, 7);
+  test::add_vertex_data(g);
+  const Partition p = partition_of(g, chunked(PartitionMethod::metis, 2, 3, ChunkingMode::locality));
+  ASSERT_EQ(p.params.chunking, ChunkingMode::locality);
+  const Graph r = renumber(g.view(), p);
+  EXPECT_EQ(edges_in_old_ids(r.view(), &p), edges_in_old_ids(g.view(), nullptr));
+  EXPECT_TRUE(detect_flags(r.view()).sorted_neighbors);
+  for (int64_t v = 0; v < r.num_vertices; ++v) EXPECT_EQ(r.orig_ids[v], g.orig_ids[p.new_to_old[v]]);
+}
+
+TEST(Chunking, FileRecordsHowTheChunksWereMade) {
+  const Graph g = grid_graph(30, 8);
+  test::TempDir dir;
+  write_graph(dir.file("g.htg"), g.view());
+  const GraphFile f(dir.file("g.htg"));
+  for (ChunkingMode c : {ChunkingMode::balanced, ChunkingMode::locality}) {
+    PartitionRunInfo info;
+    const Partition p = make_partition(f.view(), f.identity(), chunked(PartitionMethod::metis, 2, 3, c), info);
+    write_partition(dir.file("p.htp"), p);
+    const Partition r = read_partition(dir.file("p.htp"));
+    EXPECT_EQ(r.params.chunking, c);
+    EXPECT_EQ(r.new_to_old, p.new_to_old);
+    EXPECT_EQ(r.chunk_offsets, p.chunk_offsets);
+  }
+  PartitionRunInfo info;
+  Partition p = make_partition(f.view(), f.identity(), chunked(PartitionMethod::metis, 2, 3, ChunkingMode::balanced), info);
+  p.params.chunking = ChunkingMode::automatic;
+  EXPECT_THROW(write_partition(dir.file("q.htp"), p), Error);
+}
+
+TEST(Chunking, MetisOptionsAreCheckedWhenOnlyTheChunksUseMetis) {
+  const Graph g = random_graph(200, 1000, 9);
+  PartitionParams q = chunked(PartitionMethod::metis, 1, 4, ChunkingMode::locality);
+  q.algorithm = MetisAlgorithm::recursive;
+  q.objective = MetisObjective::vol;
+  EXPECT_THROW(partition_of(g, q), Error);
+  q.chunking = ChunkingMode::balanced;  // METIS does not run at all
+  EXPECT_NO_THROW(partition_of(g, q));
 }
 
 TEST(Partition, OwnerSkipsEmptyPartitions) {

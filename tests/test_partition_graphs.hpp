@@ -3,6 +3,8 @@
 // skewed), built with ht::csc_from_edges so that the tests do not depend on
 // the dataset generators.
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "core/rng.hpp"
 #include "graph/build.hpp"
@@ -45,6 +47,34 @@ inline Graph rmat_graph(int scale, int64_t e, uint64_t seed) {
     el.src.push_back(s);
     el.dst.push_back(d);
   }
+  Graph g = csc_from_edges(std::move(el));
+  g.flags = detect_flags(g.view());
+  return g;
+}
+
+// side x side grid, both directions of every edge (symmetric). With
+// `shuffle` the vertex ids are a seeded random permutation, so that the
+// input order has no locality (like the web generator's ids); else row-major.
+inline Graph grid_graph(int side, uint64_t seed, bool shuffle = true) {
+  const int64_t n = int64_t{side} * side;
+  std::vector<vid_t> id(static_cast<size_t>(n));
+  for (int64_t v = 0; v < n; ++v) id[v] = static_cast<vid_t>(v);
+  rng::Stream rs(seed, 3);
+  if (shuffle)
+    for (size_t i = id.size(); i > 1; --i) std::swap(id[i - 1], id[rs.below(i)]);
+  EdgeList el;
+  el.num_vertices = n;
+  auto edge = [&](int64_t a, int64_t b) {
+    el.src.push_back(id[a]);
+    el.dst.push_back(id[b]);
+    el.src.push_back(id[b]);
+    el.dst.push_back(id[a]);
+  };
+  for (int r = 0; r < side; ++r)
+    for (int c = 0; c < side; ++c) {
+      if (c + 1 < side) edge(int64_t{r} * side + c, int64_t{r} * side + c + 1);
+      if (r + 1 < side) edge(int64_t{r} * side + c, int64_t{r + 1} * side + c);
+    }
   Graph g = csc_from_edges(std::move(el));
   g.flags = detect_flags(g.view());
   return g;

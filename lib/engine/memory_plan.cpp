@@ -7,7 +7,6 @@
 
 #include "core/error.hpp"
 #include "core/memory.hpp"
-#include "engine/device_plan.hpp"
 
 namespace ht {
 
@@ -23,12 +22,35 @@ LayerExtents layer_extents(const ModelConfig& m, GcnOrder order) {
   return x;
 }
 
+namespace {
+
+// Packed bytes of one step (engine/device_plan.cpp's packed_step_bytes, from
+// the step's sizes): topology, index lists, 17 arrays aligned to 256 bytes.
+int64_t packed_step_bytes(const StepShape& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys) {
+  const int64_t ne = s.edges, nd = s.dst;
+  const int64_t loads = mode == CommMode::baseline ? s.nbr : s.trans;
+  const int64_t flushes = mode == CommMode::baseline ? s.nbr : mode == CommMode::p2p ? s.trans : s.flush;
+  const int64_t remote = mode == CommMode::baseline ? 0 : s.remote;
+  int64_t b = 8 * (nd + 1) + 4 * ne * 3 + 4 * nd + 8 * (buffer_rows + 1);
+  if (weights) b += 4 * ne;
+  if (edge_keys) b += 16 * ne;
+  b += 8 * loads + 4 * remote + 8 * flushes;
+  return b + 17 * 256;
+}
+
+// Rows returned to the host after the step (engine/device_plan.cpp's flush_count).
+int64_t step_flushes(const StepShape& s, CommMode mode) {
+  return mode == CommMode::baseline ? s.nbr : mode == CommMode::p2p ? s.trans : s.flush;
+}
+
+}  // namespace
+
 // Mirrors Trainer::setup_devices: what a device holds is the merged data and
 // gradient buffers, two slots of everything a batch in flight needs (packed
 // step, read-ahead rows, inputs, outputs), the staging ring of returned
 // gradient pieces, and the per-vertex arrays and parameters. Only the two
 // slots' steps are resident, so more chunks shrink the per-batch terms.
-DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt, bool streamed) {
+DeviceMemoryNeed device_memory_need(const PlanShape& plan, int gpu, const TrainerOptions& opt, bool streamed) {
   const ModelConfig& m = opt.model;
   const CommMode mode = opt.comm;
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt.gcn_order);
@@ -37,14 +59,12 @@ DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOpti
   const int64_t nd = plan.max_dst[gpu], ne = plan.max_edges[gpu];
   int64_t max_step = 0, all_steps = 0, max_later = 0, max_flush = 0;
   for (int j = 0; j < plan.n; ++j) {
-    const ChunkPlan& s = plan.step(j, gpu);
+    const StepShape& s = plan.step(j, gpu);
     const int64_t b = packed_step_bytes(s, mode, rows, m.kind == ModelKind::gcn, gat);
     max_step = std::max(max_step, b);
     all_steps += b;
-    int64_t loads = 0;
-    for (size_t t = 0; t < s.trans_vid.size(); ++t) loads += s.trans_reused[t] ? 0 : 1;
-    if (j > 0) max_later = std::max(max_later, loads);
-    max_flush = std::max(max_flush, flush_count(s, mode));
+    if (j > 0) max_later = std::max(max_later, s.trans - s.reused);
+    max_flush = std::max(max_flush, step_flushes(s, mode));
   }
   const bool ahead = reads_ahead(opt, plan.n);
   DeviceMemoryNeed need;
@@ -65,7 +85,11 @@ DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOpti
   return need;
 }
 
-bool streams_steps(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t limit) {
+DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt, bool streamed) {
+  return device_memory_need(shape_of(plan), gpu, opt, streamed);
+}
+
+bool streams_steps(const PlanShape& plan, int gpu, const TrainerOptions& opt, int64_t limit) {
   switch (opt.steps) {
     case StepPlacement::streamed: return plan.n > 2;
     case StepPlacement::resident: return false;
@@ -75,8 +99,17 @@ bool streams_steps(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t
   return device_memory_need(plan, gpu, opt, false).total() > limit;
 }
 
-DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t limit) {
+bool streams_steps(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t limit) {
+  return streams_steps(shape_of(plan), gpu, opt, limit);
+}
+
+DeviceMemoryNeed device_memory_need(const PlanShape& plan, int gpu, const TrainerOptions& opt, int64_t limit) {
   return device_memory_need(plan, gpu, opt, streams_steps(plan, gpu, opt, limit));
+}
+
+DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t limit) {
+  const PlanShape shape = shape_of(plan);
+  return device_memory_need(shape, gpu, opt, streams_steps(shape, gpu, opt, limit));
 }
 
 void check_device_memory(const DeviceMemoryNeed& need, int64_t limit, int gpu, int chunks) {

@@ -10,6 +10,7 @@
 #include "engine/trainer_options.hpp"
 #include "models/model.hpp"
 #include "plan/plan.hpp"
+#include "plan/plan_shape.hpp"
 
 namespace ht {
 
@@ -38,11 +39,17 @@ struct DeviceMemoryNeed {
 };
 
 // Need with the steps placed as `streamed` says (opt.steps is not read).
+// The need depends on the plan's sizes only: a Plan is measured through its
+// shape (plan_shape.hpp), so that a shape estimated before any plan exists
+// (ht-train --chunks auto) gives the very figure the Trainer checks.
+DeviceMemoryNeed device_memory_need(const PlanShape& plan, int gpu, const TrainerOptions& opt, bool streamed);
 DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt, bool streamed);
 // Need with the placement opt.steps asks for, automatic resolved against `limit`.
+DeviceMemoryNeed device_memory_need(const PlanShape& plan, int gpu, const TrainerOptions& opt, int64_t limit = 0);
 DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t limit = 0);
 // Whether steps stream for this device: opt.steps, with automatic = stream
 // only when the resident steps would not fit under `limit` (0 = no limit).
+bool streams_steps(const PlanShape& plan, int gpu, const TrainerOptions& opt, int64_t limit);
 bool streams_steps(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t limit);
 
 // Throws ht::Error when `need` exceeds `limit` (bytes; 0 = no limit), naming

@@ -29,6 +29,7 @@
 #include "plan/plan_file.hpp"
 #include "plan/plan_shape.hpp"
 #include "train/checkpoint.hpp"
+#include "train/chunk_choice.hpp"
 #include "train/divergence.hpp"
 #include "train/host_memory_check.hpp"
 #include "train/metrics.hpp"
@@ -97,12 +98,14 @@ Pipeline load_or_build(const TrainJob& job, const GraphFile& gf) {
     HT_CHECK(job.plan_path.empty(), "--plan needs the --partition it was made from");
     PartitionParams params;
     params.parts = job.parts;
-    params.chunks = job.chunks;
+    const bool auto_chunks = job.chunks == kChunksAuto;
+    params.chunks = auto_chunks ? 1 : job.chunks;  // auto: the GPUs' vertex sets first, then the chunks
     params.method = job.parts > 1 ? PartitionMethod::metis : PartitionMethod::range;
     PartitionRunInfo info;
-    log::info("partitioning in memory: m = {}, n = {} ({})", job.parts, job.chunks,
-              job.parts > 1 ? "METIS" : "range");
+    log::info("partitioning in memory: m = {}, n = {} ({})", job.parts,
+              auto_chunks ? std::string("auto") : std::to_string(job.chunks), job.parts > 1 ? "METIS" : "range");
     p.partition = make_partition(gf.view(), gf.identity(), params, info);
+    if (auto_chunks) p.partition = choose_job_chunks(job, gf.view(), std::move(p.partition), params);
   }
   if (!job.plan_path.empty()) {
     p.plan = read_plan(job.plan_path, {job.verify_checksums});

@@ -39,8 +39,16 @@ std::string name_of(Backend backend);
 struct TrainJob {
   std::string graph_path, partition_path, plan_path;
   bool verify_checksums = true;
-  // In-memory pipeline when no plan is given: m = parts, n = chunks.
+  // In-memory pipeline when no plan is given: m = parts, n = chunks;
+  // chunks = kChunksAuto (0): the smallest n that fits (train/chunk_choice.hpp).
   int parts = 1, chunks = 1;
+  // --gpu-mem in bytes (0: not given): the budget of --chunks auto (the CUDA
+  // executor's cap is the executor factory's).
+  int64_t gpu_mem_bytes = 0;
+  // The memory the executor will have on each of GPUs 0..devices-1 (the
+  // smallest), asked by --chunks auto before the executor exists; ht-train
+  // sets it for --backend cuda. Empty: no device memory (the CPU backend).
+  std::function<int64_t(int devices)> device_memory;
   TrainerOptions trainer;  // model.dims empty = F-hidden-C from the graph
   int hidden = 0;           // for empty dims; 0 = 16 (GCN) or 8 (GAT)
   int epochs = 200;

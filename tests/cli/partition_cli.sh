@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ht-partition end to end: a run writes the partition and the stats JSON, the
 # same seed gives the same bytes, --method auto says what it picked and why,
+# --chunking auto keeps per partition the chunks that read fewer rows,
 # --method multilevel gives the same bytes with 1 or 2 threads and a partition
 # that ht-reorganize and ht-train take like METIS's, and bad inputs or
 # impossible parameters exit 1 with one error line naming the option or file,
@@ -106,6 +107,15 @@ assert sum(c["in_edges"] for c in s["chunks"]) == 16000
 assert abs(s["alpha"] - sum(c["in_neighbors"] for c in s["chunks"]) / 2000) < 1e-9
 assert 1.0 <= s["imbalance"] <= 1.035, s["imbalance"]
 assert s["params"]["parts"] == 4 and s["params"]["seed"] == 5
+# --chunking auto (the default) with METIS: each partition by locality where it reads fewer rows.
+assert s["params"]["chunking_requested"] == "auto" and s["params"]["chunking"] in ("balanced", "locality"), s["params"]
+c = s["chunking"]
+assert c["requested"] == "auto" and c["ran"] == s["params"]["chunking"] and len(c["parts"]) == 4, c
+for q in c["parts"]:
+    assert q["method"] == "metis" and q["neighbor_rows_balanced"] > 0 and q["neighbor_rows_locality"] > 0, q
+    kept = q["neighbor_rows_locality"] if q["chunking"] == "locality" else q["neighbor_rows_balanced"]
+    assert kept == min(q["neighbor_rows_locality"], q["neighbor_rows_balanced"]), q
+assert sum(k["in_neighbors"] for k in s["chunks"]) == sum(q["neighbor_rows_" + q["chunking"]] for q in c["parts"])
 EOF
 "$BIN" -q --graph "$TMP/g.htg" --parts 4 --chunks 3 --seed 5 -o "$TMP/p2.htp" >/dev/null || fail "rerun"
 cmp -s "$TMP/p.htp" "$TMP/p2.htp" || fail "same seed gave different partition files"
@@ -113,11 +123,19 @@ for method in random range; do
   "$BIN" -q --graph "$TMP/g.htg" --parts 3 --chunks 2 --method "$method" -o "$TMP/$method.htp" >/dev/null \
     || fail "--method $method"
 done
-"$BIN" -q --graph "$TMP/g.htg" --parts 1 --chunks 4 -o "$TMP/one.htp" >/dev/null || fail "--parts 1"
+"$BIN" --graph "$TMP/g.htg" --parts 1 --chunks 4 -o "$TMP/one.htp" >/dev/null 2>"$TMP/one.log" || fail "--parts 1"
+grep -q -- "--method auto: metis (m = 1, chunks by locality (n = 4)" "$TMP/one.log" \
+  || fail "--parts 1: auto does not pick the chunks' partitioner: $(cat "$TMP/one.log")"
+"$BIN" --graph "$TMP/g.htg" --parts 1 --chunks 4 --chunking balanced --stats-json "$TMP/one_b.json" \
+  -o "$TMP/one_b.htp" >/dev/null 2>"$TMP/one_b.log" || fail "--chunking balanced"
+grep -q "nothing to partition" "$TMP/one_b.log" || fail "--chunking balanced, m = 1: $(cat "$TMP/one_b.log")"
+"$PY" -c 'import json, sys; s = json.load(open(sys.argv[1])); assert s["params"]["chunking"] == "balanced" and s["chunking"]["parts"] == [] and s["metis_seconds"] is None, s["params"]' \
+  "$TMP/one_b.json" || fail "--chunking balanced: stats JSON"
 "$BIN" -q --graph "$TMP/s.htg" --parts 2 --vertex-weights train --algorithm kway -o "$TMP/t.htp" >/dev/null \
   || fail "--vertex-weights train"
 "$BIN" --help | grep -q -- "--imbalance" || fail "--help"
 "$BIN" --help | grep -q -- "multilevel" || fail "--help does not list multilevel"
+"$BIN" --help | grep -q -- "--chunking" || fail "--help does not list --chunking"
 
 # --- --method auto (the default) and --method multilevel --------------------
 grep -q -- "--method auto: metis (" "$TMP/log.txt" || fail "auto: no line naming the method and why: $(cat "$TMP/log.txt")"
@@ -162,6 +180,7 @@ expect_error "chunks 0" "--chunks" --graph "$TMP/g.htg" --chunks 0 -o "$TMP/out/
 expect_error "m*n > N" "more than the graph's 2000 vertices" --graph "$TMP/g.htg" --parts 40 --chunks 51 -o "$TMP/out/x.htp"
 expect_error "imbalance" "--imbalance" --graph "$TMP/g.htg" --parts 2 --imbalance 0 -o "$TMP/out/x.htp"
 expect_error "cli: bad method" "--method" --graph "$TMP/g.htg" --method spectral -o "$TMP/out/x.htp"
+expect_error "cli: bad chunking" "--chunking" --graph "$TMP/g.htg" --chunking spectral -o "$TMP/out/x.htp"
 expect_error "multilevel m*n > N" "more than the graph's 2000 vertices" --graph "$TMP/g.htg" --method multilevel \
   --parts 40 --chunks 51 -o "$TMP/out/x.htp"
 expect_error "recursive vol" "--objective" --graph "$TMP/g.htg" --parts 2 --algorithm recursive --objective vol -o "$TMP/out/x.htp"

@@ -109,8 +109,18 @@ TrainerOptions gcn_options(int64_t feature_dim) {
 int64_t real_working_set(const GraphView& g, const Partition& base, int n, const TrainerOptions& opt, int64_t limit) {
   const Partition p = rechunk(g, base, params_for(base.m()), n);
   const Plan plan = real_plan(g, p);
+  const PlanShape shape = shape_of(plan);
   int64_t most = 0;
-  for (int i = 0; i < plan.m; ++i) most = std::max(most, device_memory_need(plan, i, opt, limit).total());
+  for (int i = 0; i < plan.m; ++i) {
+    // The auto choice also counts the second merged buffer (the Trainer's
+    // last allocation, when it fits): rows x the widest gather, fp32.
+    int64_t second = 0;
+    if (opt.early_start && opt.merged_buffers == 2) {
+      const int64_t rows = opt.comm == CommMode::baseline ? shape.nbr_capacity[i] : shape.merged_capacity(i);
+      second = 4 * std::max<int64_t>(rows, 1) * layer_extents(opt.model, opt.gcn_order).max_gather;
+    }
+    most = std::max(most, device_memory_need(plan, i, opt, limit).total() + second);
+  }
   return most;
 }
 

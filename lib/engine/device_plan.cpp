@@ -387,17 +387,4 @@ int64_t flush_count(const ChunkPlan& s, CommMode mode) {
   return static_cast<int64_t>(s.flush_slot.size());
 }
 
-int64_t packed_step_bytes(const ChunkPlan& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys) {
-  const int64_t ne = s.num_edges(), nd = s.num_dst();
-  const int64_t loads = mode == CommMode::baseline ? static_cast<int64_t>(s.nbr.size())
-                                                   : static_cast<int64_t>(s.trans_vid.size());
-  const int64_t flushes = flush_count(s, mode);
-  const int64_t remote = mode == CommMode::baseline ? 0 : static_cast<int64_t>(s.remote_slot.size());
-  int64_t b = 8 * (nd + 1) + 4 * ne * 3 + 4 * nd + 8 * (buffer_rows + 1);
-  if (weights) b += 4 * ne;
-  if (edge_keys) b += 16 * ne;
-  b += 8 * loads + 4 * remote + 8 * flushes;
-  return b + 17 * 256;  // alignment of the 17 arrays
-}
-
 }  // namespace ht

@@ -122,7 +122,4 @@ void mark_handoff(std::vector<DevicePlan*> plans, int64_t num_vertices);
 // Rows the step returns to host in `mode` (its flush list's length).
 int64_t flush_count(const ChunkPlan& s, CommMode mode);
 
-// Packed bytes of one step (for the memory planner).
-int64_t packed_step_bytes(const ChunkPlan& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys);
-
 }  // namespace ht

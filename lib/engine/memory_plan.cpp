@@ -24,8 +24,8 @@ LayerExtents layer_extents(const ModelConfig& m, GcnOrder order) {
 
 namespace {
 
-// Packed bytes of one step (engine/device_plan.cpp's packed_step_bytes, from
-// the step's sizes): topology, index lists, 17 arrays aligned to 256 bytes.
+// Packed bytes of one step (engine/device_plan.cpp's layout, from the step's
+// sizes): topology, index lists, 17 arrays aligned to 256 bytes.
 int64_t packed_step_bytes(const StepShape& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys) {
   const int64_t ne = s.edges, nd = s.dst;
   const int64_t loads = mode == CommMode::baseline ? s.nbr : s.trans;

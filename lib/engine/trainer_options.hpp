@@ -20,6 +20,12 @@ enum class StepPlacement {
 // TrainerOptions::gpu_cache: cache what fits next to the working set.
 inline constexpr int64_t kGpuCacheAuto = -1;
 
+// What the automatic GPU cache leaves free on a device of `limit` bytes:
+// cuBLAS and the driver allocate outside the executor's pools. The cache
+// (trainer_resident.cpp) and --chunks auto's tier (train/chunk_choice.cpp)
+// both keep it.
+inline int64_t gpu_cache_margin(int64_t limit) { return std::max<int64_t>(int64_t{512} << 20, limit / 32); }
+
 struct TrainerOptions {
   ModelConfig model;
   OptimizerConfig optimizer;

@@ -27,9 +27,6 @@ namespace {
 
 DevIdx upload_or_empty(Device& d, std::span<const uint32_t> v) { return v.empty() ? DevIdx{} : d.upload(v); }
 
-// What the automatic GPU cache leaves free on a device: cuBLAS and the
-// driver allocate outside the executor's pools.
-int64_t cache_margin(int64_t limit) { return std::max<int64_t>(int64_t{512} << 20, limit / 32); }
 
 }  // namespace
 
@@ -55,7 +52,7 @@ void Trainer::setup_gpu_cache() {
   for (auto& st : dev_) {
     const Device& d = *st->dev;
     const int64_t limit = exec_.memory_limit(d.index());
-    if (automatic) left.push_back(limit > 0 ? limit - d.allocated_bytes() - cache_margin(limit) : 0);
+    if (automatic) left.push_back(limit > 0 ? limit - d.allocated_bytes() - gpu_cache_margin(limit) : 0);
     else left.push_back(limit > 0 ? std::min(opt_.gpu_cache, limit - d.allocated_bytes()) : opt_.gpu_cache);
     const size_t i = row0.size();  // its partition's rows, or all of them
     row0.push_back(spread ? plan_.part_offsets[i] : 0);

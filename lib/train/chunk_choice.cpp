@@ -18,9 +18,6 @@
 namespace ht {
 namespace {
 
-// What the automatic GPU cache leaves free for cuBLAS and the driver
-// (cache_margin in engine/trainer_resident.cpp; keep the two equal).
-int64_t cache_margin(int64_t limit) { return std::max<int64_t>(int64_t{512} << 20, limit / 32); }
 
 std::string bytes(int64_t b) { return format_bytes(static_cast<double>(b)); }
 
@@ -77,7 +74,7 @@ int64_t gpu_cache_tier(const TrainerOptions& opt, const Partition& p, int64_t fe
   int64_t rows = 0;
   for (int i = 0; i < p.m(); ++i) rows = std::max(rows, p.part_offsets[i + 1] - p.part_offsets[i]);
   if (opt.comm == CommMode::baseline) rows = p.num_vertices;
-  const int64_t tier = rows * feature_dim * dtype_bytes(opt.host_dtype) + cache_margin(budget);
+  const int64_t tier = rows * feature_dim * dtype_bytes(opt.host_dtype) + gpu_cache_margin(budget);
   return tier <= budget / 8 ? tier : 0;
 }
 

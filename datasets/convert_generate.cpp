@@ -83,14 +83,12 @@ gen::GeneratedGraph generate_rmat(const GenerateOptions& o) {
   return gen::generate(p);
 }
 
-gen::GeneratedGraph generate_community(const GenerateOptions& o) {
-  reject_web_options(o);
-  reject(o.scale.has_value(), "--scale", o.kind);
-  reject(o.rmat_a || o.rmat_b || o.rmat_c || o.rmat_d, "--rmat-a/b/c/d", o.kind);
-  reject(o.edges.has_value(), "--edges (use --avg-degree)", o.kind);
-  gen::CommunityParams p;
+// The options the community and web generators share (classes with
+// homophily, power-law degrees, class-correlated features, the split), over
+// the generator's defaults.
+template <typename Params>
+void set_class_model(const GenerateOptions& o, Params& p) {
   p.num_vertices = o.vertices.value_or(p.num_vertices);
-  p.avg_degree = o.avg_degree.value_or(p.avg_degree);
   p.num_classes = o.classes.value_or(p.num_classes);
   p.homophily = o.homophily.value_or(p.homophily);
   p.degree_exponent = o.degree_exponent.value_or(p.degree_exponent);
@@ -100,6 +98,16 @@ gen::GeneratedGraph generate_community(const GenerateOptions& o) {
   p.train_fraction = o.train_fraction.value_or(p.train_fraction);
   p.val_fraction = o.val_fraction.value_or(p.val_fraction);
   p.seed = o.seed;
+}
+
+gen::GeneratedGraph generate_community(const GenerateOptions& o) {
+  reject_web_options(o);
+  reject(o.scale.has_value(), "--scale", o.kind);
+  reject(o.rmat_a || o.rmat_b || o.rmat_c || o.rmat_d, "--rmat-a/b/c/d", o.kind);
+  reject(o.edges.has_value(), "--edges (use --avg-degree)", o.kind);
+  gen::CommunityParams p;
+  set_class_model(o, p);
+  p.avg_degree = o.avg_degree.value_or(p.avg_degree);
   if (p.num_vertices <= 0) throw option_error("--vertices", "must be > 0");
   if (p.num_classes <= 0) throw option_error("--classes", "must be > 0 for --generate community");
   if (p.avg_degree < 0) throw option_error("--avg-degree", "must be >= 0");
@@ -115,19 +123,10 @@ gen::GeneratedGraph generate_web(const GenerateOptions& o) {
   reject(o.rmat_a || o.rmat_b || o.rmat_c || o.rmat_d, "--rmat-a/b/c/d", o.kind);
   reject(o.avg_degree.has_value(), "--avg-degree (use --edges)", o.kind);
   gen::WebParams p;
-  p.num_vertices = o.vertices.value_or(p.num_vertices);
+  set_class_model(o, p);
   p.num_edges = o.edges.value_or(p.num_edges);
-  p.num_classes = o.classes.value_or(p.num_classes);
-  p.homophily = o.homophily.value_or(p.homophily);
-  p.degree_exponent = o.degree_exponent.value_or(p.degree_exponent);
   p.host_size = o.host_size.value_or(p.host_size);
   p.host_order = o.host_order;
-  p.feature_dim = o.feature_dim.value_or(p.feature_dim);
-  p.signal = o.signal.value_or(p.signal);
-  p.noise = o.noise.value_or(p.noise);
-  p.train_fraction = o.train_fraction.value_or(p.train_fraction);
-  p.val_fraction = o.val_fraction.value_or(p.val_fraction);
-  p.seed = o.seed;
   if (p.num_vertices <= 0) throw option_error("--vertices", "must be > 0");
   if (p.num_edges < 0) throw option_error("--edges", "must be >= 0 (0 = 28 per vertex)");
   if (p.num_classes <= 0) throw option_error("--classes", "must be > 0 for --generate web");

@@ -7,32 +7,13 @@
 #include "core/error.hpp"
 #include "partition/plan_cost.hpp"
 #include "partition/reorganize.hpp"
+#include "partition/vertex_bits.hpp"
 
 namespace ht {
 namespace {
 
 // Below this many edges a parallel region costs more than it saves.
 constexpr int64_t kParallelMin = int64_t{1} << 15;
-
-// One bit per vertex, cleared through the members' list (a chunk costs its
-// edges, not N).
-class SeenBits {
- public:
-  explicit SeenBits(int64_t num_vertices) : words_((num_vertices + 63) / 64, 0) {}
-  bool insert(vid_t v) {  // true when v was not in the set
-    uint64_t& w = words_[v >> 6];
-    const uint64_t bit = uint64_t{1} << (v & 63);
-    const bool fresh = (w & bit) == 0;
-    w |= bit;
-    return fresh;
-  }
-  void clear(const std::vector<vid_t>& members) {
-    for (vid_t v : members) words_[v >> 6] = 0;
-  }
-
- private:
-  std::vector<uint64_t> words_;
-};
 
 // Chunk (i, c) as build_chunks sees it in new ids: N = the sources of its
 // destinations' in-edges and the destinations themselves, ascending; edges =
@@ -42,7 +23,7 @@ struct ChunkSets {
   std::vector<int64_t> edges;
 };
 
-void chunk_neighbors(const GraphView& g, const Partition& p, int64_t begin, int64_t end, SeenBits& seen,
+void chunk_neighbors(const GraphView& g, const Partition& p, int64_t begin, int64_t end, VertexBits& seen,
                      std::vector<vid_t>& nbr, int64_t& edges) {
   edges = 0;
   for (int64_t v = begin; v < end; ++v) {
@@ -67,7 +48,7 @@ ChunkSets chunk_sets(const GraphView& g, const Partition& p) {
   s.edges.assign(chunks, 0);
 #pragma omp parallel if (g.num_edges >= kParallelMin)
   {
-    SeenBits seen(g.num_vertices);
+    VertexBits seen(g.num_vertices);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t k = 0; k < chunks; ++k) {
       const int i = static_cast<int>(k / p.n()), c = static_cast<int>(k % p.n());

@@ -113,13 +113,8 @@ int64_t real_working_set(const GraphView& g, const Partition& base, int n, const
   int64_t most = 0;
   for (int i = 0; i < plan.m; ++i) {
     // The auto choice also counts the second merged buffer (the Trainer's
-    // last allocation, when it fits): rows x the widest gather, fp32.
-    int64_t second = 0;
-    if (opt.early_start && opt.merged_buffers == 2) {
-      const int64_t rows = opt.comm == CommMode::baseline ? shape.nbr_capacity[i] : shape.merged_capacity(i);
-      second = 4 * std::max<int64_t>(rows, 1) * layer_extents(opt.model, opt.gcn_order).max_gather;
-    }
-    most = std::max(most, device_memory_need(plan, i, opt, limit).total() + second);
+    // last allocation, when it fits), here from the real plan's shape.
+    most = std::max(most, device_memory_need(plan, i, opt, limit).total() + second_merged_buffer_bytes(shape, i, opt));
   }
   return most;
 }

@@ -37,29 +37,7 @@ Graph from_edges(EdgeList&& el) {
   return g;
 }
 
-// side x side grid, both directions of every edge (symmetric). Vertex ids
-// are shuffled, so that the input order gives the partitioner no help.
-Graph grid_graph(int side, uint64_t seed) {
-  const int64_t n = int64_t{side} * side;
-  std::vector<vid_t> id(static_cast<size_t>(n));
-  std::iota(id.begin(), id.end(), 0);
-  rng::Stream rs(seed, 3);
-  for (size_t i = id.size(); i > 1; --i) std::swap(id[i - 1], id[rs.below(i)]);
-  EdgeList el;
-  el.num_vertices = n;
-  auto edge = [&](int64_t a, int64_t b) {
-    el.src.push_back(id[a]);
-    el.dst.push_back(id[b]);
-    el.src.push_back(id[b]);
-    el.dst.push_back(id[a]);
-  };
-  for (int r = 0; r < side; ++r)
-    for (int c = 0; c < side; ++c) {
-      if (c + 1 < side) edge(int64_t{r} * side + c, int64_t{r} * side + c + 1);
-      if (r + 1 < side) edge(int64_t{r} * side + c, int64_t{r + 1} * side + c);
-    }
-  return from_edges(std::move(el));
-}
+using test::grid_graph;  // shuffled ids: the input order gives the partitioner no help
 
 // `groups` communities of `size` vertices (members scattered over the ids),
 // each edge inside its community with probability 0.9. Directed edges.

@@ -112,6 +112,12 @@ DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOpti
   return device_memory_need(shape, gpu, opt, streams_steps(shape, gpu, opt, limit));
 }
 
+int64_t second_merged_buffer_bytes(const PlanShape& plan, int gpu, const TrainerOptions& opt) {
+  if (!opt.early_start || opt.merged_buffers != 2) return 0;
+  const int64_t rows = opt.comm == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu);
+  return 4 * std::max<int64_t>(rows, 1) * layer_extents(opt.model, opt.gcn_order).max_gather;
+}
+
 void check_device_memory(const DeviceMemoryNeed& need, int64_t limit, int gpu, int chunks) {
   if (limit <= 0 || need.total() <= limit) return;
   std::string hint;

@@ -52,6 +52,12 @@ DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOpti
 bool streams_steps(const PlanShape& plan, int gpu, const TrainerOptions& opt, int64_t limit);
 bool streams_steps(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t limit);
 
+// Bytes of the second merged buffer on device `gpu` (0 when the options do
+// not ask for one): Trainer::setup_devices allocates it last and only when it
+// fits, so the need above leaves it out; --chunks auto counts it, because a
+// count without room for it runs its gathering passes one after the other.
+int64_t second_merged_buffer_bytes(const PlanShape& plan, int gpu, const TrainerOptions& opt);
+
 // Throws ht::Error when `need` exceeds `limit` (bytes; 0 = no limit), naming
 // the device, both sizes and an estimate of the chunks per GPU that would fit.
 void check_device_memory(const DeviceMemoryNeed& need, int64_t limit, int gpu, int chunks);

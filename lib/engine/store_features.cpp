@@ -11,8 +11,6 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "engine/host_rows.hpp"
-#include "engine/trainer.hpp"
-#include "graph/features.hpp"
 
 namespace ht {
 namespace {

@@ -80,23 +80,14 @@ int64_t gpu_cache_tier(const TrainerOptions& opt, const Partition& p, int64_t fe
 
 namespace {
 
-// The second merged buffer the Trainer allocates last, when it fits, so that
-// a gathering pass loads while the previous one computes. The memory check
-// leaves it out (a run without it is still correct), but a count that has no
-// room for it runs its gathering passes one after the other: measured on the
-// H100 with a 16 GiB budget, products-like n = 4 (no room) 410.7 ms against
-// n = 6 (room) 318.3 ms. The auto choice counts it.
-int64_t second_merged_buffer(const PlanShape& shape, int gpu, const TrainerOptions& opt) {
-  if (!opt.early_start || opt.merged_buffers != 2) return 0;
-  const int64_t rows = opt.comm == CommMode::baseline ? shape.nbr_capacity[gpu] : shape.merged_capacity(gpu);
-  return 4 * std::max<int64_t>(rows, 1) * layer_extents(opt.model, opt.gcn_order).max_gather;
-}
-
+// The working set plus the second merged buffer (second_merged_buffer_bytes):
+// measured on the H100 with a 16 GiB budget, products-like n = 4 (no room for
+// it) 410.7 ms against n = 6 (room) 318.3 ms.
 ChunkNeed working_set_of(const PlanShape& shape, const Partition& p, const TrainerOptions& opt, int64_t limit) {
   ChunkNeed need;
   need.chunks = p.n();
   for (int i = 0; i < shape.m; ++i) {
-    const int64_t bytes = device_memory_need(shape, i, opt, limit).total() + second_merged_buffer(shape, i, opt);
+    const int64_t bytes = device_memory_need(shape, i, opt, limit).total() + second_merged_buffer_bytes(shape, i, opt);
     if (bytes > need.working_set) need = {p.n(), bytes, i};
   }
   return need;

@@ -20,7 +20,6 @@
 #include "core/signals.hpp"
 #include "core/timer.hpp"
 #include "engine/memory_plan.hpp"
-#include "graph/features.hpp"
 #include "graph/graph_file.hpp"
 #include "graph/graph_shape.hpp"
 #include "partition/partition_file.hpp"

@@ -1,0 +1,44 @@
+#pragma once
+// A set of vertices as one bit per vertex, for the per-chunk neighbor sets of
+// the plan builder and of the plan's sizes (chunk_shape).
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+#include "graph/types.hpp"
+
+namespace ht {
+
+// A set of vertices as one bit per vertex, reused across the chunks a thread
+// builds (cleared through the list of members, so a chunk costs O(its
+// edges), not O(N)); with the members' sorted list it answers rank(v) =
+// position of v in that list from the bit's word in O(1).
+class VertexBits {
+ public:
+  explicit VertexBits(int64_t num_vertices)
+      : words_((num_vertices + 63) / 64, 0), first_(words_.size(), 0) {}
+  bool insert(vid_t v) {  // true when v was not in the set
+    uint64_t& w = words_[v >> 6];
+    const uint64_t bit = uint64_t{1} << (v & 63);
+    const bool fresh = (w & bit) == 0;
+    w |= bit;
+    return fresh;
+  }
+  // `members` = the set, ascending.
+  void prepare_rank(const std::vector<vid_t>& members) {
+    for (size_t k = members.size(); k-- > 0;) first_[members[k] >> 6] = static_cast<uint32_t>(k);
+  }
+  uint32_t rank(vid_t v) const {
+    const uint64_t below = words_[v >> 6] & ((uint64_t{1} << (v & 63)) - 1);
+    return first_[v >> 6] + static_cast<uint32_t>(std::popcount(below));
+  }
+  void clear(const std::vector<vid_t>& members) {
+    for (vid_t v : members) words_[v >> 6] = 0;
+  }
+
+ private:
+  std::vector<uint64_t> words_;
+  std::vector<uint32_t> first_;  // per word: rank of its lowest member
+};
+
+}  // namespace ht

@@ -1,5 +1,9 @@
 // ht-train: trains GCN or GAT over a plan (or an in-memory partition) on the
 // CPU reference executor or the CUDA executor.
+#include <sched.h>
+#include <unistd.h>
+
+#include <functional>
 #include <memory>
 
 #include <fmt/format.h>
@@ -10,6 +14,8 @@
 #include "core/memory.hpp"
 #include "core/memory_limit.hpp"
 #include "core/signals.hpp"
+#include "dist/connect.hpp"
+#include "dist/launch.hpp"
 #include "engine/cpu_executor.hpp"
 #include "train/host_memory_check.hpp"
 #include "train/train_job.hpp"
@@ -95,6 +101,52 @@ void refuse_unused_options(const CLI::App& app, const Context& ctx, const ht::Tr
   if (job.store == ht::StoreChoice::device && job.chunks != 1 && job.partition_path.empty())
     throw ht::option_error("--store", "device needs one chunk (in-memory mode: m = 1, n = 1), not --chunks " +
                                           ctx.chunks);
+}
+
+#ifdef HT_HAVE_CUDA
+// The first of the node's GPUs this process takes: GPU 0 when it sees only
+// its own (srun --gpus-per-task), else its share by its rank on the node.
+int first_gpu_of(const ht::dist::LaunchInfo& launch, int gpus, int visible) {
+  if (launch.size == 1 || visible == gpus) return 0;
+  if ((launch.local_rank + 1) * gpus <= visible) return launch.local_rank * gpus;
+  throw ht::option_error("--gpus", fmt::format("process {} ({} on its node, of {}) needs {} GPU(s) but sees {}: "
+                                               "give each process its own GPUs (srun --gpus-per-task) or start "
+                                               "fewer processes per node",
+                                               launch.rank, launch.local_rank, launch.local_size, gpus, visible));
+}
+#endif
+
+// Several processes on a node share its cores. A launcher may bind each to
+// one core (Open MPI does for 2 processes): the host's share of the work
+// (gradient additions, feature reads, OpenMP loops) then runs on that core
+// alone, several times slower; said once, with the fix.
+void check_cores(const ht::dist::LaunchInfo& launch, int rank) {
+  if (launch.size <= 1) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return;
+  const int allowed = CPU_COUNT(&set);
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (allowed >= 4 || allowed >= online) return;
+  ht::log::warn("process {} may run on {} of the node's {} cores: its host work runs there alone; launch with "
+                "mpirun --bind-to none (or --map-by socket), or srun --cpus-per-task, and OMP_NUM_THREADS = the "
+                "cores per process",
+                rank, allowed, online);
+}
+
+// Several processes: an error in one ends the whole job at once, with that
+// process's one line (the others would wait for it forever).
+void run_as_job(ht::Transport* transport, const std::function<void()>& body) {
+  if (!transport) return body();
+  try {
+    body();
+  } catch (const ht::signals::Interrupted&) {
+    throw;  // every process stops after the same epoch (train_job.cpp)
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ht-train: error (process {} of {}): {}\n", transport->rank(), transport->size(), e.what());
+    std::fflush(stderr);
+    transport->abort(1);
+  }
 }
 
 }  // namespace
@@ -227,7 +279,17 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-verify", job.verify_checksums, "Skip section checksums (structural checks still run)");
 
   group_options(app);
+  std::unique_ptr<ht::Transport> transport;  // several processes (mpirun, srun): outlives the job
   return ht::cli::run(app, ctx.common, argc, argv, [&] {
+    const ht::dist::LaunchInfo launch = ht::dist::detect_launch();
+    transport = ht::dist::connect_processes(launch);
+    if (transport) {
+      job.transport = transport.get();
+      check_cores(launch, transport->rank());
+      if (transport->rank() > 0 && ctx.common.verbose == 0) ht::log::set_level(ht::log::Level::warn);
+      ht::log::info("{}: this is process {} of {}", transport->describe(), transport->rank(), transport->size());
+    }
+    run_as_job(transport.get(), [&] {
     const bool automatic = ctx.backend == ht::Backend::automatic;
     const int visible = automatic ? cuda_gpus_visible() : 0;
     if (automatic) ctx.backend = visible > 0 ? ht::Backend::cuda : ht::Backend::cpu;
@@ -257,15 +319,21 @@ int main(int argc, char** argv) {
     job.host_mem_bytes = *host_mem;
     // Asked only when a run does not fit (it starts the CUDA driver).
     job.cuda_available = [] { return cuda_gpus_visible() > 0; };
-    job.parts = ctx.gpus > 0 ? ctx.gpus : 1;
+    const int processes = transport ? transport->size() : 1;
+    job.parts = (ctx.gpus > 0 ? ctx.gpus : 1) * processes;
     if (!job.plan_path.empty() && job.partition_path.empty())
       throw ht::option_error("--plan", "needs --partition (the partition the plan was made from)");
     ht::ExecutorFactory factory = [&](int m) -> std::unique_ptr<ht::Executor> {
+      // m: this process's share of the plan's GPUs.
+      if (processes > 1 && m != (ctx.gpus > 0 ? ctx.gpus : 1))
+        throw ht::option_error("--gpus", fmt::format("the partition's m = {} over {} processes is {} GPU(s) each, not {}",
+                                                     m * processes, processes, m, ctx.gpus > 0 ? ctx.gpus : 1));
       if (ctx.gpus > 0 && ctx.gpus != m)
         throw ht::option_error("--gpus", fmt::format("the plan is for {} GPUs, not {}", m, ctx.gpus));
       if (ctx.backend == ht::Backend::cpu) return std::make_unique<ht::CpuExecutor>(m);
 #ifdef HT_HAVE_CUDA
-      return ht::make_cuda_executor(m, static_cast<int64_t>(ctx.gpu_mem_gib * (1ll << 30)));
+      return ht::make_cuda_executor(m, static_cast<int64_t>(ctx.gpu_mem_gib * (1ll << 30)),
+                                    first_gpu_of(launch, m, cuda_gpus_visible()));
 #else
       throw ht::option_error("--backend", "this build has no CUDA executor (nvcc and the CUDA libraries were not "
                                           "found when it was configured); use --backend cpu");
@@ -278,6 +346,7 @@ int main(int argc, char** argv) {
     if (ctx.backend == ht::Backend::cuda) job.device_memory = [](int m) { return ht::cuda_usable_memory(m); };
 #endif
     const ht::TrainSummary s = ht::run_train_job(job, factory);
+    if (transport && transport->rank() > 0) return;  // process 0 prints the job's summary
     if (s.predicted_only) {
       if (s.has_labels)
         fmt::print("accuracy: train {:.4f}, validation {:.4f}, test {:.4f}\n", s.final_train_acc, s.final_val_acc,
@@ -298,12 +367,14 @@ int main(int argc, char** argv) {
                ht::format_bytes(static_cast<double>(s.per_epoch.p2p_bytes)),
                ht::format_bytes(static_cast<double>(s.per_epoch.reuse_bytes)));
     if (const std::string cache = ht::cache_line(s.per_epoch); !cache.empty()) fmt::print("{}\n", cache);
-    fmt::print("memory: peak per device {}, host vertex buffers {} ({}), peak process RSS {}\n",
+    fmt::print("memory: peak per device {}, host vertex buffers {} ({}), peak process RSS {}{}\n",
                ht::format_bytes(static_cast<double>(s.peak_device_bytes)),
                ht::format_bytes(static_cast<double>(s.host_buffer_bytes)), ht::dtype_name(s.host_dtype),
-               ht::format_bytes(static_cast<double>(s.peak_rss_bytes)));
+               ht::format_bytes(static_cast<double>(s.peak_rss_bytes)),
+               s.processes > 1 ? fmt::format(" (the largest of {} processes)", s.processes) : "");
     fmt::print("{}\n", ht::host_memory_line(s.host_plan, s.peak_rss_bytes, s.host_limit));
     fmt::print("{}\n", ht::link_bound_line(s.link_measured ? &s.link : nullptr, s.link_bound, s.gpus));
     fmt::print("{}\n", ht::setup_line(s.setup_seconds, s.epoch_ms_median));
+    });
   });
 }

@@ -22,6 +22,7 @@ LAYERS = {
     "partition": ("partition", 3),
     "lib/engine": ("engine", 3),
     "lib/cuda": ("cuda", 4),
+    "lib/dist": ("dist", 4),  # the job's processes (launcher, MPI): beside cuda, neither includes the other
     "lib/train": ("train", 5),
     "apps/cli": ("cli", 6),  # the tools' option helpers (CLI11): no library may include them
     "apps": ("apps", 7),

@@ -2,7 +2,7 @@
 # Installs the Debian packages hongtu needs, and nothing when all are present.
 set -euo pipefail
 pkgs=(cmake g++ make libmetis-dev libcli11-dev libfmt-dev libgtest-dev libopenblas-dev libxxhash-dev libzip-dev
-      nlohmann-json3-dev python3-numpy python3-scipy python3-matplotlib)
+      nlohmann-json3-dev libopenmpi-dev openmpi-bin python3-numpy python3-scipy python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

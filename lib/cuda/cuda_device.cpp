@@ -58,7 +58,18 @@ PinnedBuffer::PinnedBuffer(size_t bytes) : bytes_(bytes) {
   ptr_ = p;
   mapped_ = bytes_;
 }
+PinnedBuffer::PinnedBuffer(RowWindow window) : bytes_(window.mapped_bytes()) {
+  if (bytes_ > 0)
+    HT_CUDA_TRY(cudaHostRegister(window.mapped(), bytes_, cudaHostRegisterPortable | cudaHostRegisterMapped));
+  ptr_ = window.base();
+  window_.emplace(std::move(window));
+}
+
 PinnedBuffer::~PinnedBuffer() {
+  if (window_) {
+    if (bytes_ > 0) cudaHostUnregister(window_->mapped());
+    return;  // the window unmaps itself
+  }
   if (!ptr_) return;
   if (mapped_ > 0) {
     cudaHostUnregister(ptr_);

@@ -6,9 +6,11 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/row_window.hpp"
 #include "engine/executor.hpp"
 
 namespace ht {
@@ -39,6 +41,9 @@ class DeviceBuffer {
 class PinnedBuffer {
  public:
   explicit PinnedBuffer(size_t bytes);
+  // The mapped rows of a row window (core/row_window.hpp), registered as one
+  // range; data() is the window's base (row 0 of the whole matrix).
+  explicit PinnedBuffer(RowWindow window);
   ~PinnedBuffer();
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
@@ -49,6 +54,7 @@ class PinnedBuffer {
   void* ptr_ = nullptr;
   size_t bytes_;
   size_t mapped_ = 0;  // > 0: an anonymous map of this many bytes, registered
+  std::optional<RowWindow> window_;  // a window: its mapped range is registered
 };
 
 class CudaDevice final : public Device {
@@ -124,6 +130,8 @@ class CudaDevice final : public Device {
   void synchronize() override;
   // The compute stream (NCCL and cuBLAS work runs there).
   cudaStream_t stream() const { return streams_[0]; }
+  // The stream of the current queue (Device::use).
+  cudaStream_t current() const { return streams_[static_cast<int>(queue_)]; }
 
  private:
   void* allocate(size_t bytes);
@@ -136,7 +144,6 @@ class CudaDevice final : public Device {
   }
   void copy_in(void* dst, const void* src, size_t bytes);
 
-  cudaStream_t current() const { return streams_[static_cast<int>(queue_)]; }
   // Rethrows an exception a host task raised on the driver's thread.
   void check_host_tasks();
 

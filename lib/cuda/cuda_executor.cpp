@@ -7,17 +7,19 @@
 #include "core/log.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_device.hpp"
+#include "engine/transport.hpp"
 
 namespace ht {
 namespace {
 
 class CudaExecutor final : public Executor {
  public:
-  CudaExecutor(int m, int64_t cap) {
+  CudaExecutor(int m, int64_t cap, int first_gpu) {
     const int visible = cuda_device_count();
     HT_CHECK(visible > 0, "no CUDA GPU is visible (driver missing or CUDA_VISIBLE_DEVICES empty); use --backend cpu");
-    HT_CHECK(m >= 1 && m <= visible, "asked for {} GPUs but {} are visible", m, visible);
-    for (int i = 0; i < m; ++i) devices_.push_back(std::make_unique<CudaDevice>(i, i, cap));
+    HT_CHECK(m >= 1 && first_gpu >= 0 && first_gpu + m <= visible, "asked for GPUs {}..{} but {} are visible",
+             first_gpu, first_gpu + m - 1, visible);
+    for (int i = 0; i < m; ++i) devices_.push_back(std::make_unique<CudaDevice>(i, first_gpu + i, cap));
     enable_peer_access();
 #ifdef HT_HAVE_NCCL
     if (m > 1) {
@@ -28,7 +30,7 @@ class CudaExecutor final : public Executor {
     }
 #endif
     cudaDeviceProp prop{};
-    HT_CUDA_TRY(cudaGetDeviceProperties(&prop, 0));
+    HT_CUDA_TRY(cudaGetDeviceProperties(&prop, first_gpu));
     log::info("CUDA executor: {} x {} ({} SMs, {:.1f} GiB)", m, prop.name, prop.multiProcessorCount,
               static_cast<double>(prop.totalGlobalMem) / (1 << 30));
   }
@@ -49,6 +51,59 @@ class CudaExecutor final : public Executor {
     auto* p = static_cast<std::byte*>(host_.back()->data());  // zeroed (by all cores when large)
     host_bytes_ += bytes;
     return {p, rows, cols, -1, dtype};
+  }
+
+  HostMat alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end) override {
+    const int64_t row_bytes = cols * dtype_bytes(dtype);
+    host_.push_back(std::make_unique<PinnedBuffer>(RowWindow(rows, row_bytes, begin, end)));
+    host_bytes_ += (end - begin) * row_bytes;
+    return {host_.back()->data(), rows, cols, -1, dtype, begin, end};
+  }
+
+  // The job-wide communicators: device i of this process is rank
+  // first_device + i of one NCCL communicator over all the job's GPUs, its
+  // id made by process 0 and sent to the others through the transport.
+  void join(const JobLayout& job) override {
+    Executor::join(job);
+    if (!multi_process()) return;
+#ifdef HT_HAVE_NCCL
+    for (ncclComm_t c : comms_) ncclCommDestroy(c);
+    comms_.assign(devices_.size(), nullptr);
+    ncclUniqueId id{};
+    if (job.transport->rank() == 0) HT_NCCL_TRY(ncclGetUniqueId(&id));
+    job.transport->broadcast(std::as_writable_bytes(std::span<ncclUniqueId>(&id, 1)), 0);
+    HT_NCCL_TRY(ncclGroupStart());
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      HT_CUDA_TRY(cudaSetDevice(devices_[i]->cuda_id()));
+      HT_NCCL_TRY(ncclCommInitRank(&comms_[i], job.job_devices, id, job.first_device + static_cast<int>(i)));
+    }
+    HT_NCCL_TRY(ncclGroupEnd());
+    log::info("NCCL: GPUs {}..{} of {} in this process", job.first_device,
+              job.first_device + num_devices() - 1, job.job_devices);
+#else
+    throw Error("this build has no NCCL: a multi-process job on GPUs needs it");
+#endif
+  }
+
+  // One NCCL group: every send and receive of the exchange on its device's
+  // current stream, so that no order between them can deadlock.
+  void exchange(std::span<const RowTransfer> group) override {
+    if (group.empty()) return;
+#ifdef HT_HAVE_NCCL
+    HT_NCCL_TRY(ncclGroupStart());
+    for (const RowTransfer& t : group) {
+      const CudaDevice& d = *devices_.at(t.device);
+      HT_CUDA_TRY(cudaSetDevice(d.cuda_id()));
+      const size_t n = static_cast<size_t>(t.floats);
+      if (t.send)
+        HT_NCCL_TRY(ncclSend(t.data, n, ncclFloat, t.peer, comms_[t.device], d.current()));
+      else
+        HT_NCCL_TRY(ncclRecv(t.data, n, ncclFloat, t.peer, comms_[t.device], d.current()));
+    }
+    HT_NCCL_TRY(ncclGroupEnd());
+#else
+    Executor::exchange(group);
+#endif
   }
 
   std::byte* alloc_pinned_bytes(int64_t n) override {
@@ -84,7 +139,7 @@ class CudaExecutor final : public Executor {
 
   void allreduce_sum(std::span<DevArray<float>> parts) override {
     HT_ASSERT(static_cast<int>(parts.size()) == num_devices());
-    if (num_devices() == 1) return;
+    if (job_devices() == 1) return;
 #ifdef HT_HAVE_NCCL
     HT_NCCL_TRY(ncclGroupStart());
     for (int i = 0; i < num_devices(); ++i) {
@@ -153,8 +208,8 @@ int cuda_device_count() {
   return n;
 }
 
-std::unique_ptr<Executor> make_cuda_executor(int num_devices, int64_t memory_cap_bytes) {
-  return std::make_unique<CudaExecutor>(num_devices, memory_cap_bytes);
+std::unique_ptr<Executor> make_cuda_executor(int num_devices, int64_t memory_cap_bytes, int first_gpu) {
+  return std::make_unique<CudaExecutor>(num_devices, memory_cap_bytes, first_gpu);
 }
 
 }  // namespace ht

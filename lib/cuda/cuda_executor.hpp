@@ -16,6 +16,8 @@ int cuda_device_count();
 // `memory_cap_bytes` caps each device's allocations (0 = no cap beyond the
 // device's free memory); exceeding it raises an error that says how many
 // chunks per GPU would fit.
-std::unique_ptr<Executor> make_cuda_executor(int num_devices, int64_t memory_cap_bytes = 0);
+// The devices are CUDA devices first_gpu ... first_gpu + num_devices - 1 (a
+// process of a multi-process job on a node takes its share of the node's GPUs).
+std::unique_ptr<Executor> make_cuda_executor(int num_devices, int64_t memory_cap_bytes = 0, int first_gpu = 0);
 
 }  // namespace ht

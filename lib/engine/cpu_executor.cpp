@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/timer.hpp"
 #include "engine/host_rows.hpp"
+#include "engine/transport.hpp"
 #include "models/model.hpp"
 
 namespace ht {
@@ -619,16 +620,44 @@ HostMat CpuExecutor::alloc_host(int64_t rows, int64_t cols, StoreDtype dtype) {
   return {host_.back().data(), rows, cols, -1, dtype};
 }
 
+HostMat CpuExecutor::alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end) {
+  const int64_t row_bytes = cols * dtype_bytes(dtype);
+  windows_.emplace_back(rows, row_bytes, begin, end);
+  host_bytes_ += (end - begin) * row_bytes;
+  return {windows_.back().base(), rows, cols, -1, dtype, begin, end};
+}
+
 void CpuExecutor::allreduce_sum(std::span<DevArray<float>> per_device) {
   HT_ASSERT(static_cast<int>(per_device.size()) == num_devices());
   synchronize_all();
   const int64_t n = per_device[0].size;
-  // Fixed order (device 0, 1, ...) so the sum is deterministic.
+  // Every device's values, in job order (one process: its own).
+  std::vector<float> mine(static_cast<size_t>(n * num_devices())), all(static_cast<size_t>(n * job_devices()));
+  for (int i = 0; i < num_devices(); ++i) std::copy(per_device[i].data, per_device[i].data + n, mine.data() + i * n);
+  allgather_devices(std::as_bytes(std::span<const float>(mine)), std::as_writable_bytes(std::span<float>(all)));
+  // Fixed order (device 0, 1, ... of the job) so the sum is deterministic
+  // and the same whatever the number of processes.
   for (int64_t j = 0; j < n; ++j) {
     float s = 0;
-    for (auto& a : per_device) s += a.data[j];
+    for (int k = 0; k < job_devices(); ++k) s += all[static_cast<size_t>(k * n + j)];
     for (auto& a : per_device) a.data[j] = s;
   }
+}
+
+void CpuExecutor::exchange(std::span<const RowTransfer> group) {
+  if (group.empty()) return;
+  HT_CHECK(multi_process(), "an exchange with other processes in a one-process job");
+  std::vector<TransportMessage> sends, recvs;
+  for (const RowTransfer& t : group) {
+    CpuDevice& d = *devices_.at(t.device);
+    d.catch_up();
+    const int self = first_device() + t.device;
+    const int from = t.send ? self : t.peer, to = t.send ? t.peer : self;
+    const TransportMessage msg{process_of(t.peer), from * job_devices() + to,
+                               std::as_writable_bytes(std::span<float>(t.data, static_cast<size_t>(t.floats)))};
+    (t.send ? sends : recvs).push_back(msg);
+  }
+  job().transport->exchange(sends, recvs);
 }
 
 std::byte* CpuExecutor::alloc_pinned_bytes(int64_t n) {

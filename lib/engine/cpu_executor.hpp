@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/row_window.hpp"
 #include "engine/executor.hpp"
 
 namespace ht {
@@ -91,6 +92,9 @@ class CpuDevice final : public Device {
                     float scale, DevMat dlogits) override;
   LossStats take_loss_stats() override;
   void synchronize() override;
+  // Runs the current queue's deferred operations: what is issued next on it
+  // may run at once (CpuExecutor::exchange).
+  void catch_up() { run_until(queue_, state(queue_).issued); }
 
   int64_t allocated_bytes() const override { return bytes_; }
 
@@ -142,8 +146,13 @@ class CpuExecutor final : public Executor {
   int num_devices() const override { return static_cast<int>(devices_.size()); }
   Device& device(int i) override { return *devices_.at(i); }
   HostMat alloc_host(int64_t rows, int64_t cols, StoreDtype dtype = StoreDtype::f32) override;
+  HostMat alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end) override;
   std::byte* alloc_pinned_bytes(int64_t n) override;
   void allreduce_sum(std::span<DevArray<float>> per_device) override;
+  // Over MPI (the job's Transport): each transfer runs when issued, after its
+  // device's queue has caught up, so every process runs its exchanges in
+  // issue order, the order of the trainer's schedule.
+  void exchange(std::span<const RowTransfer> group) override;
   int64_t peak_device_bytes() const override;
   int64_t host_bytes() const override { return host_bytes_; }
 
@@ -151,6 +160,7 @@ class CpuExecutor final : public Executor {
   std::vector<std::unique_ptr<CpuDevice>> devices_;
   std::deque<std::vector<float>> host_;
   std::deque<std::vector<std::byte>> host_bytes_pool_;
+  std::deque<RowWindow> windows_;
   int64_t host_bytes_ = 0;
 };
 

@@ -274,7 +274,7 @@ DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const Edg
   return dp;
 }
 
-bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices) {
+bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices, int64_t held_begin, int64_t held_end) {
   // first[p][j][k]: flush k of plan p's step j is its row's first return, in
   // the order returns are applied (batch by batch, devices in order).
   std::vector<uint8_t> seen(static_cast<size_t>(num_vertices), 0);
@@ -288,14 +288,17 @@ bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices) {
       std::vector<uint8_t>& f = first[p][j];
       f.resize(s.flush_vids_host.size());
       for (size_t k = 0; k < f.size(); ++k) {
-        uint8_t& seen_v = seen[s.flush_vids_host[k]];
+        const vid_t v = s.flush_vids_host[k];
+        HT_CHECK(v >= held_begin && v < held_end, "batch {} returns vertex {}, outside this process's rows [{}, {})", j,
+                 v, held_begin, held_end);
+        uint8_t& seen_v = seen[v];
         f[k] = seen_v ? 0 : 1;
         covered += f[k];
         seen_v = 1;
       }
     }
   }
-  if (covered != num_vertices) {
+  if (covered != held_end - held_begin) {
     for (DevicePlan* dp : plans)
       for (DeviceStep& s : dp->steps) s.staged_vids.assign(s.flush_vids_host.begin(), s.flush_vids_host.end());
     return false;

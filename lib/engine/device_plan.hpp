@@ -108,9 +108,15 @@ DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const Edg
 // Marks each flushed row's first return over every device's steps, in the
 // order returns are applied (batch by batch, devices in order), and, when
 // every vertex is returned, reorders each step's packed flush lists (first returns first) and
-// sets first_count and staged_vids. Returns false when some vertex is never
-// returned (its gradient row then needs a clear, and every return is added).
-bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices);
+// sets first_count and staged_vids. Returns false when some vertex of
+// [held_begin, held_end) is never returned (its gradient row then needs a
+// clear, and every return is added). `plans` are every device's, or in a
+// multi-process job this process's, whose returns all fall in its held rows
+// (checked: the p2p and full modes return only a device's own rows).
+bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices, int64_t held_begin, int64_t held_end);
+inline bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices) {
+  return mark_first_flushes(std::move(plans), num_vertices, 0, num_vertices);
+}
 
 // After mark_first_flushes returned true: the gradient handoff between two
 // backward passes. A vertex returned once in a pass, by its owner's last

@@ -46,7 +46,14 @@ struct HostMat {
   int64_t rows = 0, cols = 0;
   int device = -1;  // -1: host memory
   StoreDtype dtype = StoreDtype::f32;
+  // The rows that exist, [held_begin, held_end) (held_end -1: every row): a
+  // process of a multi-process job holds only its own partitions' rows
+  // (core/row_window.hpp); whole-matrix operations touch only those.
+  int64_t held_begin = 0, held_end = -1;
   bool on_device() const { return device >= 0; }
+  int64_t held_first() const { return held_begin; }
+  int64_t held_last() const { return held_end < 0 ? rows : held_end; }  // one past
+  bool holds(int64_t r) const { return r >= held_first() && r < held_last(); }
   int64_t elem_bytes() const { return dtype_bytes(dtype); }
   int64_t bytes() const { return rows * cols * elem_bytes(); }
   std::byte* row_bytes(int64_t r) const { return static_cast<std::byte*>(data) + r * cols * elem_bytes(); }
@@ -264,12 +271,35 @@ class Device {
   Queue queue_ = Queue::compute;
 };
 
+class Transport;  // engine/transport.hpp
+
+// The multi-process job this executor's devices belong to: they are the
+// job's devices first_device ... first_device + num_devices() - 1 of
+// job_devices, and every process has the same number of devices.
+struct JobLayout {
+  Transport* transport = nullptr;  // null: one process
+  int first_device = 0;
+  int job_devices = 0;
+};
+
+// One transfer of an exchange between a device of this process and a device
+// of another process: `floats` contiguous values of device memory.
+struct RowTransfer {
+  int device = 0;  // this process's device (local index)
+  int peer = 0;    // the other device (job index)
+  bool send = true;
+  float* data = nullptr;
+  int64_t floats = 0;
+};
+
 // Bytes moved per link, for the summary and the metrics file.
 struct LinkCounters {
   int64_t h2d_bytes = 0, d2h_bytes = 0, p2p_bytes = 0, reuse_bytes = 0;
   int64_t h2d_rows = 0, d2h_rows = 0, p2p_rows = 0, reuse_rows = 0;
   // Rows read from the GPU cache (TrainerOptions::gpu_cache) instead of the host.
   int64_t cache_bytes = 0, cache_rows = 0;
+  // Rows sent to devices of other processes (a multi-process job; also in p2p_*).
+  int64_t net_bytes = 0, net_rows = 0;
 };
 
 class Executor {
@@ -280,6 +310,9 @@ class Executor {
   virtual Device& device(int i) = 0;
   // Host vertex buffers (pinned + mapped for the CUDA executor), zeroed.
   virtual HostMat alloc_host(int64_t rows, int64_t cols, StoreDtype dtype = StoreDtype::f32) = 0;
+  // Only rows [begin, end) of a rows x cols vertex buffer, at their places
+  // (core/row_window.hpp), zeroed.
+  virtual HostMat alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end) = 0;
   // Host bytes the devices copy from (pinned for the CUDA executor), not zeroed.
   virtual std::byte* alloc_pinned_bytes(int64_t n) = 0;
   // Whether devices have memory of their own (in-memory mode is possible).
@@ -292,12 +325,36 @@ class Executor {
     (void)cols;
     return {};
   }
-  // Whole-matrix operations on vertex-store matrices wherever they live.
+  // Whole-matrix operations on vertex-store matrices wherever they live (on
+  // the rows they hold: store_read leaves the others of `dst` as they were).
   virtual void store_fill(const HostMat& dst, std::span<const float> src);
   virtual void store_zero(const HostMat& dst);
   virtual void store_read(const HostMat& src, std::span<float> dst);
-  // Sum of `grads[i]` over devices, result on every device (all-reduce).
+  // Sum of `grads[i]` over the job's devices (every process's), result on
+  // every device (all-reduce).
   virtual void allreduce_sum(std::span<DevArray<float>> per_device) = 0;
+
+  // ---- several processes (engine/transport.hpp)
+  // Makes this executor one process's part of a job, before any Trainer is
+  // made (the CUDA executor creates its job-wide NCCL communicators here).
+  virtual void join(const JobLayout& job);
+  const JobLayout& job() const { return job_; }
+  bool multi_process() const { return job_.transport != nullptr; }
+  int first_device() const { return job_.first_device; }
+  int job_devices() const { return multi_process() ? job_.job_devices : num_devices(); }
+  bool is_local(int job_device) const {
+    return job_device >= first_device() && job_device < first_device() + num_devices();
+  }
+  int process_of(int job_device) const { return job_device / num_devices(); }
+  // The transfers of `group`, all at once (a send and its receive may be in
+  // the same group on both sides: no order between them can deadlock), each
+  // after the earlier work of its device's current queue and before the
+  // later. Every process issues its side of the same exchanges in the same
+  // order; transfers between two devices match in that order.
+  virtual void exchange(std::span<const RowTransfer> group);
+  // all[k * mine.size() ...] = job device k's `mine`, for every device of the
+  // job (`mine` holds this process's devices' values, device by device).
+  void allgather_devices(std::span<const std::byte> mine, std::span<std::byte> all);
   virtual void synchronize_all() {
     for (int i = 0; i < num_devices(); ++i) device(i).synchronize();
   }
@@ -312,6 +369,7 @@ class Executor {
 
  protected:
   LinkCounters counters_;
+  JobLayout job_;
 };
 
 }  // namespace ht

@@ -140,7 +140,8 @@ void plan_items(Builder& b) {
   const auto ext = layer_extents(m, opt.gcn_order);
   const bool two_buffers = opt.early_start && opt.merged_buffers == 2 && !in.store_on_device;
   const int k_at_once = std::max(1, std::min(in.threads, p.n));
-  for (int i = 0; i < p.m; ++i) {
+  const int first = in.first_device, last = in.devices > 0 ? first + in.devices : p.m;  // this process's devices
+  for (int i = first; i < last; ++i) {
     const int64_t rows = buffer_rows(p, i, mode);
     std::vector<int64_t> step_build;
     int64_t max_flush = 0, own = 0;
@@ -166,16 +167,16 @@ void plan_items(Builder& b) {
   lists += 4 * flushes;  // staged flush ids (the returns that are not first returns), at most every flush
   b.add("device plans (pinned)", packed + lists, held);
   b.add("staging ring (pinned)", staging, held);
-  b.add("emulated device memory", emulated, held, fmt::format("{} device{}", p.m, p.m > 1 ? "s" : ""));
+  b.add("emulated device memory", emulated, held, fmt::format("{} device{}", last - first, last - first > 1 ? "s" : ""));
   // Setup builds each device's steps a few at a time, then marks first
   // returns (a flag per flushed row and per vertex). An emulated device's
   // buffers are allocated after its steps are built: the last device's are
   // not there yet while its build peaks.
-  const int64_t last_device = in.emulated_devices ? emulated_device_bytes(p, p.m - 1, opt) : 0;
+  const int64_t last_device = in.emulated_devices ? emulated_device_bytes(p, last - 1, opt) : 0;
   b.add("device plan build (packing only)", std::max(build - last_device, flushes + n_vertices), kPhasePack);
   if (in.emulated_devices && gat) {
     int64_t ne = 0;
-    for (int i = 0; i < p.m; ++i) ne = std::max(ne, p.max_edges[i]);
+    for (int i = first; i < last; ++i) ne = std::max(ne, p.max_edges[i]);
     b.add("GAT backward scratch (CPU)", 4 * ne * ext.max_heads, kPhaseTrain);
   }
 }
@@ -275,11 +276,20 @@ HostMemoryPlan plan_host_memory(const HostPlanInputs& in) {
   const int64_t params = parameter_count(m);
   b.add("vertex ids, degrees, parameters", 8 * n + (m.kind == ModelKind::gcn ? 4 * n : 0) + 16 * params, packed);
   if (!in.store_on_device) {
+    // A process of a multi-process job holds its devices' rows: their chunks' destinations.
+    int64_t rows = n;
+    if (in.devices > 0 && in.plan) {
+      rows = 0;
+      for (int i = in.first_device; i < in.first_device + in.devices; ++i)
+        for (int j = 0; j < in.plan->n; ++j) rows += in.plan->step(j, i).dst;
+    }
     const std::vector<StoreMatrix> mats = store_matrices(opt);
     const int64_t elem = dtype_bytes(opt.host_dtype);
     int64_t bytes = 0;
-    for (const StoreMatrix& s : mats) bytes += (n * s.cols * elem + 3) / 4 * 4;
-    b.add("vertex store", bytes, held, fmt::format("{}: {}", dtype_name(opt.host_dtype), store_detail(mats, n, elem)));
+    for (const StoreMatrix& s : mats) bytes += (rows * s.cols * elem + 3) / 4 * 4;
+    b.add("vertex store", bytes, held,
+          fmt::format("{}: {}{}", dtype_name(opt.host_dtype), store_detail(mats, rows, elem),
+                      rows < n ? fmt::format("; this process's {} of {} rows", rows, n) : ""));
   } else {
     b.add("features in store order for the GPU store (setup only)", 4 * n * g.feature_dim, kPhaseSetup);
   }

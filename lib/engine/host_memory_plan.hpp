@@ -36,6 +36,10 @@ struct HostPlanInputs {
   // program and the shared libraries it touched, e.g. a CUDA build's); at
   // least a fixed allowance.
   int64_t process_bytes = 0;
+  // A process of a multi-process job: it drives the plan's devices
+  // first_device ... first_device + devices - 1 and holds only their
+  // partitions' rows of the vertex store (devices 0: every device, one process).
+  int first_device = 0, devices = 0;
 };
 
 // Phases of a run, in order (loading, renumbering, packing, setup,

@@ -102,22 +102,27 @@ void fill_feature_store(Executor& exec, const HostMat& dst, const FeatureSource&
     return exec.store_fill(dst, x);
   }
   exec.synchronize_all();  // as Executor::store_fill: no queue may still write the rows
-  if (as_is && dst.dtype == g.feature_dtype) {
-    parallel_copy(dst.data, g.feature_bytes().data(), g.feature_bytes().size_bytes());
-    if (s.rows_read) s.rows_read(0, s.rows());
+  const int64_t f = s.cols();
+  if (as_is && dst.dtype == g.feature_dtype) {  // the rows held, as they are in the file
+    const size_t row_bytes = static_cast<size_t>(f) * dtype_bytes(dst.dtype);
+    const int64_t r0 = dst.held_first(), r1 = dst.held_last();
+    parallel_copy(dst.row_bytes(r0), g.feature_bytes().data() + r0 * row_bytes, (r1 - r0) * row_bytes);
+    if (s.rows_read) s.rows_read(r0, r1);
     return;
   }
   if (dst.dtype != StoreDtype::f32 && g.feature_dtype != StoreDtype::f32 && dst.dtype != g.feature_dtype)
     log::info("features: {} in the graph file, {} in the store: widened and rounded again", dtype_name(g.feature_dtype),
               dtype_name(dst.dtype));
-  const int64_t f = s.cols();
   if (!s.normalize && dst.dtype == g.feature_dtype) {  // rows moved as they are
     const size_t row_bytes = static_cast<size_t>(f) * dtype_bytes(dst.dtype);
     const std::byte* src = g.feature_bytes().data();
-    for_each_row(s, [&](int64_t o, int64_t v) { std::memcpy(dst.row_bytes(v), src + o * row_bytes, row_bytes); });
+    for_each_row(s, [&](int64_t o, int64_t v) {
+      if (dst.holds(v)) std::memcpy(dst.row_bytes(v), src + o * row_bytes, row_bytes);
+    });
     return;
   }
   for_each_row(s, [&](int64_t o, int64_t v) {
+    if (!dst.holds(v)) return;  // another process's row (a multi-process job)
     std::span<float> row = row_buffer(f);
     source_row(s, o, row);
     store_row(dst, v, row.data(), f);

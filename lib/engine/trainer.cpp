@@ -33,8 +33,19 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
   const GraphView& g = in.graph;
   const FeatureSource features = in.features ? *in.features : FeatureSource::of(g);
   num_vertices_ = g.num_vertices;
-  HT_CHECK(exec_.num_devices() == plan_.m, "the plan is for {} GPUs but the executor has {}", plan_.m,
-           exec_.num_devices());
+  if (exec_.multi_process()) {
+    HT_CHECK(exec_.job_devices() == plan_.m, "the plan is for {} GPUs but the job has {} ({} processes of {})", plan_.m,
+             exec_.job_devices(), exec_.job_devices() / exec_.num_devices(), exec_.num_devices());
+    HT_CHECK(opt_.comm != CommMode::baseline,
+             "--comm baseline reads every neighbor row from one host's memory: several processes need p2p or full");
+    HT_CHECK(!opt_.store_on_device, "the in-memory mode (--store device) runs one process on one GPU");
+  } else {
+    HT_CHECK(exec_.num_devices() == plan_.m, "the plan is for {} GPUs but the executor has {}", plan_.m,
+             exec_.num_devices());
+  }
+  first_ = exec_.first_device();
+  held_begin_ = exec_.multi_process() ? plan_.part_offsets[first_] : 0;
+  held_end_ = exec_.multi_process() ? plan_.part_offsets[first_ + exec_.num_devices()] : g.num_vertices;
   HT_CHECK(g.num_vertices == plan_.num_vertices, "the plan has {} vertices, the graph {}", plan_.num_vertices,
            g.num_vertices);
   HT_CHECK(features.rows() == g.num_vertices, "the features have {} rows, the graph {} vertices", features.rows(),
@@ -105,6 +116,7 @@ int64_t vertex_store_bytes(const TrainerOptions& opt, int64_t num_vertices, Stor
 
 HostMat Trainer::alloc_store(int64_t rows, int64_t cols) {
   if (store_.residence == Residence::device) return exec_.alloc_store_on_device(0, rows, cols);
+  if (exec_.multi_process()) return exec_.alloc_host_rows(rows, cols, opt_.host_dtype, held_begin_, held_end_);
   return exec_.alloc_host(rows, cols, opt_.host_dtype);
 }
 
@@ -122,19 +134,22 @@ void Trainer::setup_devices(const TrainerInputs& in) {
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt_.gcn_order);
   const bool gat = m.kind == ModelKind::gat;
   EdgeKeys keys{inv_sqrt_deg_, in.orig_id};
-  for (int i = 0; i < plan_.m; ++i)
-    check_device_memory(device_memory_need(plan_, i, opt_, exec_.memory_limit(i)), exec_.memory_limit(i), i, plan_.n);
+  const int local = exec_.num_devices();
+  for (int i = 0; i < local; ++i)
+    check_device_memory(device_memory_need(plan_, first_ + i, opt_, exec_.memory_limit(i)), exec_.memory_limit(i),
+                        first_ + i, plan_.n);
   auto pinned = [&](int64_t bytes) { return exec_.alloc_pinned_bytes(bytes); };
   std::vector<DevicePlan*> plans;
-  for (int i = 0; i < plan_.m; ++i) {
+  for (int i = 0; i < local; ++i) {
     auto st = std::make_unique<DeviceState>();
     Device& d = exec_.device(i);
     st->dev = &d;
+    st->job = first_ + i;
     d.use(Queue::compute);
-    st->plan = build_device_plan(plan_, i, opt_.comm, keys, gat, pinned);
+    st->plan = build_device_plan(plan_, st->job, opt_.comm, keys, gat, pinned);
     const DevicePlan& dp = st->plan;
     const int64_t rows = std::max<int64_t>(dp.buffer_rows, 1);
-    const int64_t nd = std::max<int64_t>(plan_.max_dst[i], 1), ne = std::max<int64_t>(plan_.max_edges[i], 1);
+    const int64_t nd = std::max<int64_t>(plan_.max_dst[st->job], 1), ne = std::max<int64_t>(plan_.max_edges[st->job], 1);
     st->xs[0] = st->xs[1] = st->x = d.alloc_floats(rows * max_gather);
     st->g = d.alloc_floats(rows * max_gather);
     st->z = d.alloc_floats(nd * max_out);
@@ -217,13 +232,15 @@ void Trainer::setup_devices(const TrainerInputs& in) {
       try {
         st->xs[1] = d.alloc_floats(rows * max_gather);
       } catch (const Error&) {
-        log::info("GPU {}: one merged buffer (no room for a second): gathering passes wait for the previous one", i);
+        log::info("GPU {}: one merged buffer (no room for a second): gathering passes wait for the previous one",
+                  st->job);
       }
     }
     plans.push_back(&st->plan);
     dev_.push_back(std::move(st));
   }
-  write_first_ = mark_first_flushes(plans, num_vertices_);
+  setup_net(max_gather);
+  write_first_ = mark_first_flushes(plans, num_vertices_, held_begin_, held_end_);
   if (!write_first_) log::debug("some vertex is never returned: gradient stores are cleared per layer");
   setup_forwarding();
   setup_handoff(plans);  // before the resident steps are copied: it reorders their flush lists
@@ -370,14 +387,7 @@ double Trainer::forward(int epoch, bool training, LossStats* stats) {
     run_pass(Pass::forward, l, epoch, training);
   }
   if (!stats) return 0.0;
-  for (auto& st : dev_) {
-    const LossStats ls = st->dev->take_loss_stats();
-    stats->loss_sum += ls.loss_sum;
-    for (int k = 0; k < 4; ++k) {
-      stats->correct[k] += ls.correct[k];
-      stats->count[k] += ls.count[k];
-    }
-  }
+  *stats = gather_loss_stats();
   return stats->loss_sum / static_cast<double>(num_train_);
 }
 

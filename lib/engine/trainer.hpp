@@ -89,6 +89,9 @@ class Trainer {
   // Logits of the last forward, rows in new ids (row-major, N x C).
   std::vector<float> logits() const;
   bool store_on_device() const { return store_.residence == Residence::device; }
+  // The rows of the store this process holds: every row, or in a
+  // multi-process job its own partitions' rows (logits() fills only those).
+  std::pair<int64_t, int64_t> held_rows() const { return {held_begin_, held_end_}; }
   // Element type of the vertex store's matrices (fp32 on a device).
   StoreDtype store_dtype() const { return store_on_device() ? StoreDtype::f32 : opt_.host_dtype; }
   const LinkCounters& counters() const { return exec_.counters(); }
@@ -133,6 +136,18 @@ class Trainer {
   // Algorithm 3: pushes to peers, then flushes to host in pieces through the
   // staging ring (compact on the device, copy, add by a host task).
   void issue_return(const HostMat& dst, int64_t width, int j);
+  // Multi-process jobs: the rows of batch j that cross to and from other
+  // processes' devices (trainer_net.cpp): pulled rows in the forward
+  // exchange, pushed gradients (received, then added in job order) in the return.
+  void setup_net(int64_t max_gather);
+  // Device `job` of the job when this process drives it, else null.
+  DeviceState* local_state(int job) const;
+  void exchange_pulls(int64_t width, int j);
+  void exchange_pushes(int64_t width, int j);
+  void add_pushes_from(int pusher, int64_t width, int j);
+  void add_remote_ranges(DeviceState& st, DevMat buffer, int j, bool send, std::vector<RowTransfer>& group);
+  // The loss statistics of every device of the job, summed in job order.
+  LossStats gather_loss_stats();
   struct Output;  // a batch's output rows and their place in the store
   void publish(DeviceState& st, int slot, int batch, const std::vector<Output>& outputs);
   void write_out(DeviceState& st, DevMat src, DevArray<std::byte> raw, const HostMat& dst, int64_t v0);
@@ -190,6 +205,11 @@ class Trainer {
   Executor& exec_;
   const Plan& plan_;
   int64_t num_vertices_ = 0;
+  // The job's devices this process drives are first_ ... (all of them in a
+  // one-process job); the store holds rows [held_begin_, held_end_), their
+  // partitions' rows (all rows in a one-process job).
+  int first_ = 0;
+  int64_t held_begin_ = 0, held_end_ = 0;
   PhaseTimes setup_phases_;
   TrainerOptions opt_;
   ModelParams params_;

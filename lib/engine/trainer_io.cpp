@@ -265,18 +265,24 @@ void Trainer::issue_exchange(int l, int j, bool scatter) {
     const int s = st->slot_of[j];
     const DeviceStep& step = st->plan.steps[j];
     d.use(Queue::compute);
-    for (const PeerRange& r : step.peers) d.wait(*dev_[r.peer]->dev, dev_[r.peer]->x_ready);
+    for (const PeerRange& r : step.peers)
+      if (const DeviceState* peer = local_state(r.peer)) d.wait(*peer->dev, peer->x_ready);
     d.begin_work();
-    for (const PeerRange& r : interleaved(step.peers, d.index(), plan_.m)) {
-      DeviceState& peer = *dev_[r.peer];
-      d.pull_from_peer(*peer.dev, view(peer.x, peer.plan.buffer_rows, width),
+    for (const PeerRange& r : interleaved(step.peers, st->job, plan_.m)) {
+      DeviceState* peer = local_state(r.peer);
+      if (!peer) continue;  // another process's device: exchange_pulls
+      d.pull_from_peer(*peer->dev, view(peer->x, peer->plan.buffer_rows, width),
                        st->lists[s].remote_slots.sub(r.begin, r.count), view(st->x, st->plan.buffer_rows, width),
                        st->plan.trans_capacity + r.begin);
       exec_.counters().p2p_rows += r.count;
       exec_.counters().p2p_bytes += bytes_of(r.count, width);
     }
     d.end_work(WorkKind::d2d);
-    d.record(st->pulled);
+  }
+  exchange_pulls(width, j);
+  for (auto& st : dev_) {
+    st->dev->use(Queue::compute);
+    st->dev->record(st->pulled);
   }
 }
 
@@ -297,25 +303,40 @@ void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
       st->dev->use(Queue::compute);
       st->dev->record(st->g_ready);
     }
-    for (auto& st : dev_) {
+    // Another process's pushes travel first (exchange_pushes); every owner
+    // then takes its rows' pushes in job order of the pushers, as one
+    // process applies them, so the sums are the same whatever the processes.
+    exchange_pushes(width, j);
+    for (int pusher = 0; pusher < plan_.m; ++pusher) {
+      DeviceState* st = local_state(pusher);
+      if (!st) {
+        add_pushes_from(pusher, width, j);
+        continue;
+      }
       Device& d = *st->dev;
       const DeviceStep& step = st->plan.steps[j];
       DevMat G = view(st->g, st->plan.buffer_rows, width);
       d.use(Queue::compute);
-      for (const PeerRange& r : step.peers) d.wait(*dev_[r.peer]->dev, dev_[r.peer]->g_ready);
+      for (const PeerRange& r : step.peers)
+        if (const DeviceState* peer = local_state(r.peer)) d.wait(*peer->dev, peer->g_ready);
       d.begin_work();
-      int64_t remote = 0;
-      for (const PeerRange& r : interleaved(step.peers, d.index(), plan_.m)) {
-        DeviceState& peer = *dev_[r.peer];
-        d.push_add_to_peer(G, st->plan.trans_capacity + r.begin, *peer.dev,
-                           view(peer.g, peer.plan.buffer_rows, width),
+      for (const PeerRange& r : interleaved(step.peers, st->job, plan_.m)) {
+        DeviceState* peer = local_state(r.peer);
+        if (!peer) continue;
+        d.push_add_to_peer(G, st->plan.trans_capacity + r.begin, *peer->dev,
+                           view(peer->g, peer->plan.buffer_rows, width),
                            st->lists[st->slot_of[j]].remote_slots.sub(r.begin, r.count));
         exec_.counters().p2p_rows += r.count;
         exec_.counters().p2p_bytes += bytes_of(r.count, width);
-        remote += r.count;
       }
-      d.zero(G, st->plan.trans_capacity, remote);
       d.end_work(WorkKind::d2d);
+    }
+    for (auto& st : dev_) {
+      Device& d = *st->dev;
+      int64_t remote = 0;  // the rows pushed, to this process's devices or sent to others
+      for (const PeerRange& r : st->plan.steps[j].peers) remote += r.count;
+      d.use(Queue::compute);
+      d.zero(view(st->g, st->plan.buffer_rows, width), st->plan.trans_capacity, remote);
       d.record(st->pushed);
     }
   }

@@ -55,8 +55,8 @@ void Trainer::setup_gpu_cache() {
     if (automatic) left.push_back(limit > 0 ? limit - d.allocated_bytes() - gpu_cache_margin(limit) : 0);
     else left.push_back(limit > 0 ? std::min(opt_.gpu_cache, limit - d.allocated_bytes()) : opt_.gpu_cache);
     const size_t i = row0.size();  // its partition's rows, or all of them
-    row0.push_back(spread ? plan_.part_offsets[i] : 0);
-    row1.push_back(spread ? plan_.part_offsets[i + 1] : num_vertices_);
+    row0.push_back(spread ? plan_.part_offsets[first_ + i] : 0);
+    row1.push_back(spread ? plan_.part_offsets[first_ + i + 1] : num_vertices_);
   }
   std::vector<std::pair<const HostMat*, std::string>> wanted{{&store_.h[0], "h^0"}};
   const ModelConfig& m = opt_.model;
@@ -89,7 +89,8 @@ void Trainer::setup_gpu_cache() {
       d.copy_bytes_in(mat->row_bytes(row0[i]), copy, bytes);  // (written matrices: rewritten before they are read)
       // Indexed by store row like the host matrix; only rows [row0, row1) are ever touched.
       const auto base = reinterpret_cast<uintptr_t>(copy.data) - static_cast<uintptr_t>(row0[i] * row_bytes);
-      dev_[i]->cache.push_back({mat, HostMat{reinterpret_cast<void*>(base), mat->rows, mat->cols, d.index(), mat->dtype}});
+      dev_[i]->cache.push_back(
+          {mat, HostMat{reinterpret_cast<void*>(base), mat->rows, mat->cols, d.index(), mat->dtype, row0[i], row1[i]}});
       used[i] += bytes;
       most = std::max(most, used[i]);
     }

@@ -89,6 +89,19 @@ struct Trainer::DeviceState {
   // k: rows of its outputs (local to the batch) and where they go in the first
   // batch's merged buffer (its load list's piece produced by batch k).
   std::vector<DevIdx> forward_src, forward_dst;
+  // Multi-process jobs (Executor::exchange). Per batch, the devices of other
+  // processes that read this device's rows (forward: it sends them) and push
+  // gradients into them (backward: it adds them), ascending, each with the
+  // rows' slots in this device's merged buffer (their plan's remote list);
+  // `net` stages the rows that cross (gathered out, or received to add).
+  struct Served {
+    int peer = 0;      // job device
+    DevIdx slots;
+    int64_t row0 = 0;  // its rows' place in `net`
+  };
+  std::vector<std::vector<Served>> served;  // by batch
+  DevArray<float> net;
+  int job = 0;                      // this device's index in the job
   DevArray<int64_t> keys;           // new id -> graph file id
   DevArray<int32_t> labels;
   DevArray<uint8_t> split;

@@ -119,7 +119,12 @@ HostPlanInputs host_plan_inputs(const TrainJob& job, const TrainerOptions& topt,
   in.threads = omp_get_max_threads();
   in.logits_out = !job.logits_out.empty();
   in.predict_out = !job.predict_out.empty();
-  in.runtime_bytes = job.backend == Backend::cuda ? cuda_runtime_bytes(gpus) : 0;
+  if (job.transport && in.plan) {  // this process's share of the plan's devices
+    in.devices = in.plan->m / job.transport->size();
+    in.first_device = job.transport->rank() * in.devices;
+  }
+  const int local = in.devices > 0 ? in.devices : gpus;
+  in.runtime_bytes = job.backend == Backend::cuda ? cuda_runtime_bytes(local) : 0;
   // Taken at the first check, before anything is loaded: later the RSS
   // also holds what the plan counts item by item.
   static const int64_t process_at_start = current_rss_bytes();

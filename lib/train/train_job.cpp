@@ -31,6 +31,7 @@
 #include "train/chunk_choice.hpp"
 #include "train/divergence.hpp"
 #include "train/host_memory_check.hpp"
+#include "train/job_processes.hpp"
 #include "train/metrics.hpp"
 #include "train/predictions.hpp"
 #include "train/train_checkpoint.hpp"
@@ -262,8 +263,8 @@ void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, T
     const LinkCounters before = trainer.counters();
     const EpochResult r = trainer.train_epoch(e);
     check_finite_epoch(e, r.loss, trainer.params());
-    // Read before evaluating: evaluation traffic is not an epoch's.
-    const LinkCounters moved = diff(trainer.counters(), before);
+    // Read before evaluating: evaluation traffic is not an epoch's. The job's: every process's.
+    const LinkCounters moved = sum_over_processes(job.transport, diff(trainer.counters(), before));
     const bool timed = e - first >= sum.warmup_used;
     if (timed) {
       series.add(r);
@@ -288,7 +289,8 @@ void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, T
     }
     metrics.write(epoch_json(e, r, eval_now ? &ev : nullptr, eval_ms, moved));
     sum.final_loss = r.loss;
-    const int stop = job.stop_requested ? job.stop_requested() : 0;
+    // A stop asked of any process stops every one after the same epoch.
+    const int stop = static_cast<int>(max_over_processes(job.transport, job.stop_requested ? job.stop_requested() : 0));
     const bool last = e + 1 == job.epochs;
     if (loop.checkpoint && ((e + 1) % job.checkpoint_every == 0 || last || stop)) loop.checkpoint(e + 1);
     if (stop && !last) throw signals::Interrupted(stop, stopped_message(job, stop, e + 1));
@@ -352,7 +354,7 @@ JsonWriter summary_json(const TrainSummary& sum, const RunLabels& run) {
   link_json(w, sum);
   w.field("store", run.store).field("host_dtype", run.host_dtype).field("overlap", run.overlap);
   w.field("backend", run.backend);
-  w.field("gpus", sum.gpus).field("chunks", run.chunks).field("comm", run.comm);
+  w.field("gpus", sum.gpus).field("processes", sum.processes).field("chunks", run.chunks).field("comm", run.comm);
   if (!run.gcn_order.empty()) w.field("gcn_order", run.gcn_order);
   w.end_object();
   return w;
@@ -597,6 +599,28 @@ void log_host_plan(const HostMemoryPlan& p, const HostMemoryLimit& limit) {
              phases);
 }
 
+// This process's executor: the plan's m GPUs, or with several processes its
+// share of them (the job's devices rank * m / P ...), once every process is
+// known to have read the same files.
+std::unique_ptr<Executor> make_job_executor(const TrainJob& job, const Plan& plan, const GraphFile& gf,
+                                            const ExecutorFactory& make_executor) {
+  Transport* t = job.transport;
+  if (!t) return make_executor(plan.m);
+  const std::pair<std::string, FileIdentity> files[] = {
+      {job.graph_path, gf.identity()},
+      {job.partition_path, job.partition_path.empty() ? FileIdentity{} : read_identity(job.partition_path)},
+      {job.plan_path, job.plan_path.empty() ? FileIdentity{} : read_identity(job.plan_path)}};
+  check_same_inputs(t, files);
+  const int procs = t->size();
+  HT_CHECK(plan.m % procs == 0,
+           "the partition has m = {} parts but the job has {} processes: m must be the job's GPU count, processes "
+           "times --gpus",
+           plan.m, procs);
+  std::unique_ptr<Executor> exec = make_executor(plan.m / procs);
+  exec->join({t, t->rank() * (plan.m / procs), plan.m});
+  return exec;
+}
+
 TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, std::optional<ModelNeed>& need) {
   Timer setup;
   TrainSummary sum;
@@ -641,7 +665,7 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   gf.drop_pages();  // read through (checksums, topology); features are read again below, in order
   const Plan& plan = pipe.plan;
   std::vector<int64_t> orig(pipe.partition.new_to_old.begin(), pipe.partition.new_to_old.end());
-  std::unique_ptr<Executor> exec = make_executor(plan.m);
+  std::unique_ptr<Executor> exec = make_job_executor(job, plan, gf, make_executor);
   lap("executor");
   topt.store_on_device = resolve_store(job, topt, plan, *exec, gn.num_vertices);
   sum.host_plan = check_host_memory(job, host_plan_inputs(job, topt, shape, shape_of(plan), topt.store_on_device),
@@ -661,11 +685,12 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
     load_model(job.load_model, topt.model, p);
     trainer.set_params(p);
   }
-  MetricsWriter metrics(job.metrics_out);
+  const bool root = !job.transport || job.transport->rank() == 0;  // the one process that writes
+  MetricsWriter metrics(root ? job.metrics_out : std::string());
   const CheckpointTarget target = checkpoint_target(job, topt, gf, plan);
   EpochLoop loop;
   if (!job.resume_path.empty()) resume(job, target, topt, trainer, metrics, sum, loop);
-  if (!job.checkpoint_path.empty())
+  if (!job.checkpoint_path.empty() && root)
     loop.checkpoint = [&](int done) {
       write_train_checkpoint(job.checkpoint_path,
                              make_checkpoint(target, topt, trainer, job, sum, loop.ev, done, metrics));
@@ -674,20 +699,23 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   sum.setup_seconds = setup.seconds();
   log::info("setup {:.2f} s: {}", sum.setup_seconds, phase_text(phases));
   const std::string orders = layer_orders(topt.model, job.trainer.gcn_order);
-  log::info("training {} {} on {} (N = {}, E = {}): backend {}, m = {}, n = {}, comm {}, store {}{}{}, setup {:.2f} s",
+  log::info("training {} {} on {} (N = {}, E = {}): backend {}, m = {}{}, n = {}, comm {}, store {}{}{}, setup {:.2f} s",
             topt.model.kind == ModelKind::gcn ? "GCN" : "GAT",
             fmt::join(topt.model.dims, "-"), job.graph_path, g.num_vertices, g.num_edges, exec->name(), plan.m,
+            job.transport ? fmt::format(" ({} processes of {})", job.transport->size(), exec->num_devices()) : "",
             plan.n, name_of(job.trainer.comm), trainer.store_on_device() ? "device" : "host",
             orders.empty() ? "" : ", layers " + orders, topt.overlap_copies ? "" : ", copies in line",
             sum.setup_seconds);
 
   if (job.predict_only) predict(trainer, sum);
   else run_epochs(job, trainer, metrics, sum, loop);
-  sum.peak_device_bytes = exec->peak_device_bytes();
-  sum.host_buffer_bytes = exec->host_bytes();
+  // Several processes: the largest process's (each holds its own partitions' rows).
+  sum.peak_device_bytes = max_over_processes(job.transport, exec->peak_device_bytes());
+  sum.host_buffer_bytes = max_over_processes(job.transport, exec->host_bytes());
   sum.host_dtype = trainer.store_dtype();
-  sum.peak_rss_bytes = peak_rss_bytes();
+  sum.peak_rss_bytes = max_over_processes(job.transport, peak_rss_bytes());
   sum.gpus = plan.m;
+  sum.processes = job.transport ? job.transport->size() : 1;
   if (sum.link_measured)
     sum.link_bound = link_lower_bound(sum.per_epoch, sum.link, plan.m, sum.epoch_ms_median * 1e-3);
 
@@ -700,13 +728,14 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   // renamed into place, so that a failure leaves none of them.
   std::vector<std::unique_ptr<AtomicFile>> files;
   std::unique_ptr<ContainerWriter> model;
-  if (!job.timeline_out.empty())
+  if (!job.timeline_out.empty() && root)
     files.push_back(write_timeline(job.timeline_out, trainer.last_timeline(), sum.epoch_ms_median));
-  if (!job.save_model.empty()) model = write_model(job.save_model, topt.model, trainer.params());
+  if (!job.save_model.empty() && root) model = write_model(job.save_model, topt.model, trainer.params());
   if (!job.predict_out.empty() || !job.logits_out.empty()) {
-    if (!job.predict_only) trainer.evaluate();
-    const std::vector<float> logits = trainer.logits();
+    if (!job.predict_only) trainer.evaluate();  // (every process: the forward is the job's)
     const int64_t classes = topt.model.dims.back();
+    const std::vector<float> logits = gather_held_rows(job.transport, trainer.logits(), classes, trainer.held_rows());
+    if (!root) return sum;
     if (!job.predict_out.empty()) files.push_back(write_predictions(job.predict_out, logits, classes, pipe.partition, g));
     if (!job.logits_out.empty()) files.push_back(write_logits_npy(job.logits_out, logits, classes, pipe.partition, g));
   }

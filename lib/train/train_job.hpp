@@ -19,6 +19,7 @@
 #include "engine/executor.hpp"
 #include "engine/host_memory_plan.hpp"
 #include "engine/trainer.hpp"
+#include "engine/transport.hpp"
 #include "train/metrics.hpp"
 
 namespace ht {
@@ -79,6 +80,11 @@ struct TrainJob {
   // memory check then may advise --backend cuda); asked only when a run does
   // not fit. Empty: no.
   std::function<bool()> cuda_available;
+  // The job's processes (mpirun / srun; lib/dist), null for one process. With
+  // P processes each drives m / P of the plan's GPUs and holds their
+  // partitions' rows; process 0 alone writes the outputs (metrics, model,
+  // predictions, logits, timeline, checkpoints).
+  Transport* transport = nullptr;
 };
 
 struct TrainSummary {
@@ -100,7 +106,8 @@ struct TrainSummary {
   StoreDtype host_dtype = StoreDtype::f32;  // of the vertex store (fp32 when it is on a device)
   double setup_seconds = 0;  // everything before the first epoch (link probe included)
   PhaseTimes setup_phases;   // where setup's seconds went, in order
-  int gpus = 1;
+  int gpus = 1;           // of the job
+  int processes = 1;
   bool link_measured = false;
   LinkBandwidth link;    // when link_measured
   LinkBound link_bound;  // when link_measured
@@ -109,6 +116,8 @@ struct TrainSummary {
   HostMemoryLimit host_limit;  // what it was checked against
 };
 
+// Makes the executor of this process: `num_devices` GPUs (or emulated devices),
+// the plan's m divided by the job's processes.
 using ExecutorFactory = std::function<std::unique_ptr<Executor>(int num_devices)>;
 
 TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_executor);

@@ -1,0 +1,21 @@
+#pragma once
+// The job's processes, connected: what ht-train calls first. One process
+// (no launcher, or a launcher that started one) gets no transport and never
+// starts MPI, in a build with MPI too: it runs exactly as a job of one
+// process always has.
+#include <memory>
+
+#include "dist/launch.hpp"
+#include "engine/transport.hpp"
+
+namespace ht::dist {
+
+// Whether this build has the MPI transport (HT_HAVE_MPI).
+bool built_with_mpi();
+
+// nullptr when launch.size == 1. Otherwise an MpiTransport whose rank and
+// size MPI confirms to be the launcher's; throws ht::Error when they differ,
+// or when this build has no MPI.
+std::unique_ptr<Transport> connect_processes(const LaunchInfo& launch);
+
+}  // namespace ht::dist

@@ -1,0 +1,141 @@
+// Rows that cross between processes of a multi-process job: the same rows
+// the P2P path moves between the GPUs of one process (Algorithms 2 and 3),
+// sent and received through Executor::exchange (NCCL between GPUs, MPI for
+// the CPU executor). Every process issues the same exchanges in the same
+// order, so a send and its receive match without any handshake.
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "engine/trainer.hpp"
+#include "engine/trainer_state.hpp"
+
+namespace ht {
+
+using engine_detail::bytes_of;
+using engine_detail::view;
+
+Trainer::DeviceState* Trainer::local_state(int job) const {
+  return exec_.is_local(job) ? dev_[static_cast<size_t>(job - first_)].get() : nullptr;
+}
+
+// From the plan, before its lists are freed: per batch, which rows of each
+// device other processes' devices read. A device's remote list holds runs of
+// rows by owner (PeerRange); each run is one message, in list order.
+void Trainer::setup_net(int64_t max_gather) {
+  if (!exec_.multi_process()) return;
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    st->served.assign(static_cast<size_t>(plan_.n), {});
+    int64_t most = 0;
+    for (int j = 0; j < plan_.n; ++j) {
+      int64_t rows = 0;
+      for (int peer = 0; peer < plan_.m; ++peer) {
+        if (exec_.is_local(peer)) continue;
+        const ChunkPlan& c = plan_.step(j, peer);
+        for (size_t r = 0; r < c.remote_gpu.size();) {
+          size_t e = r;
+          while (e < c.remote_gpu.size() && c.remote_gpu[e] == c.remote_gpu[r]) ++e;
+          if (c.remote_gpu[r] == st->job) {
+            const std::span<const uint32_t> slots(c.remote_slot.data() + r, e - r);
+            st->served[static_cast<size_t>(j)].push_back({peer, d.upload(slots), rows});
+            rows += static_cast<int64_t>(slots.size());
+          }
+          r = e;
+        }
+      }
+      most = std::max(most, rows);
+    }
+    st->net = d.alloc_floats(std::max<int64_t>(most, 1) * max_gather);
+  }
+}
+
+// The transfers of device st's own remote rows in batch j (its plan's
+// ranges owned by other processes' devices): rows trans_capacity + begin ...
+// of `buffer`, received in place (pulls) or sent from there (pushes).
+void Trainer::add_remote_ranges(DeviceState& st, DevMat buffer, int j, bool send, std::vector<RowTransfer>& group) {
+  auto& c = exec_.counters();
+  for (const PeerRange& r : st.plan.steps[static_cast<size_t>(j)].peers) {
+    if (exec_.is_local(r.peer)) continue;
+    group.push_back({st.job - first_, r.peer, send, buffer.row(st.plan.trans_capacity + r.begin), r.count * buffer.cols});
+    c.p2p_rows += r.count;
+    c.p2p_bytes += bytes_of(r.count, buffer.cols);
+    c.net_rows += r.count;
+    c.net_bytes += bytes_of(r.count, buffer.cols);
+  }
+}
+
+// Forward: each device gathers the rows other processes' devices read from
+// its merged buffer and sends them; it receives the rows it reads from
+// theirs straight into place (the remote area of its merged buffer).
+void Trainer::exchange_pulls(int64_t width, int j) {
+  if (!exec_.multi_process()) return;
+  std::vector<RowTransfer> group;
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    const int local = st->job - first_;
+    const DevMat X = view(st->x, st->plan.buffer_rows, width);
+    const DevMat net = view(st->net, st->net.size / width, width);
+    d.use(Queue::compute);
+    d.begin_work();
+    for (const auto& e : st->served[static_cast<size_t>(j)]) {
+      d.pull_from_peer(d, X, e.slots, net, e.row0);
+      group.push_back({local, e.peer, true, net.row(e.row0), e.slots.size * width});
+    }
+    add_remote_ranges(*st, X, j, false, group);
+    d.end_work(WorkKind::d2d);
+  }
+  exec_.exchange(group);
+}
+
+// Backward: each device sends the gradient rows it pushes to other
+// processes' devices (contiguous in its gradient buffer) and receives the
+// rows theirs push to it into `net`; add_pushes_from adds them.
+void Trainer::exchange_pushes(int64_t width, int j) {
+  if (!exec_.multi_process()) return;
+  std::vector<RowTransfer> group;
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    const int local = st->job - first_;
+    const DevMat G = view(st->g, st->plan.buffer_rows, width);
+    const DevMat net = view(st->net, st->net.size / width, width);
+    d.use(Queue::compute);
+    add_remote_ranges(*st, G, j, true, group);
+    for (const auto& e : st->served[static_cast<size_t>(j)])
+      group.push_back({local, e.peer, false, net.row(e.row0), e.slots.size * width});
+  }
+  exec_.exchange(group);
+}
+
+// The pushes of another process's device `pusher`, received by
+// exchange_pushes, added into this process's owners' gradient buffers.
+void Trainer::add_pushes_from(int pusher, int64_t width, int j) {
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    const DevMat net = view(st->net, st->net.size / width, width);
+    for (const auto& e : st->served[static_cast<size_t>(j)]) {
+      if (e.peer != pusher) continue;
+      d.use(Queue::compute);
+      d.begin_work();
+      d.push_add_to_peer(net, e.row0, d, view(st->g, st->plan.buffer_rows, width), e.slots);
+      d.end_work(WorkKind::d2d);
+    }
+  }
+}
+
+LossStats Trainer::gather_loss_stats() {
+  std::vector<LossStats> mine, all(static_cast<size_t>(plan_.m));
+  for (auto& st : dev_) mine.push_back(st->dev->take_loss_stats());
+  exec_.allgather_devices(std::as_bytes(std::span<const LossStats>(mine)),
+                          std::as_writable_bytes(std::span<LossStats>(all)));
+  LossStats sum;  // in job order, as one process adds its devices' statistics
+  for (const LossStats& ls : all) {
+    sum.loss_sum += ls.loss_sum;
+    for (int k = 0; k < 4; ++k) {
+      sum.correct[k] += ls.correct[k];
+      sum.count[k] += ls.count[k];
+    }
+  }
+  return sum;
+}
+
+}  // namespace ht

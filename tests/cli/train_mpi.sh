@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# ht-train as a job of several processes (mpirun, the CPU backend): a job of
+# P processes of G emulated GPUs each gives the same bits as one process with
+# m = P x G (losses, accuracies and the final logits), for P = 2 and 4, both
+# comm modes, GCN in either layer order, GAT and a bf16 store; process 0
+# alone writes the outputs; bad jobs (--comm baseline, --gpus that do not
+# match the partition, files that differ between processes) end with one
+# error line and a non-zero exit; a process killed mid-run ends the job
+# instead of leaving the others waiting.
+# Usage: train_mpi.sh BIN_DIR SOURCE_DIR   (exit 77 = skipped: no MPI)
+set -u
+source "$(dirname "${BASH_SOURCE[0]}")/../cli_lib/common.sh"
+BIN="$(cd "$1" 2>/dev/null && pwd)"
+for tool in ht-convert ht-partition ht-reorganize ht-train; do
+  [[ -x "$BIN/$tool" ]] || { echo "skip: $BIN/$tool not built"; exit 77; }
+done
+MPIEXEC="${HT_MPIEXEC:-}"
+if [[ -z "$MPIEXEC" ]]; then
+  echo "skip: this build has no MPI (HT_MPIEXEC not set by CMake)"
+  exit 77
+fi
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK"
+export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+launch() { "$MPIEXEC" --oversubscribe -np "$@"; }
+
+"$BIN/ht-convert" -q --generate community --vertices 3000 --classes 6 --feature-dim 24 --avg-degree 8 --seed 3 \
+  -o g.htg || { echo "FAIL: generate"; exit 1; }
+for m in 2 4; do
+  "$BIN/ht-partition" -q --graph g.htg --parts $m --chunks 3 -o p$m.htp >/dev/null &&
+    "$BIN/ht-reorganize" -q --graph g.htg --partition p$m.htp -o p$m.htplan >/dev/null 2>&1 ||
+    { echo "FAIL: partition m = $m"; exit 1; }
+done
+files() { echo --graph g.htg --partition p$1.htp --plan p$1.htplan; }
+common=(--backend cpu --epochs 3 --eval-every 1 --dropout 0.3)
+gcn=(--layers 24-16-6)
+losses() { grep -o '"\(loss\|train_acc\|val_acc\|test_acc\)":[^,]*' "$1"; }
+
+# same NAME M P G ARGS...: one process with m = M against P processes of G.
+same() {
+  local name="$1" m="$2" p="$3" g="$4"
+  shift 4
+  "$BIN/ht-train" -q $(files $m) "${common[@]}" --gpus $m "$@" --metrics-out one.jsonl --logits-out one.npy \
+    >one.txt 2>&1 || { fail "$name: one process failed"; cat one.txt; return; }
+  launch $p "$BIN/ht-train" -q $(files $m) "${common[@]}" --gpus $g "$@" --metrics-out job.jsonl \
+    --logits-out job.npy >job.txt 2>&1 || { fail "$name: the job of $p processes failed"; cat job.txt; return; }
+  if ! cmp -s one.npy job.npy; then fail "$name: logits differ"; return; fi
+  if [[ "$(losses one.jsonl)" != "$(losses job.jsonl)" ]]; then fail "$name: losses or accuracies differ"; return; fi
+  if [[ $(grep -c '"processes":'"$p" job.jsonl) -ne 1 ]]; then fail "$name: not one summary line of $p processes"; return; fi
+  echo "ok: $name ($p processes of $g, the same bits as one process of $m)"
+}
+same "gcn full" 2 2 1 "${gcn[@]}" --comm full
+same "gcn p2p" 2 2 1 "${gcn[@]}" --comm p2p
+same "gcn aggregate-first" 4 4 1 "${gcn[@]}" --comm full --gcn-order aggregate
+same "gcn transform-first, 2 GPUs per process" 4 2 2 "${gcn[@]}" --comm p2p --gcn-order transform
+same "gat full" 4 4 1 --model gat --heads 2 --layers 24-8-6 --comm full
+same "gat p2p, 2 GPUs per process" 4 2 2 --model gat --heads 2 --layers 24-8-6 --comm p2p
+same "bf16 store" 2 2 1 "${gcn[@]}" --comm full --host-dtype bf16
+
+# expect_job_error NAME PATTERN P ARGS...: the job fails with one error line.
+expect_job_error() {
+  local name="$1" pattern="$2" p="$3"
+  shift 3
+  timeout 60 "$MPIEXEC" --oversubscribe -np $p "$@" >stdout.txt 2>raw.txt
+  local rc=$?
+  # Open MPI adds its own report of the abort: keep the tool's lines. Every
+  # process that saw the error may report it before the abort ends it: the
+  # same line, once per process.
+  grep '^ht-train' raw.txt | sed 's/(process [0-9]* of /(process N of /' | sort -u >stderr.txt
+  if [[ $rc -eq 124 ]]; then fail "$name: the job hung"; return; fi
+  local before=$failures
+  check_one_error_line "$name" "$pattern" $rc
+  [[ $failures -eq $before ]] && echo "ok: $name -> $(cat stderr.txt)"
+}
+expect_job_error "comm baseline" "p2p or full" 2 "$BIN/ht-train" -q $(files 2) "${common[@]}" --comm baseline
+expect_job_error "--gpus against the partition" "is 1 GPU(s) each, not 2" 2 "$BIN/ht-train" -q $(files 2) \
+  "${common[@]}" --gpus 2
+# Another partition of the same m (2 chunks, not 3) and its plan.
+"$BIN/ht-partition" -q --graph g.htg --parts 2 --chunks 2 -o other.htp >/dev/null &&
+  "$BIN/ht-reorganize" -q --graph g.htg --partition other.htp -o other.htplan >/dev/null 2>&1 ||
+  fail "different files: the other partition"
+# MPMD: process 1 reads other files than process 0.
+timeout 60 "$MPIEXEC" --oversubscribe -np 1 "$BIN/ht-train" -q $(files 2) "${common[@]}" : \
+  -np 1 "$BIN/ht-train" -q --graph g.htg --partition other.htp --plan other.htplan "${common[@]}" \
+  >stdout.txt 2>raw.txt
+rc=$?
+if [[ $rc -eq 0 || $rc -eq 124 ]]; then
+  fail "different files: exit code $rc"
+elif ! grep -q "read a different file than process 0" raw.txt; then
+  fail "different files: no error naming them:"
+  cat raw.txt
+else
+  echo "ok: different files -> $(grep -m1 'different file' raw.txt)"
+fi
+
+# Only process 0 writes: the job's outputs exist once, complete.
+launch 2 "$BIN/ht-train" -q $(files 2) "${common[@]}" --save-model model.htm --predict-out pred.csv \
+  --metrics-out m.jsonl >job.txt 2>&1 || fail "outputs: job failed"
+[[ -s model.htm && -s pred.csv ]] || fail "outputs: model or predictions missing"
+[[ $(grep -c '"summary"' m.jsonl 2>/dev/null || grep -c '"processes"' m.jsonl) -eq 1 ]] ||
+  fail "outputs: the metrics summary is not written once"
+[[ $(wc -l <pred.csv) -eq 3001 ]] || fail "outputs: predictions have $(wc -l <pred.csv) lines, not 3001"
+ls *.tmp* 2>/dev/null && fail "outputs: temporary files left"
+echo "ok: process 0 writes the outputs"
+
+# A process killed mid-run ends the job (no process waits forever).
+# (Absolute paths tell this job's processes from any other test's.)
+launch 2 "$BIN/ht-train" -q --graph "$WORK/g.htg" --partition "$WORK/p2.htp" --plan "$WORK/p2.htplan" \
+  --backend cpu "${gcn[@]}" --epochs 1000000 --eval-every 1000 >kill.txt 2>&1 &
+job=$!
+victim=""
+for _ in $(seq 1 100); do
+  for pid in $(pgrep -f -- "--graph $WORK/g.htg"); do
+    [[ "$(cat /proc/$pid/comm 2>/dev/null)" == ht-train ]] && { victim=$pid; break; }
+  done
+  [[ -n "$victim" ]] && break
+  sleep 0.1
+done
+sleep 2
+if [[ -z "$victim" ]]; then
+  fail "kill: no process to kill"
+  kill $job 2>/dev/null
+else
+  kill -9 "$victim"
+  for _ in $(seq 1 300); do
+    kill -0 $job 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 $job 2>/dev/null; then
+    fail "kill: the job still runs 30 s after one process was killed"
+    pkill -9 -f -- "--graph $WORK/g.htg" 2>/dev/null
+  else
+    wait $job
+    rc=$?
+    [[ $rc -ne 0 ]] && echo "ok: killing one process ended the job (exit $rc)" || fail "kill: job exit code 0"
+  fi
+fi
+
+finish "ht-train under MPI: ok"

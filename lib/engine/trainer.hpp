@@ -146,6 +146,7 @@ class Trainer {
   void exchange_pushes(int64_t width, int j);
   void add_pushes_from(int pusher, int64_t width, int j);
   void add_remote_ranges(DeviceState& st, DevMat buffer, int j, bool send, std::vector<RowTransfer>& group);
+  void run_exchange(std::span<const RowTransfer> group);
   // The loss statistics of every device of the job, summed in job order.
   LossStats gather_loss_stats();
   struct Output;  // a batch's output rows and their place in the store

@@ -84,7 +84,7 @@ void Trainer::exchange_pulls(int64_t width, int j) {
     add_remote_ranges(*st, X, j, false, group);
     d.end_work(WorkKind::d2d);
   }
-  exec_.exchange(group);
+  run_exchange(group);
 }
 
 // Backward: each device sends the gradient rows it pushes to other
@@ -103,7 +103,17 @@ void Trainer::exchange_pushes(int64_t width, int j) {
     for (const auto& e : st->served[static_cast<size_t>(j)])
       group.push_back({local, e.peer, false, net.row(e.row0), e.slots.size * width});
   }
+  run_exchange(group);
+}
+
+// The exchange on every device's compute queue, timed there as device-to-device work.
+void Trainer::run_exchange(std::span<const RowTransfer> group) {
+  for (auto& st : dev_) {
+    st->dev->use(Queue::compute);
+    st->dev->begin_work();
+  }
   exec_.exchange(group);
+  for (auto& st : dev_) st->dev->end_work(WorkKind::d2d);
 }
 
 // The pushes of another process's device `pusher`, received by

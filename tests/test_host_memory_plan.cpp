@@ -357,6 +357,37 @@ TEST(HostMemoryPlan, EmulatedDevicesAndStoreAreWhatTheCpuExecutorAllocates) {
   }
 }
 
+// A process of a multi-process job plans its own devices and its
+// partitions' rows of the store (what alloc_host_rows holds).
+TEST(HostMemoryPlan, AProcessPlansItsDevicesAndRows) {
+  Problem pr(4, 3);
+  TrainerOptions opt;
+  opt.model = gcn();
+  opt.comm = CommMode::full;
+  HostPlanInputs in;
+  in.graph = shape_of(pr.g.view());
+  in.plan = shape_of(pr.plan);
+  in.opt = opt;
+  in.emulated_devices = true;
+  auto bytes = [](const HostMemoryPlan& p, const std::string& name) {
+    for (const HostMemoryItem& it : p.items)
+      if (it.name == name) return it.bytes;
+    return int64_t{-1};
+  };
+  const HostMemoryPlan whole = plan_host_memory(in);
+  in.first_device = 2;
+  in.devices = 2;
+  const HostMemoryPlan mine = plan_host_memory(in);
+  const int64_t rows = pr.plan.part_offsets[4] - pr.plan.part_offsets[2], n = pr.g.num_vertices;
+  int64_t cols = 0;
+  for (const StoreMatrix& m : store_matrices(opt)) cols += m.cols;
+  EXPECT_EQ(bytes(whole, "vertex store"), 4 * n * cols);
+  EXPECT_EQ(bytes(mine, "vertex store"), 4 * rows * cols);
+  EXPECT_EQ(bytes(mine, "emulated device memory"),
+            emulated_device_bytes(*in.plan, 2, opt) + emulated_device_bytes(*in.plan, 3, opt));
+  EXPECT_LT(bytes(mine, "device plans (pinned)"), bytes(whole, "device plans (pinned)"));
+}
+
 HostPlanInputs big_inputs() {
   HostPlanInputs in;
   in.graph.vertices = 1'000'000;

@@ -631,15 +631,24 @@ void CpuExecutor::allreduce_sum(std::span<DevArray<float>> per_device) {
   HT_ASSERT(static_cast<int>(per_device.size()) == num_devices());
   synchronize_all();
   const int64_t n = per_device[0].size;
-  // Every device's values, in job order (one process: its own).
-  std::vector<float> mine(static_cast<size_t>(n * num_devices())), all(static_cast<size_t>(n * job_devices()));
-  for (int i = 0; i < num_devices(); ++i) std::copy(per_device[i].data, per_device[i].data + n, mine.data() + i * n);
-  allgather_devices(std::as_bytes(std::span<const float>(mine)), std::as_writable_bytes(std::span<float>(all)));
+  // Every device's values in job order: this process's own, or with several
+  // processes all of them, gathered.
+  std::vector<const float*> parts;
+  std::vector<float> all;
+  if (multi_process()) {
+    std::vector<float> mine(static_cast<size_t>(n * num_devices()));
+    for (int i = 0; i < num_devices(); ++i) std::copy(per_device[i].data, per_device[i].data + n, mine.data() + i * n);
+    all.resize(static_cast<size_t>(n * job_devices()));
+    allgather_devices(std::as_bytes(std::span<const float>(mine)), std::as_writable_bytes(std::span<float>(all)));
+    for (int k = 0; k < job_devices(); ++k) parts.push_back(all.data() + k * n);
+  } else {
+    for (auto& a : per_device) parts.push_back(a.data);
+  }
   // Fixed order (device 0, 1, ... of the job) so the sum is deterministic
   // and the same whatever the number of processes.
   for (int64_t j = 0; j < n; ++j) {
     float s = 0;
-    for (int k = 0; k < job_devices(); ++k) s += all[static_cast<size_t>(k * n + j)];
+    for (const float* p : parts) s += p[j];
     for (auto& a : per_device) a.data[j] = s;
   }
 }

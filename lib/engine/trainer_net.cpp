@@ -94,11 +94,9 @@ void Trainer::exchange_pushes(int64_t width, int j) {
   if (!exec_.multi_process()) return;
   std::vector<RowTransfer> group;
   for (auto& st : dev_) {
-    Device& d = *st->dev;
     const int local = st->job - first_;
     const DevMat G = view(st->g, st->plan.buffer_rows, width);
     const DevMat net = view(st->net, st->net.size / width, width);
-    d.use(Queue::compute);
     add_remote_ranges(*st, G, j, true, group);
     for (const auto& e : st->served[static_cast<size_t>(j)])
       group.push_back({local, e.peer, false, net.row(e.row0), e.slots.size * width});

@@ -602,14 +602,12 @@ void log_host_plan(const HostMemoryPlan& p, const HostMemoryLimit& limit) {
 // This process's executor: the plan's m GPUs, or with several processes its
 // share of them (the job's devices rank * m / P ...), once every process is
 // known to have read the same files.
-std::unique_ptr<Executor> make_job_executor(const TrainJob& job, const Plan& plan, const GraphFile& gf,
+std::unique_ptr<Executor> make_job_executor(const TrainJob& job, const Plan& plan, const CheckpointTarget& inputs,
                                             const ExecutorFactory& make_executor) {
   Transport* t = job.transport;
   if (!t) return make_executor(plan.m);
   const std::pair<std::string, FileIdentity> files[] = {
-      {job.graph_path, gf.identity()},
-      {job.partition_path, job.partition_path.empty() ? FileIdentity{} : read_identity(job.partition_path)},
-      {job.plan_path, job.plan_path.empty() ? FileIdentity{} : read_identity(job.plan_path)}};
+      {job.graph_path, inputs.graph}, {job.partition_path, inputs.partition}, {job.plan_path, inputs.plan}};
   check_same_inputs(t, files);
   const int procs = t->size();
   HT_CHECK(plan.m % procs == 0,
@@ -665,7 +663,9 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   gf.drop_pages();  // read through (checksums, topology); features are read again below, in order
   const Plan& plan = pipe.plan;
   std::vector<int64_t> orig(pipe.partition.new_to_old.begin(), pipe.partition.new_to_old.end());
-  std::unique_ptr<Executor> exec = make_job_executor(job, plan, gf, make_executor);
+  // The run's files and shape (what a checkpoint must match, and what every process must have read).
+  const CheckpointTarget target = checkpoint_target(job, topt, gf, plan);
+  std::unique_ptr<Executor> exec = make_job_executor(job, plan, target, make_executor);
   lap("executor");
   topt.store_on_device = resolve_store(job, topt, plan, *exec, gn.num_vertices);
   sum.host_plan = check_host_memory(job, host_plan_inputs(job, topt, shape, shape_of(plan), topt.store_on_device),
@@ -687,7 +687,6 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   }
   const bool root = !job.transport || job.transport->rank() == 0;  // the one process that writes
   MetricsWriter metrics(root ? job.metrics_out : std::string());
-  const CheckpointTarget target = checkpoint_target(job, topt, gf, plan);
   EpochLoop loop;
   if (!job.resume_path.empty()) resume(job, target, topt, trainer, metrics, sum, loop);
   if (!job.checkpoint_path.empty() && root)

@@ -255,3 +255,53 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     *) echo "usage: cluster.sh start DIR | stop DIR" >&2; exit 1 ;;
   esac
 fi
+
+# The start of a test script on a throwaway cluster, shared by the tests that
+# submit jobs (tests/cli/slurm_pipeline.sh, tests/slurm/multinode_train.sh):
+# root (or passwordless sudo, re-running SCRIPT), the tools built in BIN,
+# Slurm installed, a work folder $T (removed on exit, the cluster stopped),
+# the helpers skip / fail / pass / elapsed / show_logs (the last LOG_LINES
+# lines of each log), a watchdog and a running cluster.
+#   slurm_test_start SCRIPT BIN SRC NAME LOG_LINES
+slurm_test_start() {
+  local script=$1 bin=$2 src=$3 name=$4
+  SLURM_TEST_LOG_LINES=$5
+  skip() { echo "SKIPPED: $*"; exit 77; }
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then exec sudo -n -E bash "$script" "$bin" "$src"; fi
+    skip "needs root (slurmd starts each job as its submitter) or passwordless sudo"
+  fi
+  for t in ht-convert ht-partition ht-reorganize ht-train; do
+    [ -x "$bin/$t" ] || skip "$bin/$t is not built"
+  done
+  local why
+  why=$(slurm_install_if_missing) || skip "$why"
+
+  T=$(mktemp -d "${TMPDIR:-/tmp}/$name.XXXXXX")
+  chmod 755 "$T"  # munged's socket lives below it
+  mkdir "$T/cluster"
+  cleanup() {
+    cluster_stop "$T/cluster"
+    rm -rf "$T"
+  }
+  trap cleanup EXIT
+  trap 'exit 130' INT TERM
+
+  show_logs() {
+    echo "--- run directories and Slurm outputs ---" >&2
+    find "$T/runs" "$T"/*.out -maxdepth 3 -type f 2>/dev/null | sort | while read -r f; do
+      case $f in *.log|*.out) echo "== $f"; tail -n "$SLURM_TEST_LOG_LINES" "$f" ;; esac
+    done >&2
+    echo "--- slurmctld / slurmd ---" >&2
+    tail -n 15 "$T/cluster/slurm/log/slurmctld.log" "$T/cluster/slurm/log/slurmd.log" >&2 2>/dev/null
+  }
+  # To stderr: fail may run inside $(...).
+  fail() { echo "FAIL: $*" >&2; show_logs; exit 1; }
+  pass() { echo "ok: $*"; }
+  elapsed() { echo "$((SECONDS - START)) s"; }
+
+  START=$SECONDS
+  cluster_watchdog "$T/cluster" $$ "$T"
+  cluster_start "$T/cluster" || fail "the test cluster did not start"
+  pass "cluster up ($(elapsed))"
+}

@@ -31,44 +31,9 @@ SRC=$(cd "$2" && pwd)
 # test here, with logs and cleanup, before any CTest timeout kills it.
 BUDGET_S=${HT_SLURM_TEST_BUDGET:-600}
 
-skip() { echo "SKIPPED: $*"; exit 77; }
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then exec sudo -n -E bash "$0" "$BIN" "$SRC"; fi
-  skip "needs root (slurmd starts each job as its submitter) or passwordless sudo"
-fi
-for t in ht-convert ht-partition ht-reorganize ht-train; do
-  [ -x "$BIN/$t" ] || skip "$BIN/$t is not built"
-done
 # shellcheck source=SCRIPTDIR/cluster.sh
 source "$SRC/tests/slurm/cluster.sh"
-why=$(slurm_install_if_missing) || skip "$why"
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/ht-slurm-mp-test.XXXXXX")
-chmod 755 "$T"  # munged's socket lives below it
-mkdir "$T/cluster"
-cleanup() {
-  cluster_stop "$T/cluster"
-  rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-show_logs() {
-  echo "--- run directories and Slurm outputs ---" >&2
-  find "$T/runs" "$T"/*.out -maxdepth 3 -type f 2>/dev/null | sort | while read -r f; do
-    case $f in *.log|*.out) echo "== $f"; tail -n 20 "$f" ;; esac
-  done >&2
-  echo "--- slurmctld / slurmd ---" >&2
-  tail -n 15 "$T/cluster/slurm/log/slurmctld.log" "$T/cluster/slurm/log/slurmd.log" >&2 2>/dev/null
-}
-fail() { echo "FAIL: $*" >&2; show_logs; exit 1; }
-pass() { echo "ok: $*"; }
-elapsed() { echo "$((SECONDS - START)) s"; }
-
-START=$SECONDS
-cluster_watchdog "$T/cluster" $$ "$T"
-cluster_start "$T/cluster" || fail "the test cluster did not start"
-pass "cluster up ($(elapsed))"
+slurm_test_start "$0" "$BIN" "$SRC" ht-slurm-mp-test 20
 mpi_list=$(srun --mpi=list 2>&1)
 grep -qw -e pmix -e pmi2 <<<"$mpi_list" ||
   skip "this Slurm offers no pmix or pmi2 plugin (srun --mpi=list: $(tr '\n' ' ' <<<"$mpi_list")): srun cannot start MPI processes"

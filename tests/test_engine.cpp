@@ -93,6 +93,8 @@ struct Case {
   bool handoff = true;  // layer 1's returned gradients stay on the device for layer 0
   bool forward = true;  // outputs into the next layer's merged buffer on the device
   int64_t gpu_cache = 0;  // TrainerOptions::gpu_cache (emulated device memory)
+  int cache_whole = -1;   // TrainerOptions::cache_whole_max
+  int64_t tier_rows = -1;  // TrainerOptions::tier_rows_max
 };
 
 std::string name(const Case& c) {
@@ -106,7 +108,9 @@ std::string name(const Case& c) {
                          (c.merged_buffers == 0 ? " barriers" : c.merged_buffers == 1 ? " one merged buffer" : "") +
                          (c.dtype == StoreDtype::f32 ? "" : " store " + std::string(dtype_name(c.dtype))) +
                          (c.fuse ? "" : " unfused") + (c.handoff ? "" : " no handoff") +
-                         (c.forward ? "" : " no forwarding") + (c.gpu_cache ? " GPU cache" : ""));
+                         (c.forward ? "" : " no forwarding") + (c.gpu_cache ? " GPU cache" : "") +
+                         (c.tier_rows >= 0 ? fmt::format(" ({} whole, tier of {} rows)", c.cache_whole, c.tier_rows)
+                                           : ""));
 }
 
 // Relative tolerance against the fp32 reference: 1e-5 for fp32 stores; a
@@ -153,6 +157,8 @@ CaseResult check_case(const Case& c) {
   opt.handoff_gradients = c.handoff;
   opt.forward_on_device = c.forward;
   opt.gpu_cache = c.gpu_cache;
+  opt.cache_whole_max = c.cache_whole;
+  opt.tier_rows_max = c.tier_rows;
   Trainer tr(exec, gn.view(), orig, plan, opt);
   CaseResult out;
   out.loss = tr.compute_gradients(epoch);
@@ -335,6 +341,51 @@ TEST(Engine, GpuCacheEqualsHostLoads) {
   EXPECT_TRUE(same_bits(features, host));
   EXPECT_GT(features.counters.cache_bytes, 0);
   EXPECT_EQ(features.counters.d2h_bytes, host.counters.d2h_bytes);
+}
+
+// The row tier gives the same bits as the host store: the hottest rows of
+// the first gathered matrix not cached whole (h^0, never written; or, with
+// h^0 cached whole, t^l or h^l, written every epoch, whose tier rows their
+// batches write as they publish) are read from device memory, the others
+// from the host. Every row the tier serves is one load the host link no
+// longer carries; what goes to the host is unchanged (written through).
+TEST(Engine, RowTierEqualsHostLoads) {
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat})
+    for (GcnOrder order : {GcnOrder::automatic, GcnOrder::aggregate_first, GcnOrder::transform_first})
+      for (auto [m, n] : {std::pair{1, 1}, std::pair{1, 3}, std::pair{2, 3}, std::pair{4, 2}})
+        for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full})
+          for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late_compute}) {
+            if (kind == ModelKind::gat && order != GcnOrder::automatic) continue;
+            Case c{kind, m, n, comm, 0.5f, order};
+            c.timing = timing;
+            c.dtype = (m + n + static_cast<int>(timing)) % 2 ? StoreDtype::bf16 : StoreDtype::f32;
+            const CaseResult host = check_case(c);
+            c.gpu_cache = int64_t{1} << 30;
+            c.tier_rows = 7;
+            c.cache_whole = 0;  // the tier on layer 0's gathered matrix
+            const CaseResult tier0 = check_case(c);
+            EXPECT_TRUE(same_bits(tier0, host)) << name(c);
+            const bool written = order == GcnOrder::transform_first;  // t^0, else h^0
+            if (!written || m == 1 || comm != CommMode::baseline) {
+              EXPECT_GT(tier0.counters.cache_bytes, 0) << name(c);
+            }
+            EXPECT_EQ(tier0.counters.h2d_bytes + tier0.counters.cache_bytes, host.counters.h2d_bytes) << name(c);
+            EXPECT_EQ(tier0.counters.d2h_bytes, host.counters.d2h_bytes) << name(c);
+            c.cache_whole = 1;  // h^0 whole, the tier on a later layer's (written) matrix
+            const CaseResult tier1 = check_case(c);
+            EXPECT_TRUE(same_bits(tier1, host)) << name(c);
+            c.tier_rows = 0;
+            const CaseResult whole = check_case(c);
+            EXPECT_EQ(tier1.counters.h2d_bytes + tier1.counters.cache_bytes,
+                      whole.counters.h2d_bytes + whole.counters.cache_bytes) << name(c);
+            if (n == 1 && kind == ModelKind::gcn) {  // later layers' rows forwarded on the device: none loaded
+              EXPECT_LE(tier1.counters.h2d_bytes, whole.counters.h2d_bytes) << name(c);
+            } else if (m == 1 || comm != CommMode::baseline) {
+              EXPECT_LT(tier1.counters.h2d_bytes, whole.counters.h2d_bytes) << name(c);
+            } else {
+              EXPECT_EQ(tier1.counters.h2d_bytes, whole.counters.h2d_bytes) << name(c);  // only h^0 may be tiered
+            }
+          }
 }
 
 TEST(Engine, LayerOrderChoice) {

@@ -101,7 +101,7 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
   fill_feature_store(exec_, store_.h[0], features);
   setup_phases_.add("h^0", t.seconds());
   t.reset();
-  setup_gpu_cache();  // last: it takes what the working set leaves
+  setup_gpu_cache(in.orig_id);  // last: it takes what the working set leaves
   exec_.synchronize_all();
   setup_phases_.add("GPU cache", t.seconds());
 }
@@ -340,7 +340,7 @@ void Trainer::run_pass(Pass pass, int l, int epoch, bool training) {
     }
   };
   auto compute_batch = [&](int j) {
-    if (gathering) issue_exchange(l, j, ahead && j > 0);
+    if (gathering) issue_exchange(l, j, ahead && j > 0, epoch, training);
     compute(j);
     if (pass == Pass::backward) {
       const bool tf = transform_first(l);

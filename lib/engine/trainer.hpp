@@ -113,8 +113,20 @@ class Trainer {
   // The GPU cache (TrainerOptions::gpu_cache): store matrices (or the rows of
   // them a device touches) in device memory; `source` is where device `st`
   // reads and writes store matrix `m`.
-  void setup_gpu_cache();
+  void setup_gpu_cache(std::span<const int64_t> orig_id);
   const HostMat& source(const DeviceState& st, const HostMat& m) const;
+  // The row tier (engine/row_tier.hpp): the hottest rows of the first
+  // gathered matrix not cached whole, in what the cache left (`room`, bytes
+  // per device); tier_row_reads / write_tier serve and update it.
+  int tier_layer() const;
+  void setup_row_tier(std::span<const int64_t> room, std::span<const int64_t> orig_id);
+  void fill_tier(DeviceState& st, std::span<const uint32_t> vids);
+  // Batch j's loads from the tier into the merged buffer (compute queue).
+  void read_tier(DeviceState& st, int layer, int j, int epoch, bool training);
+  struct Output;  // a batch's output rows and their place in the store
+  void write_tier(DeviceState& st, int j, const Output& out);
+  // The matrix layer l gathers: t^l when transform-first, else h^l.
+  const HostMat& gathered(int layer) const;
   // ---- schedule (trainer.cpp): one pass over the batches of a layer.
   enum class Pass { forward, transform, backward, transform_backward };
   void run_pass(Pass pass, int layer, int epoch, bool training);
@@ -132,7 +144,7 @@ class Trainer {
   // Algorithm 2: rows of the gathered matrix into the merged buffer (host
   // gather, in place or read ahead into the incoming buffer), then P2P pulls.
   void issue_gather(int layer, int j, int epoch, bool training, bool first);
-  void issue_exchange(int layer, int j, bool read_ahead);
+  void issue_exchange(int layer, int j, bool read_ahead, int epoch, bool training);
   // Algorithm 3: pushes to peers, then flushes to host in pieces through the
   // staging ring (compact on the device, copy, add by a host task).
   void issue_return(const HostMat& dst, int64_t width, int j);
@@ -149,7 +161,6 @@ class Trainer {
   void run_exchange(std::span<const RowTransfer> group);
   // The loss statistics of every device of the job, summed in job order.
   LossStats gather_loss_stats();
-  struct Output;  // a batch's output rows and their place in the store
   void publish(DeviceState& st, int slot, int batch, const std::vector<Output>& outputs);
   void write_out(DeviceState& st, DevMat src, DevArray<std::byte> raw, const HostMat& dst, int64_t v0);
   void read_in(DeviceState& st, int slot, const HostMat& src, int64_t v0, DevMat dst);

@@ -180,16 +180,21 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
 // on the compute queue after the previous batch (issue_exchange).
 void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
   const bool tf = transform_first(l);
-  const HostMat& stored = tf ? store_.agg[l] : store_.h[l];
+  const HostMat& stored = gathered(l);
   const int64_t width = gather_width(opt_.model, opt_.gcn_order, l);
   const bool ahead = read_ahead() && !first;
   for (auto& st : dev_) {
     Device& d = *st->dev;
     const HostMat& src = source(*st, stored);
+    // With the row tier, only its cold rows come from here (read_tier: the rest).
+    const DeviceState::RowTier* tier = st->tier.stored == &stored ? &st->tier : nullptr;
     const WorkKind kind = src.on_device() ? WorkKind::d2d : WorkKind::h2d;
     const int s = st->slot_of[j];
     const DeviceStep& step = st->plan.steps[j];
     const StepLists& lists = st->lists[s];
+    const DevIdx vids = tier ? tier->cold_vids[j] : lists.load_vids;
+    const DevIdx rows = tier ? tier->cold_rows[j] : lists.load_rows;
+    const int64_t count = vids.size;
     const DropoutSpec drop = tf ? DropoutSpec{} : input_dropout(l, epoch, training, st->keys.data);
     d.use(Queue::load);
     if (!ahead && !first) {
@@ -208,30 +213,29 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
       const Event* stored = st->batch_stored[(pass_seq_ - 1) & 1].data();
       int64_t covered = 0;
       for (int k = 0; k < plan_.n; ++k) {
-        const Slice piece = step.load_by_producer[k];
+        const Slice piece = tier ? tier->cold_by_producer[k] : step.load_by_producer[k];
         d.wait(d, stored[k]);
         if (piece.count == 0) continue;
         d.begin_work();
-        d.gather_from_host(src, lists.load_vids.sub(piece.offset, piece.count),
-                           lists.load_rows.sub(piece.offset, piece.count),
+        d.gather_from_host(src, vids.sub(piece.offset, piece.count), rows.sub(piece.offset, piece.count),
                            view(st->x, st->plan.buffer_rows, width), drop);
         d.end_work(kind);
         covered += piece.count;
       }
-      HT_ASSERT(covered == step.load_count());
+      HT_ASSERT(covered == count);
     } else {
       wait_producer(*st, plan_.n - 1);  // the store queue is in order: all of them
       d.begin_work();
       if (ahead) {
-        d.gather_from_host(src, lists.load_vids, DevIdx{nullptr, step.load_count()},
-                           view(st->incoming[s], step.load_count(), width), drop);
+        d.gather_from_host(src, vids, DevIdx{nullptr, count}, view(st->incoming[s], count, width), drop);
       } else {
-        d.gather_from_host(src, lists.load_vids, lists.load_rows, view(st->x, st->plan.buffer_rows, width), drop);
+        d.gather_from_host(src, vids, rows, view(st->x, st->plan.buffer_rows, width), drop);
       }
       d.end_work(kind);
     }
     const int64_t kept = step.reused_rows + (on_device ? step.load_count() : 0);
-    if (!on_device) count_rows(src, step.load_count(), width, true);
+    if (!on_device) count_rows(src, count, width, true);
+    if (!on_device && tier) count_rows(tier->rows, tier->hot_slots[j].size, width, true);
     exec_.counters().reuse_rows += kept;
     exec_.counters().reuse_bytes += bytes_of(kept, width, store_dtype());
   }
@@ -240,23 +244,25 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
 // Algorithm 2, device part, on the compute queues: read-ahead rows into place
 // (after the peers have pulled the previous batch's rows), then P2P pulls of
 // the remote rows from their owners' merged buffers.
-void Trainer::issue_exchange(int l, int j, bool scatter) {
+void Trainer::issue_exchange(int l, int j, bool scatter, int epoch, bool training) {
   const int64_t width = gather_width(opt_.model, opt_.gcn_order, l);
   for (auto& st : dev_) {
     Device& d = *st->dev;
     const int s = st->slot_of[j];
-    const DeviceStep& step = st->plan.steps[j];
+    const DeviceState::RowTier* tier = st->tier.stored == &gathered(l) ? &st->tier : nullptr;
     d.use(Queue::compute);
     d.wait(d, st->loaded[s]);
     if (scatter) {
       for (auto& peer : dev_)
         if (peer != st) d.wait(*peer->dev, peer->pulled);
+      const DevIdx rows = tier ? tier->cold_rows[j] : st->lists[s].load_rows;
       d.begin_work();
-      const HostMat incoming{st->incoming[s].data, step.load_count(), width, d.index()};
-      d.gather_from_host(incoming, DevIdx{nullptr, step.load_count()}, st->lists[s].load_rows,
-                         view(st->x, st->plan.buffer_rows, width), DropoutSpec{});
+      const HostMat incoming{st->incoming[s].data, rows.size, width, d.index()};
+      d.gather_from_host(incoming, DevIdx{nullptr, rows.size}, rows, view(st->x, st->plan.buffer_rows, width),
+                         DropoutSpec{});
       d.end_work(WorkKind::compute);
     }
+    if (tier) read_tier(*st, l, j, epoch, training);
     d.record(st->x_ready);
   }
   if (opt_.comm == CommMode::baseline) return;
@@ -284,6 +290,20 @@ void Trainer::issue_exchange(int l, int j, bool scatter) {
     st->dev->use(Queue::compute);
     st->dev->record(st->pulled);
   }
+}
+
+// Batch j's rows that the tier holds, into their places in the merged buffer,
+// on the compute queue: after the batch's loads and the peers' pulls of the
+// previous batch's rows (the waits before), and after the batches that wrote
+// the rows (this device's, earlier on the same queue). None for a first
+// batch whose rows were forwarded on the device.
+void Trainer::read_tier(DeviceState& st, int l, int j, int epoch, bool training) {
+  const DeviceState::RowTier& t = st.tier;
+  if ((j == 0 && forwarded_) || t.hot_slots[j].size == 0) return;
+  const DropoutSpec drop = transform_first(l) ? DropoutSpec{} : input_dropout(l, epoch, training, t.keys.data);
+  st.dev->begin_work();
+  st.dev->gather_from_host(t.rows, t.hot_slots[j], t.hot_rows[j], view(st.x, st.plan.buffer_rows, t.rows.cols), drop);
+  st.dev->end_work(WorkKind::d2d);
 }
 
 // Algorithm 3: remote gradient rows are pushed to their owners' slots (P2P

@@ -52,6 +52,7 @@ Trainer::BatchView Trainer::start_batch(DeviceState& st, int j, bool writes_outp
 void Trainer::publish(DeviceState& st, int s, int j, const std::vector<Output>& outputs) {
   Device& d = *st.dev;
   const Event done = st.batch_stored[pass_seq_ & 1][j];
+  for (const Output& o : outputs) write_tier(st, j, o);
   // 16-bit stores: each output rounded into the slot's raw outputs, on compute.
   std::vector<DevArray<std::byte>> raw(outputs.size());
   if (store_dtype() != StoreDtype::f32) {
@@ -82,6 +83,26 @@ void Trainer::publish(DeviceState& st, int s, int j, const std::vector<Output>& 
     d.record(st.stored[s]);
   }
   d.record(done);
+}
+
+// A written matrix's rows in the row tier: the batch's own rows there, copied
+// on the compute queue as it publishes (rounded to the store's type as the
+// host copy is), before any later batch of this device reads them.
+void Trainer::write_tier(DeviceState& st, int j, const Output& out) {
+  const DeviceState::RowTier& t = st.tier;
+  if (t.stored != out.dst || t.own_rows[j].size == 0) return;
+  Device& d = *st.dev;
+  const DevIdx own = t.own_rows[j];
+  const int64_t cols = out.rows.cols, slot0 = t.own_slot0[j];
+  HT_ASSERT(cols == t.rows.cols);
+  const HostMat src{out.rows.data, out.rows.rows, cols, d.index()};
+  if (t.rows.dtype == StoreDtype::f32) {
+    d.gather_from_host(src, own, DevIdx{nullptr, own.size}, DevMat{t.rows.row(slot0), own.size, cols}, DropoutSpec{});
+    return;
+  }
+  const DevMat tmp = view(t.scratch, own.size, cols);
+  d.gather_from_host(src, own, DevIdx{nullptr, own.size}, tmp, DropoutSpec{});
+  d.narrow_rows(tmp, t.rows.dtype, DevArray<std::byte>{t.rows.row_bytes(slot0), own.size * cols * t.rows.elem_bytes()});
 }
 
 void Trainer::forward_batch(DeviceState& st, int l, int j, bool training, int epoch) {

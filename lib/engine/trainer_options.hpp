@@ -79,6 +79,13 @@ struct TrainerOptions {
   // the working set (executors with device memory of their own); 0: off;
   // otherwise a budget in bytes per device. Results are identical.
   int64_t gpu_cache = kGpuCacheAuto;
+  // What the cache holds first are whole matrices; what is left of the
+  // budget takes a row tier: the hottest rows of the first gathered matrix
+  // not held whole (engine/row_tier.hpp). For tests and diagnostics: at most
+  // this many matrices whole, and at most this many rows in the tier (-1: as
+  // many as fit).
+  int cache_whole_max = -1;
+  int64_t tier_rows_max = -1;
 };
 
 // Whether layer l's transform passes are fused into layer l - 1's (above).

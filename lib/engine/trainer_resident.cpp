@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
+#include "engine/row_tier.hpp"
 #include "engine/trainer.hpp"
 #include "engine/trainer_state.hpp"
 
@@ -43,7 +44,7 @@ DevIdx upload_or_empty(Device& d, std::span<const uint32_t> v) { return v.empty(
 // layers' t / ∇t (the same), the logits (read by logits()). The host
 // matrices stay (allocated before the cache is sized); nothing reads the
 // rows a device caches there.
-void Trainer::setup_gpu_cache() {
+void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
   if (opt_.gpu_cache == 0 || store_on_device()) return;
   const bool automatic = opt_.gpu_cache == kGpuCacheAuto;
   if (automatic && !exec_.has_device_memory()) return;
@@ -70,14 +71,15 @@ void Trainer::setup_gpu_cache() {
   std::vector<int64_t> used(dev_.size(), 0);
   for (const auto& [mat, name] : wanted) {
     if (mat->data == nullptr) continue;
+    if (opt_.cache_whole_max >= 0 && static_cast<int>(cached.size()) >= opt_.cache_whole_max) break;
     const int64_t row_bytes = mat->cols * mat->elem_bytes();
     bool fits = true;
     for (size_t i = 0; i < dev_.size(); ++i) fits = fits && (row1[i] - row0[i]) * row_bytes <= left[i] - used[i];
     if (!fits) {
       if (mat == &store_.h[0]) {
-        log::info("GPU cache off: the input features ({} per GPU) do not fit in the {}", format_bytes((row1[0] - row0[0]) * row_bytes),
-                  automatic ? "free GPU memory" : "cache budget");
-        return;
+        log::info("GPU cache: the input features ({} per GPU) do not fit whole in the {}",
+                  format_bytes((row1[0] - row0[0]) * row_bytes), automatic ? "free GPU memory" : "cache budget");
+        break;
       }
       continue;
     }
@@ -96,8 +98,141 @@ void Trainer::setup_gpu_cache() {
     }
     cached.push_back(name);
   }
-  log::info("GPU cache: {} ({} on the fullest of {} GPU{}{})", fmt::join(cached, ", "), format_bytes(most), dev_.size(),
-            dev_.size() > 1 ? "s" : "", dev_.size() > 1 ? (spread ? ", each its partition's rows" : ", whole on each") : "");
+  if (!cached.empty())
+    log::info("GPU cache: {} ({} on the fullest of {} GPU{}{})", fmt::join(cached, ", "), format_bytes(most),
+              dev_.size(), dev_.size() > 1 ? "s" : "",
+              dev_.size() > 1 ? (spread ? ", each its partition's rows" : ", whole on each") : "");
+  for (size_t i = 0; i < dev_.size(); ++i) left[i] -= used[i];
+  setup_row_tier(left, orig_id);
+}
+
+// The matrix layer l gathers into the merged buffer: t^l (transform-first), else h^l.
+const HostMat& Trainer::gathered(int l) const { return transform_first(l) ? store_.agg[l] : store_.h[l]; }
+
+// The row tier takes the first gathered matrix, in layer order (its layer, or
+// -1 for none), that the GPU
+// cache does not hold whole: h^0 (never written), or a matrix written every
+// epoch, whose rows a device may hold only where it writes them too (its own
+// partition's rows: the p2p and full modes, or one device).
+int Trainer::tier_layer() const {
+  const ModelConfig& m = opt_.model;
+  const bool writer_reads = opt_.comm != CommMode::baseline || plan_.m == 1;
+  for (int l = 0; l < m.num_layers(); ++l) {
+    const HostMat& g = gathered(l);
+    if (g.data == nullptr || &source(*dev_[0], g) != &g) continue;  // not in the store, or cached whole
+    if (&g != &store_.h[0] && !writer_reads) continue;
+    return l;
+  }
+  return -1;
+}
+
+// Per device: the hottest rows of the tier's matrix that fit in `room` bytes
+// with their lists (8 bytes per load-list entry: the split lists; per row its
+// dropout key, its vertex and, written, its local row), filled from the store.
+void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int64_t> orig_id) {
+  const int layer = tier_layer();
+  if (layer < 0) return;
+  const HostMat* mat = &gathered(layer);
+  const std::string name = fmt::format("{}^{}", transform_first(layer) ? "t" : "h", layer);
+  // The passes that gather it: the forward, whose first batch loads nothing
+  // when the layer before forwards its rows on the device, and GAT's backward.
+  const int from = layer > 0 && forwards(layer - 1) ? 1 : 0;
+  const int passes = opt_.model.kind == ModelKind::gat ? 2 : 1;
+  const bool written = mat != &store_.h[0];
+  const bool narrow = mat->dtype != StoreDtype::f32;
+  const int64_t cols = mat->cols, row_bytes = cols * mat->elem_bytes();
+  const int64_t per_row = row_bytes + 8 + 4 + (written ? 4 : 0);  // + key, vertex, local row
+  for (size_t i = 0; i < dev_.size(); ++i) {
+    DeviceState& st = *dev_[i];
+    Device& d = *st.dev;
+    std::vector<std::span<const uint32_t>> lists, loads;  // every batch's; those an epoch reads from the host
+    int64_t entries = 0;
+    for (const DeviceStep& step : st.plan.steps) {
+      lists.push_back({reinterpret_cast<const uint32_t*>(step.bytes.data() + step.load_vids.offset),
+                       static_cast<size_t>(step.load_vids.count)});
+      entries += step.load_vids.count;
+    }
+    for (int p = 0; p < passes; ++p)
+      for (size_t j = p == 0 ? from : 0; j < lists.size(); ++j) loads.push_back(lists[j]);
+    // A written matrix: the rows this device writes (its partition's), else any row.
+    const bool own = written && plan_.m > 1;
+    const int64_t b = own ? plan_.part_offsets[st.job] : 0, e = own ? plan_.part_offsets[st.job + 1] : num_vertices_;
+    int64_t capacity = (room[i] - 8 * entries) / per_row;
+    if (opt_.tier_rows_max >= 0) capacity = std::min(capacity, opt_.tier_rows_max);
+    if (capacity <= 0) continue;
+    TierRows hot = hottest_rows(loads, b, e, capacity);
+    std::vector<TierOwnRows> own_rows;
+    int64_t scratch = 0;  // 16-bit written matrices: the largest batch's tier rows in fp32
+    for (int pass = 0; pass < 2 && written; ++pass) {
+      own_rows.clear();
+      int64_t most = 0, total = 0;
+      for (const DeviceStep& step : st.plan.steps) {
+        own_rows.push_back(own_tier_rows(hot.vids, step.plan->dst_begin, step.plan->dst_begin + step.plan->num_dst()));
+        most = std::max<int64_t>(most, static_cast<int64_t>(own_rows.back().local_rows.size()));
+        total += static_cast<int64_t>(own_rows.back().local_rows.size());
+      }
+      HT_ASSERT(total == static_cast<int64_t>(hot.vids.size()));  // every tier row is one of its batches' own
+      scratch = narrow ? most * cols * 4 : 0;
+      const int64_t over = static_cast<int64_t>(hot.vids.size()) * per_row + 8 * entries + scratch - room[i];
+      if (over <= 0) break;
+      HT_ASSERT(pass == 0);  // a smaller tier needs less scratch
+      capacity -= (over + per_row - 1) / per_row;
+      if (capacity <= 0) break;
+      hot = hottest_rows(loads, b, e, capacity);
+    }
+    if (capacity <= 0 || hot.vids.empty()) continue;
+    DeviceState::RowTier& t = st.tier;
+    const int64_t k = static_cast<int64_t>(hot.vids.size());
+    d.use(Queue::compute);
+    t.stored = mat;
+    t.rows = HostMat{d.alloc_bytes(k * row_bytes).data, k, cols, d.index(), mat->dtype};
+    std::vector<int64_t> keys;
+    for (uint32_t v : hot.vids) keys.push_back(orig_id[v]);
+    t.keys = d.upload(std::span<const int64_t>(keys));
+    for (size_t j = 0; j < st.plan.steps.size(); ++j) {
+      const DeviceStep& step = st.plan.steps[j];
+      const auto* rows = reinterpret_cast<const uint32_t*>(step.bytes.data() + step.load_rows.offset);
+      const TierSplit split = split_loads(lists[j], {rows, static_cast<size_t>(step.load_rows.count)}, hot.vids,
+                                          j == 0 ? std::span<const Slice>(step.load_by_producer) : std::span<const Slice>{});
+      t.hot_slots.push_back(upload_or_empty(d, split.hot_slots));
+      t.hot_rows.push_back(upload_or_empty(d, split.hot_rows));
+      t.cold_vids.push_back(upload_or_empty(d, split.cold_vids));
+      t.cold_rows.push_back(upload_or_empty(d, split.cold_rows));
+      if (j == 0) t.cold_by_producer = split.cold_pieces;
+      if (written) {
+        t.own_rows.push_back(upload_or_empty(d, own_rows[j].local_rows));
+        t.own_slot0.push_back(own_rows[j].slot0);
+      }
+    }
+    if (scratch > 0) t.scratch = d.alloc_floats(scratch / 4);
+    fill_tier(st, hot.vids);
+    if (i == 0)
+      log::info("GPU cache tier: the {} rows of {} loaded most often ({:.1f}% of its loads from the host, {}){}", k,
+                name, 100.0 * static_cast<double>(hot.hot_loads) / static_cast<double>(std::max<int64_t>(hot.loads, 1)),
+                format_bytes(k * row_bytes), dev_.size() > 1 ? " on GPU 0, each GPU its own" : "");
+  }
+}
+
+// The tier's rows from the store, on the compute queue (16-bit rows through
+// the merged buffer, free at setup, widened and rounded back: the same bits).
+void Trainer::fill_tier(DeviceState& st, std::span<const uint32_t> vids) {
+  Device& d = *st.dev;
+  const DeviceState::RowTier& t = st.tier;
+  const int64_t k = t.rows.rows, cols = t.rows.cols;
+  const DevIdx dev_vids = d.upload(vids);
+  const bool narrow = t.rows.dtype != StoreDtype::f32;
+  const int64_t piece = narrow ? std::max<int64_t>(1, st.xs[0].size / cols) : k;
+  for (int64_t p0 = 0; p0 < k; p0 += piece) {
+    const int64_t cnt = std::min(piece, k - p0);
+    const DevIdx rows = dev_vids.sub(p0, cnt);
+    if (!narrow) {
+      d.gather_from_host(*t.stored, rows, DevIdx{nullptr, cnt}, DevMat{t.rows.row(p0), cnt, cols}, DropoutSpec{});
+      continue;
+    }
+    const DevMat tmp = view(st.xs[0], cnt, cols);
+    d.gather_from_host(*t.stored, rows, DevIdx{nullptr, cnt}, tmp, DropoutSpec{});
+    d.narrow_rows(tmp, t.rows.dtype, DevArray<std::byte>{t.rows.row_bytes(p0), cnt * cols * t.rows.elem_bytes()});
+  }
 }
 
 const HostMat& Trainer::source(const DeviceState& st, const HostMat& m) const {

@@ -85,6 +85,24 @@ struct Trainer::DeviceState {
     HostMat rows;
   };
   std::vector<Cached> cache;
+  // The row tier (Trainer::setup_row_tier): the rows of one gathered store
+  // matrix (not cached whole) this device loads most often, slot k holding
+  // vertex k of the tier's list (ascending). Per batch, its load list split
+  // into tier reads (gathered on the compute queue when the batch's
+  // exchange starts) and host reads (the load queue, as without the tier);
+  // a written matrix's batches write their own tier rows as they publish
+  // (the host copy is written too).
+  struct RowTier {
+    const HostMat* stored = nullptr;  // null: no tier
+    HostMat rows;                     // slots x cols, this device's memory, the store's dtype
+    DevArray<int64_t> keys;           // dropout key (original id) of each slot's vertex
+    std::vector<DevIdx> hot_slots, hot_rows, cold_vids, cold_rows;  // by batch
+    std::vector<Slice> cold_by_producer;  // batch 0's cold lists by producing batch
+    std::vector<DevIdx> own_rows;     // by batch: its rows (local) in the tier, written matrices only
+    std::vector<int64_t> own_slot0;   // by batch: the first of their slots
+    DevArray<float> scratch;          // 16-bit written matrices: a batch's tier rows before rounding
+  };
+  RowTier tier;
   // Device forwarding (TrainerOptions::forward_on_device), per producing batch
   // k: rows of its outputs (local to the batch) and where they go in the first
   // batch's merged buffer (its load list's piece produced by batch k).

@@ -248,9 +248,11 @@ int main(int argc, char** argv) {
       ->check(ht::cli::in_range(0, 1 << 20));
   app.add_option("--gpu-cache", ctx.gpu_cache,
                  "GPU cache: vertex-store matrices kept in GPU memory instead of crossing the host link, each while "
-                 "it fits: the input features, then the cached aggregates and hidden layer outputs (each GPU holds "
-                 "its partition's rows; --comm baseline: the features only, whole). auto = what the working set "
-                 "leaves (cuda; cpu: off), off, or a budget in GiB per GPU. Results are identical")
+                 "it fits: the input features, then the cached aggregates and hidden layer outputs, then (fp32 "
+                 "store) the gradients (each GPU holds its partition's rows; --comm baseline: the features only, "
+                 "whole); what is left holds the rows loaded most often of the next gathered matrix (row tier). "
+                 "auto = what the working set leaves (cuda; cpu: off), off, or a budget in GiB per GPU. Results are "
+                 "identical")
       ->capture_default_str();
   app.add_option("--host-mem", ctx.host_mem,
                  "Host memory the run may use: a size like 96G, 512MiB (binary units; a bare number is GiB, as "

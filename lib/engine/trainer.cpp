@@ -406,6 +406,12 @@ void Trainer::backward(int epoch) {
         d.zero(DevArray<float>{dst.f32(), dst.rows * dst.cols});
       } else if (!write_first_) {
         exec_.store_zero(dst);
+        for (auto& st : dev_) {  // and the rows of it in the GPU cache
+          const HostMat& cached = source(*st, dst);
+          if (&cached == &dst) continue;
+          st->dev->use(Queue::compute);
+          st->dev->zero(DevArray<float>{cached.row(cached.held_first()), (cached.held_last() - cached.held_first()) * cached.cols});
+        }
       }
     }
     handing_off_ = hands_off(l);

@@ -147,7 +147,7 @@ class Trainer {
   void issue_exchange(int layer, int j, bool read_ahead, int epoch, bool training);
   // Algorithm 3: pushes to peers, then flushes to host in pieces through the
   // staging ring (compact on the device, copy, add by a host task).
-  void issue_return(const HostMat& dst, int64_t width, int j);
+  void issue_return(const HostMat& stored, int64_t width, int j);
   // Multi-process jobs: the rows of batch j that cross to and from other
   // processes' devices (trainer_net.cpp): pulled rows in the forward
   // exchange, pushed gradients (received, then added in job order) in the return.

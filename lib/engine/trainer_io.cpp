@@ -153,8 +153,9 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
         if (!receiving_) {
           read_in(*st, s, src, v0, dst);
         } else if (const DevIdx rows = st->handoff_host_rows[j]; rows.size > 0) {
-          d.gather_from_host(src, st->handoff_host_vids[j], rows, dst, DropoutSpec{});
-          count_host_rows(rows.size, dst.cols, true);
+          const HostMat& from = source(*st, src);
+          d.gather_from_host(from, st->handoff_host_vids[j], rows, dst, DropoutSpec{});
+          count_rows(from, rows.size, dst.cols, true);
         }
         break;
       }
@@ -310,8 +311,10 @@ void Trainer::read_tier(DeviceState& st, int l, int j, int epoch, bool training)
 // accumulate); then the slots that leave each device stream to the host in
 // pieces: compacted on the compute queue, copied on the store queue, written
 // or added into `dst` by a host task on device 0's host queue (one queue, so
-// rows returned by several devices are added in one fixed order).
-void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
+// rows returned by several devices are added in one fixed order). A store in
+// device memory (in-memory mode, or `dst` in the GPU cache) takes them on
+// the device's compute queue instead.
+void Trainer::issue_return(const HostMat& stored, int64_t width, int j) {
   if (opt_.comm != CommMode::baseline) {
     // A push adds into the owner's merged gradient buffer, which the owner's
     // own backward compute of this batch writes with plain read-modify-writes:
@@ -365,6 +368,7 @@ void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
     Device& d = *st->dev;
     const DeviceStep& step = st->plan.steps[j];
     const StepLists& lists = st->lists[st->slot_of[j]];
+    const HostMat& dst = source(*st, stored);
     DevMat G = view(st->g, st->plan.buffer_rows, width);
     d.use(Queue::compute);
     if (opt_.comm != CommMode::baseline)
@@ -372,17 +376,21 @@ void Trainer::issue_return(const HostMat& dst, int64_t width, int j) {
         if (peer != st) d.wait(*peer->dev, peer->pushed);
     // A pass that hands off leaves its last batch's handed-off rows in G.
     const int64_t kept = handing_off_ && j == plan_.n - 1 ? step.handoff_count : 0;
-    count_host_rows(step.flush_count() - kept, width, false);
-    if (dst.on_device()) {  // in-memory mode: accumulate on the GPU
+    count_rows(dst, step.flush_count() - kept, width, false);
+    // First returns: the device writes them into the store itself (none
+    // when some row is never returned: mark_first_flushes; none into the
+    // in-memory store, cleared per layer).
+    const int64_t direct = store_on_device() ? 0 : step.first_count, written = direct - kept;
+    if (dst.on_device()) {  // accumulate on the device
       d.begin_work();
-      d.add_rows_and_zero(G, lists.flush_rows, lists.flush_vids, dst);
+      if (written > 0)
+        d.scatter_rows_and_zero(G, lists.flush_rows.sub(0, written), lists.flush_vids.sub(0, written), dst);
+      if (const int64_t rest = step.flush_count() - direct; rest > 0)
+        d.add_rows_and_zero(G, lists.flush_rows.sub(direct, rest), lists.flush_vids.sub(direct, rest), dst);
       d.end_work(WorkKind::compute);
       d.record(st->flushed);
       continue;
     }
-    // First returns: the device writes them into the store itself (none
-    // when some row is never returned: mark_first_flushes).
-    const int64_t direct = step.first_count, written = direct - kept;
     if (written > 0) {
       d.begin_work();
       d.scatter_rows_and_zero(G, lists.flush_rows.sub(0, written), lists.flush_vids.sub(0, written), dst);

@@ -39,9 +39,10 @@ DevIdx upload_or_empty(Device& d, std::span<const uint32_t> v) { return v.empty(
 // own partition's rows of the store (it loads its transition sets, writes its
 // chunks' rows; other rows come from peers), so it caches just those: the
 // cache is spread over the devices. In the baseline mode every device reads
-// every neighbor row, so only h^0 is cached, whole, on each. Not cached:
-// gradients (returns add into them through host tasks), transform-first
-// layers' t / ∇t (the same), the logits (read by logits()). The host
+// every neighbor row, so only h^0 is cached, whole, on each. Then, with an
+// fp32 store, the matrices gradients return into: transform-first layers'
+// t / ∇t and the gradients ∇x^l (issue_return adds into them on the
+// device). Not cached: the logits (read by logits()). The host
 // matrices stay (allocated before the cache is sized); nothing reads the
 // rows a device caches there.
 void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
@@ -65,6 +66,14 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
     for (int l = 0; l < m.num_layers() && m.kind == ModelKind::gcn; ++l)
       if (!transform_first(l)) wanted.push_back({&store_.agg[l], fmt::format("a^{}", l)});
     for (int l = 1; l < m.num_layers(); ++l) wanted.push_back({&store_.h[l], fmt::format("h^{}", l)});
+    // Matrices gradients return into: the flushes add into them on the
+    // device, in the order the host adds them (a device returns only its own
+    // rows, batch by batch); fp32 stores (the device adds in fp32).
+    if (store_dtype() == StoreDtype::f32) {
+      for (int l = 0; l < m.num_layers() && m.kind == ModelKind::gcn; ++l)
+        if (transform_first(l)) wanted.push_back({&store_.agg[l], fmt::format("t^{}", l)});
+      for (int l = 1; l <= m.num_layers(); ++l) wanted.push_back({&store_.grad[l], fmt::format("∇x^{}", l)});
+    }
   }
   std::vector<std::string> cached;
   int64_t most = 0;  // bytes on the fullest device

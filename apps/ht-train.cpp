@@ -368,7 +368,7 @@ int main(int argc, char** argv) {
                ht::format_bytes(static_cast<double>(s.per_epoch.d2h_bytes)),
                ht::format_bytes(static_cast<double>(s.per_epoch.p2p_bytes)),
                ht::format_bytes(static_cast<double>(s.per_epoch.reuse_bytes)));
-    if (const std::string cache = ht::cache_line(s.per_epoch); !cache.empty()) fmt::print("{}\n", cache);
+    if (const std::string cache = ht::cache_line(s.per_epoch, s.gpu_cache_bytes, s.gpu_cache_what); !cache.empty()) fmt::print("{}\n", cache);
     fmt::print("memory: peak per device {}, host vertex buffers {} ({}), peak process RSS {}{}\n",
                ht::format_bytes(static_cast<double>(s.peak_device_bytes)),
                ht::format_bytes(static_cast<double>(s.host_buffer_bytes)), ht::dtype_name(s.host_dtype),

@@ -110,6 +110,9 @@ TEST(SummaryLines, CacheHitFraction) {
   EXPECT_EQ(cache_line(c),
             "GPU cache: 3.00 GiB per epoch read or written on the GPU instead of over the host link (850 rows, 85.0% "
             "of the vertex store's row transfers)");
+  EXPECT_EQ(cache_line(c, int64_t{5} << 30, "h^0; tier of h^1"),
+            "GPU cache (holds h^0; tier of h^1: 5.00 GiB on the fullest GPU): 3.00 GiB per epoch read or written on "
+            "the GPU instead of over the host link (850 rows, 85.0% of the vertex store's row transfers)");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // gradients all-reduced, then one optimizer step applied to every replica.
 #include <functional>
 #include <memory>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -98,6 +99,14 @@ class Trainer {
   // Seconds of each part of construction: "device plans", "vertex store"
   // (allocated, pinned, zeroed), "h^0" (filled), "GPU cache".
   const PhaseTimes& setup_phases() const { return setup_phases_; }
+  // What the GPU cache holds: bytes on the fullest device, the row tier's
+  // rows on the device with the most, and the matrices ("h^0, a^0; tier:
+  // 1234 rows of h^1"; empty when nothing).
+  struct GpuCacheHeld {
+    int64_t bytes = 0, tier_rows = 0;
+    std::string what;
+  };
+  const GpuCacheHeld& gpu_cache_held() const { return cache_held_; }
   // Busy intervals of every device queue in the last training epoch, seconds
   // since its start (what --timeline-out writes).
   const std::vector<BusyInterval>& last_timeline() const { return last_timeline_; }
@@ -245,6 +254,7 @@ class Trainer {
   bool forwarding_ = false;     // device forwarding is set up (second merged buffer, lists)
   bool forwarded_ = false;      // the previous pass forwarded the rows this one's first batch gathers
   EpochResult timing_;
+  GpuCacheHeld cache_held_;
 };
 
 }  // namespace ht

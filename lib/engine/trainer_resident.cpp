@@ -112,7 +112,12 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
               dev_.size(), dev_.size() > 1 ? "s" : "",
               dev_.size() > 1 ? (spread ? ", each its partition's rows" : ", whole on each") : "");
   for (size_t i = 0; i < dev_.size(); ++i) left[i] -= used[i];
+  cache_held_.what = fmt::format("{}", fmt::join(cached, ", "));
   setup_row_tier(left, orig_id);
+  for (size_t i = 0; i < dev_.size(); ++i) {
+    const HostMat& tier = dev_[i]->tier.rows;
+    cache_held_.bytes = std::max(cache_held_.bytes, used[i] + tier.rows * tier.cols * tier.elem_bytes());
+  }
 }
 
 // The matrix layer l gathers into the merged buffer: t^l (transform-first), else h^l.
@@ -215,6 +220,9 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
     }
     if (scratch > 0) t.scratch = d.alloc_floats(scratch / 4);
     fill_tier(st, hot.vids);
+    cache_held_.tier_rows = std::max(cache_held_.tier_rows, k);
+    if (cache_held_.what.find("tier") == std::string::npos)
+      cache_held_.what += fmt::format("{}tier of {}", cache_held_.what.empty() ? "" : "; ", name);
     if (i == 0)
       log::info("GPU cache tier: the {} rows of {} loaded most often ({:.1f}% of its loads from the host, {}){}", k,
                 name, 100.0 * static_cast<double>(hot.hot_loads) / static_cast<double>(std::max<int64_t>(hot.loads, 1)),

@@ -98,11 +98,13 @@ double cache_hit_fraction(const LinkCounters& c) {
   return all > 0 ? static_cast<double>(c.cache_rows) / static_cast<double>(all) : 0.0;
 }
 
-std::string cache_line(const LinkCounters& c) {
+std::string cache_line(const LinkCounters& c, int64_t held_bytes, const std::string& held) {
   if (c.cache_rows <= 0) return {};
-  return fmt::format("GPU cache: {} per epoch read or written on the GPU instead of over the host link ({} rows, "
+  const std::string holds =
+      held.empty() ? "" : fmt::format(" (holds {}: {} on the fullest GPU)", held, format_bytes(static_cast<double>(held_bytes)));
+  return fmt::format("GPU cache{}: {} per epoch read or written on the GPU instead of over the host link ({} rows, "
                      "{:.1f}% of the vertex store's row transfers)",
-                     format_bytes(static_cast<double>(c.cache_bytes)), c.cache_rows, 100.0 * cache_hit_fraction(c));
+                     holds, format_bytes(static_cast<double>(c.cache_bytes)), c.cache_rows, 100.0 * cache_hit_fraction(c));
 }
 
 }  // namespace ht

@@ -71,6 +71,6 @@ double cache_hit_fraction(const LinkCounters& c);
 // "GPU cache: 9.74 GiB per epoch read or written on the GPU instead of over
 // the host link (41.2 M rows, 85.0% of the store's row transfers)"; empty
 // when the cache served nothing.
-std::string cache_line(const LinkCounters& c);
+std::string cache_line(const LinkCounters& c, int64_t held_bytes = 0, const std::string& held = {});
 
 }  // namespace ht

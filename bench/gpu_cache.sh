@@ -9,11 +9,11 @@
 #   the budgets (host-link bytes per epoch are the plan's, the same as on a GPU; times are not).
 #   GRAPHS: products (uniform random, N 2.45 M, E 123.7 M, range partitions), community (the
 #   stochastic-block-model graph of bench/run.sh, METIS), rmat (R-MAT scale 21, E 120 M, range).
-# Binaries and libraries from .carry/bin and .carry/lib (the device machine's layout); graphs,
+# Binaries and libraries from .carry/bin and .carry/lib (the device machine's layout; BIN, LIB override); graphs,
 # partitions and plans are cached in /tmp/cache (products and community share bench/run.sh's and
 # bench/products_timeline.sh's files there).
 set -u
-export LD_LIBRARY_PATH=$PWD/.carry/lib
+export LD_LIBRARY_PATH=${LIB:-$PWD/.carry/lib}
 B=${BIN:-$PWD/.carry/bin}; C=${CACHE_DIR:-/tmp/cache}; mkdir -p "$C" "$OUT"
 common=(--feature-dim 100 --classes 47 --train-fraction 0.25 --seed 1)
 for graph in $1; do

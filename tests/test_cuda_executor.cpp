@@ -503,6 +503,64 @@ TEST(CudaEngine, EpochEqualsCpuExecutor) {
 #endif
 }
 
+// The GPU cache on a GPU: whole matrices (gradients added on the device
+// included) and the row tier (reads on the compute stream, a written
+// matrix's tier rows written as its batches publish) change where rows are
+// read, never their values: the same bits as --gpu-cache off on the same
+// GPUs, for both gathered-matrix kinds (h^0; t^l or h^l written every epoch).
+TEST(CudaEngine, GpuCacheAndRowTierEqualCacheOff) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  Graph g = epoch_graph();
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat})
+    for (int m : {1, 2})
+      for (CommMode comm : {CommMode::p2p, CommMode::full})
+        for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16}) {
+          if (m > gpus()) continue;
+          ModelConfig cfg;
+          cfg.kind = kind;
+          cfg.dims = {37, 48, 24, 5};  // GCN: layer 0 aggregate-first (gathers h^0), then transform-first
+          cfg.heads = 3;
+          cfg.dropout = 0.5f;
+          cfg.attn_dropout = kind == ModelKind::gat ? 0.3f : 0.0f;
+          Partition p = test::range_partition(g, m, 3);
+          Plan plan = build_plan(g.view(), p);
+          std::vector<int64_t> orig(g.num_vertices);
+          std::iota(orig.begin(), orig.end(), 0);
+          auto run = [&](int64_t cache, int whole, int64_t tier_rows, LinkCounters* counters) {
+            auto gpu = make_cuda_executor(m);
+            TrainerOptions opt{cfg, {}, comm, GcnOrder::automatic};
+            opt.host_dtype = dtype;
+            opt.gpu_cache = cache;
+            opt.cache_whole_max = whole;
+            opt.tier_rows_max = tier_rows;
+            Trainer t(*gpu, g.view(), orig, plan, opt);
+            std::vector<float> out{static_cast<float>(t.compute_gradients(2))};
+            for (const ParamTensor& pt : t.params().tensors) out.insert(out.end(), pt.grad.begin(), pt.grad.end());
+            *counters = gpu->counters();
+            return out;
+          };
+          LinkCounters off_c, c;
+          const std::vector<float> off = run(0, -1, -1, &off_c);
+          const struct {
+            const char* name;
+            int whole;
+            int64_t tier_rows;
+          } variants[] = {{"whole", -1, 0}, {"tier of layer 0's input", 0, 40}, {"h^0 whole, tier of the next", 1, 40}};
+          for (const auto& v : variants) {
+            SCOPED_TRACE(::testing::Message() << (kind == ModelKind::gcn ? "GCN" : "GAT") << " m=" << m << " comm="
+                                              << static_cast<int>(comm) << " store " << dtype_name(dtype) << ": "
+                                              << v.name);
+            const std::vector<float> cached = run(int64_t{1} << 30, v.whole, v.tier_rows, &c);
+            ASSERT_EQ(cached.size(), off.size());
+            EXPECT_EQ(std::memcmp(cached.data(), off.data(), off.size() * 4), 0);
+            EXPECT_GT(c.cache_bytes, 0);
+            EXPECT_LT(c.h2d_bytes, off_c.h2d_bytes);
+          }
+        }
+#endif
+}
+
 }  // namespace ht
 
 namespace ht {

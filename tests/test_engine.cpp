@@ -393,6 +393,25 @@ TEST(Engine, RowTierEqualsHostLoads) {
           }
 }
 
+// Budgets that leave a written bf16 matrix's tier anything from no row to
+// all of them (its rows, their lists and the fp32 rows of its largest batch
+// must fit): every one gives the same bits as no cache.
+TEST(Engine, RowTierFitsAnyBudget) {
+  Case c{ModelKind::gcn, 2, 3, CommMode::full, 0.5f, GcnOrder::aggregate_first};
+  c.dtype = StoreDtype::bf16;
+  const CaseResult host = check_case(c);
+  c.cache_whole = 1;  // h^0 (30 rows x 6 x 2 bytes per device), then the tier of h^1
+  int64_t served = 0;
+  for (int64_t budget = 360; budget <= 360 + 6000; budget += 150) {
+    c.gpu_cache = budget;
+    const CaseResult r = check_case(c);
+    EXPECT_TRUE(same_bits(r, host)) << budget;
+    EXPECT_GE(r.counters.cache_bytes, served) << budget;  // more room, no fewer rows served
+    served = r.counters.cache_bytes;
+  }
+  EXPECT_GT(served, 0);
+}
+
 TEST(Engine, LayerOrderChoice) {
   ModelConfig cfg;
   cfg.dims = {6, 8, 5, 4};

@@ -14,6 +14,7 @@
 #include "engine/device_plan.hpp"
 #include "engine/executor.hpp"
 #include "engine/layer_order.hpp"
+#include "engine/row_tier.hpp"
 #include "engine/store_features.hpp"
 #include "engine/trainer_options.hpp"
 #include "engine/vertex_store.hpp"
@@ -128,6 +129,14 @@ class Trainer {
   // gathered matrix not cached whole, in what the cache left (`room`, bytes
   // per device); tier_row_reads / write_tier serve and update it.
   int tier_layer() const;
+  struct TierChoice {
+    TierRows hot;
+    std::vector<TierOwnRows> own;  // by batch: its own tier rows (written matrices)
+    int64_t scratch_floats = 0;
+  };
+  TierChoice choose_tier_rows(const DeviceState& st, std::span<const std::span<const uint32_t>> loads, int64_t b,
+                              int64_t e, int64_t room, int64_t cols, int64_t row_bytes, bool written,
+                              bool narrow) const;
   void setup_row_tier(std::span<const int64_t> room, std::span<const int64_t> orig_id);
   void fill_tier(DeviceState& st, std::span<const uint32_t> vids);
   // Batch j's loads from the tier into the merged buffer (compute queue).

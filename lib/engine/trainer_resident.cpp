@@ -123,11 +123,11 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
 // The matrix layer l gathers into the merged buffer: t^l (transform-first), else h^l.
 const HostMat& Trainer::gathered(int l) const { return transform_first(l) ? store_.agg[l] : store_.h[l]; }
 
-// The row tier takes the first gathered matrix, in layer order (its layer, or
-// -1 for none), that the GPU
-// cache does not hold whole: h^0 (never written), or a matrix written every
-// epoch, whose rows a device may hold only where it writes them too (its own
-// partition's rows: the p2p and full modes, or one device).
+// The row tier takes the first gathered matrix, in layer order, that the GPU
+// cache does not hold whole (its layer, or -1 for none): h^0 (never written),
+// or a matrix written every epoch, whose rows a device may hold only where it
+// writes them too (its own partition's rows: the p2p and full modes, or one
+// device).
 int Trainer::tier_layer() const {
   const ModelConfig& m = opt_.model;
   const bool writer_reads = opt_.comm != CommMode::baseline || plan_.m == 1;
@@ -140,9 +140,47 @@ int Trainer::tier_layer() const {
   return -1;
 }
 
-// Per device: the hottest rows of the tier's matrix that fit in `room` bytes
-// with their lists (8 bytes per load-list entry: the split lists; per row its
-// dropout key, its vertex and, written, its local row), filled from the store.
+// The rows device `st` tiers of a matrix `cols` wide (`row_bytes` each in the
+// store): the hottest of `loads` among rows [b, e) that fit in `room` bytes
+// with their lists (8 bytes per load-list entry of the device: the split
+// lists; per row its dropout key, its vertex and, written, its local row; a
+// 16-bit written matrix also the largest batch's rows in fp32).
+Trainer::TierChoice Trainer::choose_tier_rows(const DeviceState& st, std::span<const std::span<const uint32_t>> loads,
+                                              int64_t b, int64_t e, int64_t room, int64_t cols, int64_t row_bytes,
+                                              bool written, bool narrow) const {
+  int64_t entries = 0;
+  for (const DeviceStep& step : st.plan.steps) entries += step.load_vids.count;
+  const int64_t per_row = row_bytes + 8 + 4 + (written ? 4 : 0);
+  int64_t capacity = (room - 8 * entries) / per_row;
+  if (opt_.tier_rows_max >= 0) capacity = std::min(capacity, opt_.tier_rows_max);
+  TierChoice c;
+  if (capacity <= 0) return c;
+  c.hot = hottest_rows(loads, b, e, capacity);
+  if (!written) return c;
+  for (int pass = 0; pass < 2; ++pass) {
+    c.own.clear();
+    int64_t most = 0, total = 0;
+    for (const DeviceStep& step : st.plan.steps) {
+      c.own.push_back(own_tier_rows(c.hot.vids, step.plan->dst_begin, step.plan->dst_begin + step.plan->num_dst()));
+      most = std::max<int64_t>(most, static_cast<int64_t>(c.own.back().local_rows.size()));
+      total += static_cast<int64_t>(c.own.back().local_rows.size());
+    }
+    HT_ASSERT(total == static_cast<int64_t>(c.hot.vids.size()));  // every tier row is one of its batches' own
+    c.scratch_floats = narrow ? most * cols : 0;
+    const int64_t k = static_cast<int64_t>(c.hot.vids.size());
+    const int64_t over = k * per_row + 8 * entries + 4 * c.scratch_floats - room;
+    if (over <= 0) return c;
+    HT_ASSERT(pass == 0);  // fewer rows: less scratch, so the second choice fits
+    capacity = k - (over + per_row - 1) / per_row;
+    if (capacity <= 0) return {};
+    c.hot = hottest_rows(loads, b, e, capacity);
+  }
+  return c;
+}
+
+// Per device, in what the whole matrices left (`room` bytes): the tier's
+// rows (choose_tier_rows), their dropout keys, each batch's split load lists
+// and, for a written matrix, its own tier rows; filled from the store.
 void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int64_t> orig_id) {
   const int layer = tier_layer();
   if (layer < 0) return;
@@ -153,60 +191,34 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
   const int from = layer > 0 && forwards(layer - 1) ? 1 : 0;
   const int passes = opt_.model.kind == ModelKind::gat ? 2 : 1;
   const bool written = mat != &store_.h[0];
-  const bool narrow = mat->dtype != StoreDtype::f32;
   const int64_t cols = mat->cols, row_bytes = cols * mat->elem_bytes();
-  const int64_t per_row = row_bytes + 8 + 4 + (written ? 4 : 0);  // + key, vertex, local row
   for (size_t i = 0; i < dev_.size(); ++i) {
     DeviceState& st = *dev_[i];
     Device& d = *st.dev;
     std::vector<std::span<const uint32_t>> lists, loads;  // every batch's; those an epoch reads from the host
-    int64_t entries = 0;
-    for (const DeviceStep& step : st.plan.steps) {
+    for (const DeviceStep& step : st.plan.steps)
       lists.push_back({reinterpret_cast<const uint32_t*>(step.bytes.data() + step.load_vids.offset),
                        static_cast<size_t>(step.load_vids.count)});
-      entries += step.load_vids.count;
-    }
     for (int p = 0; p < passes; ++p)
       for (size_t j = p == 0 ? from : 0; j < lists.size(); ++j) loads.push_back(lists[j]);
     // A written matrix: the rows this device writes (its partition's), else any row.
     const bool own = written && plan_.m > 1;
     const int64_t b = own ? plan_.part_offsets[st.job] : 0, e = own ? plan_.part_offsets[st.job + 1] : num_vertices_;
-    int64_t capacity = (room[i] - 8 * entries) / per_row;
-    if (opt_.tier_rows_max >= 0) capacity = std::min(capacity, opt_.tier_rows_max);
-    if (capacity <= 0) continue;
-    TierRows hot = hottest_rows(loads, b, e, capacity);
-    std::vector<TierOwnRows> own_rows;
-    int64_t scratch = 0;  // 16-bit written matrices: the largest batch's tier rows in fp32
-    for (int pass = 0; pass < 2 && written; ++pass) {
-      own_rows.clear();
-      int64_t most = 0, total = 0;
-      for (const DeviceStep& step : st.plan.steps) {
-        own_rows.push_back(own_tier_rows(hot.vids, step.plan->dst_begin, step.plan->dst_begin + step.plan->num_dst()));
-        most = std::max<int64_t>(most, static_cast<int64_t>(own_rows.back().local_rows.size()));
-        total += static_cast<int64_t>(own_rows.back().local_rows.size());
-      }
-      HT_ASSERT(total == static_cast<int64_t>(hot.vids.size()));  // every tier row is one of its batches' own
-      scratch = narrow ? most * cols * 4 : 0;
-      const int64_t over = static_cast<int64_t>(hot.vids.size()) * per_row + 8 * entries + scratch - room[i];
-      if (over <= 0) break;
-      HT_ASSERT(pass == 0);  // a smaller tier needs less scratch
-      capacity -= (over + per_row - 1) / per_row;
-      if (capacity <= 0) break;
-      hot = hottest_rows(loads, b, e, capacity);
-    }
-    if (capacity <= 0 || hot.vids.empty()) continue;
+    const TierChoice c =
+        choose_tier_rows(st, loads, b, e, room[i], cols, row_bytes, written, mat->dtype != StoreDtype::f32);
+    if (c.hot.vids.empty()) continue;
     DeviceState::RowTier& t = st.tier;
-    const int64_t k = static_cast<int64_t>(hot.vids.size());
+    const int64_t k = static_cast<int64_t>(c.hot.vids.size());
     d.use(Queue::compute);
     t.stored = mat;
     t.rows = HostMat{d.alloc_bytes(k * row_bytes).data, k, cols, d.index(), mat->dtype};
     std::vector<int64_t> keys;
-    for (uint32_t v : hot.vids) keys.push_back(orig_id[v]);
+    for (uint32_t v : c.hot.vids) keys.push_back(orig_id[v]);
     t.keys = d.upload(std::span<const int64_t>(keys));
     for (size_t j = 0; j < st.plan.steps.size(); ++j) {
       const DeviceStep& step = st.plan.steps[j];
       const auto* rows = reinterpret_cast<const uint32_t*>(step.bytes.data() + step.load_rows.offset);
-      const TierSplit split = split_loads(lists[j], {rows, static_cast<size_t>(step.load_rows.count)}, hot.vids,
+      const TierSplit split = split_loads(lists[j], {rows, static_cast<size_t>(step.load_rows.count)}, c.hot.vids,
                                           j == 0 ? std::span<const Slice>(step.load_by_producer) : std::span<const Slice>{});
       t.hot_slots.push_back(upload_or_empty(d, split.hot_slots));
       t.hot_rows.push_back(upload_or_empty(d, split.hot_rows));
@@ -214,18 +226,18 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
       t.cold_rows.push_back(upload_or_empty(d, split.cold_rows));
       if (j == 0) t.cold_by_producer = split.cold_pieces;
       if (written) {
-        t.own_rows.push_back(upload_or_empty(d, own_rows[j].local_rows));
-        t.own_slot0.push_back(own_rows[j].slot0);
+        t.own_rows.push_back(upload_or_empty(d, c.own[j].local_rows));
+        t.own_slot0.push_back(c.own[j].slot0);
       }
     }
-    if (scratch > 0) t.scratch = d.alloc_floats(scratch / 4);
-    fill_tier(st, hot.vids);
+    if (c.scratch_floats > 0) t.scratch = d.alloc_floats(c.scratch_floats);
+    fill_tier(st, c.hot.vids);
     cache_held_.tier_rows = std::max(cache_held_.tier_rows, k);
     if (cache_held_.what.find("tier") == std::string::npos)
       cache_held_.what += fmt::format("{}tier of {}", cache_held_.what.empty() ? "" : "; ", name);
     if (i == 0)
       log::info("GPU cache tier: the {} rows of {} loaded most often ({:.1f}% of its loads from the host, {}){}", k,
-                name, 100.0 * static_cast<double>(hot.hot_loads) / static_cast<double>(std::max<int64_t>(hot.loads, 1)),
+                name, 100.0 * static_cast<double>(c.hot.hot_loads) / static_cast<double>(std::max<int64_t>(c.hot.loads, 1)),
                 format_bytes(k * row_bytes), dev_.size() > 1 ? " on GPU 0, each GPU its own" : "");
   }
 }

@@ -188,7 +188,7 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
     Device& d = *st->dev;
     const HostMat& src = source(*st, stored);
     // With the row tier, only its cold rows come from here (read_tier: the rest).
-    const DeviceState::RowTier* tier = st->tier.stored == &stored ? &st->tier : nullptr;
+    const DeviceState::RowTier* tier = st->tier_of(stored);
     const WorkKind kind = src.on_device() ? WorkKind::d2d : WorkKind::h2d;
     const int s = st->slot_of[j];
     const DeviceStep& step = st->plan.steps[j];
@@ -250,7 +250,7 @@ void Trainer::issue_exchange(int l, int j, bool scatter, int epoch, bool trainin
   for (auto& st : dev_) {
     Device& d = *st->dev;
     const int s = st->slot_of[j];
-    const DeviceState::RowTier* tier = st->tier.stored == &gathered(l) ? &st->tier : nullptr;
+    const DeviceState::RowTier* tier = st->tier_of(gathered(l));
     d.use(Queue::compute);
     d.wait(d, st->loaded[s]);
     if (scatter) {

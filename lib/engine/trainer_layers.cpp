@@ -89,8 +89,9 @@ void Trainer::publish(DeviceState& st, int s, int j, const std::vector<Output>& 
 // on the compute queue as it publishes (rounded to the store's type as the
 // host copy is), before any later batch of this device reads them.
 void Trainer::write_tier(DeviceState& st, int j, const Output& out) {
-  const DeviceState::RowTier& t = st.tier;
-  if (t.stored != out.dst || t.own_rows[j].size == 0) return;
+  const DeviceState::RowTier* tier = st.tier_of(*out.dst);
+  if (!tier || tier->own_rows[j].size == 0) return;
+  const DeviceState::RowTier& t = *tier;
   Device& d = *st.dev;
   const DevIdx own = t.own_rows[j];
   const int64_t cols = out.rows.cols, slot0 = t.own_slot0[j];

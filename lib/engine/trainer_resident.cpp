@@ -112,7 +112,7 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
               dev_.size(), dev_.size() > 1 ? "s" : "",
               dev_.size() > 1 ? (spread ? ", each its partition's rows" : ", whole on each") : "");
   for (size_t i = 0; i < dev_.size(); ++i) left[i] -= used[i];
-  cache_held_.what = fmt::format("{}", fmt::join(cached, ", "));
+  cache_held_.what = fmt::format("{}", fmt::join(cached, ", "));  // setup_row_tier adds its part
   setup_row_tier(left, orig_id);
   for (size_t i = 0; i < dev_.size(); ++i) {
     const HostMat& tier = dev_[i]->tier.rows;
@@ -233,13 +233,13 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
     if (c.scratch_floats > 0) t.scratch = d.alloc_floats(c.scratch_floats);
     fill_tier(st, c.hot.vids);
     cache_held_.tier_rows = std::max(cache_held_.tier_rows, k);
-    if (cache_held_.what.find("tier") == std::string::npos)
-      cache_held_.what += fmt::format("{}tier of {}", cache_held_.what.empty() ? "" : "; ", name);
     if (i == 0)
       log::info("GPU cache tier: the {} rows of {} loaded most often ({:.1f}% of its loads from the host, {}){}", k,
                 name, 100.0 * static_cast<double>(c.hot.hot_loads) / static_cast<double>(std::max<int64_t>(c.hot.loads, 1)),
                 format_bytes(k * row_bytes), dev_.size() > 1 ? " on GPU 0, each GPU its own" : "");
   }
+  if (cache_held_.tier_rows > 0)
+    cache_held_.what += fmt::format("{}tier of {}", cache_held_.what.empty() ? "" : "; ", name);
 }
 
 // The tier's rows from the store, on the compute queue (16-bit rows through

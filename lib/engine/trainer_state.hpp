@@ -103,6 +103,8 @@ struct Trainer::DeviceState {
     DevArray<float> scratch;          // 16-bit written matrices: a batch's tier rows before rounding
   };
   RowTier tier;
+  // The tier when it holds rows of store matrix `m`, else null.
+  const RowTier* tier_of(const HostMat& m) const { return tier.stored == &m ? &tier : nullptr; }
   // Device forwarding (TrainerOptions::forward_on_device), per producing batch
   // k: rows of its outputs (local to the batch) and where they go in the first
   // batch's merged buffer (its load list's piece produced by batch k).

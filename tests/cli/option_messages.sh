@@ -7,13 +7,7 @@
 # Usage: option_messages.sh BIN_DIR SOURCE_DIR   (exit 77 = skipped)
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/../cli_lib/common.sh"
-BIN="$(cd "$1" 2>/dev/null && pwd)"
-for tool in ht-convert ht-train; do
-  [[ -x "$BIN/$tool" ]] || { echo "skip: $BIN/$tool not built"; exit 77; }
-done
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK"
+cli_test_start "$1" ht-convert ht-train
 export OMP_NUM_THREADS=1
 
 # expect_error NAME PATTERN TOOL ARGS...: non-zero exit, one stderr line matching PATTERN.

@@ -10,14 +10,8 @@
 # Usage: run_safety.sh BIN_DIR SOURCE_DIR   (exit 77 = skipped)
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/../cli_lib/common.sh"
-BIN="$(cd "$1" 2>/dev/null && pwd)"
-for tool in ht-convert ht-partition ht-reorganize ht-train; do
-  [[ -x "$BIN/$tool" ]] || { echo "skip: $BIN/$tool not built"; exit 77; }
-done
+cli_test_start "$1" ht-convert ht-partition ht-reorganize ht-train
 PY="${HT_PYTHON:-/usr/bin/python3}"
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK"
 export OMP_NUM_THREADS=1
 
 # expect_error NAME PATTERN TOOL ARGS...: non-zero exit, one stderr line matching PATTERN.

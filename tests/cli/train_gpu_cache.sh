@@ -9,13 +9,7 @@
 # Usage: train_gpu_cache.sh BIN_DIR SOURCE_DIR
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/../cli_lib/common.sh"
-BIN="$(cd "$1" 2>/dev/null && pwd)"
-for tool in ht-convert ht-partition ht-reorganize ht-train; do
-  [[ -x "$BIN/$tool" ]] || { echo "skip: $BIN/$tool not built"; exit 77; }
-done
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK"
+cli_test_start "$1" ht-convert ht-partition ht-reorganize ht-train
 export OMP_NUM_THREADS=1
 
 # R-MAT (skewed degrees), 4096 vertices, features 32 x 4 B x 4096 = 512 KiB.

@@ -10,18 +10,12 @@
 # Usage: train_mpi.sh BIN_DIR SOURCE_DIR   (exit 77 = skipped: no MPI)
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/../cli_lib/common.sh"
-BIN="$(cd "$1" 2>/dev/null && pwd)"
-for tool in ht-convert ht-partition ht-reorganize ht-train; do
-  [[ -x "$BIN/$tool" ]] || { echo "skip: $BIN/$tool not built"; exit 77; }
-done
+cli_test_start "$1" ht-convert ht-partition ht-reorganize ht-train
 MPIEXEC="${HT_MPIEXEC:-}"
 if [[ -z "$MPIEXEC" ]]; then
   echo "skip: this build has no MPI (HT_MPIEXEC not set by CMake)"
   exit 77
 fi
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK"
 export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 launch() { "$MPIEXEC" --oversubscribe -np "$@"; }
 

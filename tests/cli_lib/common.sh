@@ -4,6 +4,21 @@
 
 failures=0
 
+# cli_test_start BIN_DIR TOOL...: sets BIN to BIN_DIR made absolute, skips the
+# test (exit 77) unless every TOOL is built there, then moves into a fresh
+# work folder, $WORK, removed when the script exits.
+cli_test_start() {
+  BIN="$(cd "$1" 2>/dev/null && pwd)"
+  shift
+  local tool
+  for tool in "$@"; do
+    [[ -x "$BIN/$tool" ]] || { echo "skip: $BIN/$tool not built"; exit 77; }
+  done
+  WORK=$(mktemp -d)
+  trap 'rm -rf "$WORK"' EXIT
+  cd "$WORK" || exit 1
+}
+
 # fail MESSAGE...: reports one failed check and goes on.
 fail() {
   echo "FAIL: $*"

@@ -232,8 +232,9 @@ TEST(CudaKernels, SixteenBitRoundingMatchesCpu) {
 TEST(CudaKernels, DenseAndSparseOpsMatchCpu) {
   REQUIRE_GPUS(1);
 #ifdef HT_HAVE_CUDA
-  // Widths: scalar fallback (45), and each float4 kernel (64, 260, 1024).
-  for (int64_t cols : {45, 64, 260, 1024}) {
+  // Widths: float rows (45), each float4 kernel (64, 260, 1024), and the
+  // fallback beyond the float kernels (261).
+  for (int64_t cols : {45, 64, 260, 261, 1024}) {
   SCOPED_TRACE(cols);
   Pair p;
   const int64_t nd = 97, rows = 131, out = 19;
@@ -273,12 +274,13 @@ TEST(CudaKernels, DenseAndSparseOpsMatchCpu) {
 }
 
 // Rows with more edges than one warp takes (a destination with 20,000
-// in-edges, a source row with 20,000 out-edges) are summed by a block each:
-// same results as the CPU, and the same bits every run.
+// in-edges, a source row with 20,000 out-edges) are summed in segments of a
+// block each, then added in segment order: same results as the CPU, and the
+// same bits every run.
 TEST(CudaKernels, LongRowsMatchCpuSameBitsEveryRun) {
   REQUIRE_GPUS(1);
 #ifdef HT_HAVE_CUDA
-  for (int64_t cols : {64, 260, 1024}) {
+  for (int64_t cols : {1, 47, 64, 260, 1024}) {  // float rows (1, 47), float4 rows
     SCOPED_TRACE(cols);
     Pair p;
     const int64_t nd = 40, rows = 5000;
@@ -430,14 +432,19 @@ TEST(CudaKernels, PeerPullAndPushMatchCpu) {
 
 namespace {
 
-// A random graph of n vertices and m edges, f features, 5 classes.
-[[maybe_unused]] Graph epoch_graph(int64_t n = 300, int64_t m = 2500, int f = 37) {
+// A random graph of n vertices and m edges, f features, 5 classes; with
+// `hub`, vertex 3 also has edges from and to the first `hub` vertices.
+[[maybe_unused]] Graph epoch_graph(int64_t n = 300, int64_t m = 2500, int f = 37, int64_t hub = 0) {
   rng::Stream r(31, 0);
   EdgeList el;
   el.num_vertices = n;
   for (int64_t e = 0; e < m; ++e) {
     el.src.push_back(static_cast<vid_t>(r.below(n)));
     el.dst.push_back(static_cast<vid_t>(r.below(n)));
+  }
+  for (int64_t v = 0; v < hub; ++v) {
+    el.src.insert(el.src.end(), {static_cast<vid_t>(v), 3});
+    el.dst.insert(el.dst.end(), {3, static_cast<vid_t>(v)});
   }
   Graph g = csc_from_edges(std::move(el));
   g.feature_dim = f;
@@ -499,6 +506,42 @@ TEST(CudaEngine, EpochEqualsCpuExecutor) {
         }
       }
     }
+  }
+#endif
+}
+
+// A hub of 9,000 in- and out-edges (more than kLongRowEdges, so summed in
+// segments by the GCN kernels, forward and transposed) in a plan's packed
+// topology: the same gradients as the CPU executor, and the same bits on
+// every GPU run. Widths 37 and 5 (float rows) and 24 (float4 rows).
+TEST(CudaEngine, HubRowsEqualCpuExecutorSameBitsEveryRun) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  Graph g = epoch_graph(12000, 40000, 37, 9000);
+  std::vector<int64_t> orig(g.num_vertices);
+  std::iota(orig.begin(), orig.end(), 0);
+  for (GcnOrder order : {GcnOrder::automatic, GcnOrder::aggregate_first}) {
+    SCOPED_TRACE(static_cast<int>(order));
+    ModelConfig cfg;
+    cfg.dims = {37, 24, 5};
+    Partition p = test::range_partition(g, 1, 2);
+    Plan plan = build_plan(g.view(), p);
+    TrainerOptions opt{cfg, {}, CommMode::full, order};
+    CpuExecutor cpu(1);
+    Trainer tc(cpu, g.view(), orig, plan, opt);
+    const double lc = tc.compute_gradients(1);
+    std::vector<std::vector<float>> runs[2];
+    for (auto& grads : runs) {
+      auto gpu = make_cuda_executor(1);
+      Trainer tg(*gpu, g.view(), orig, plan, opt);
+      EXPECT_NEAR(tg.compute_gradients(1), lc, 1e-4 * std::abs(lc));
+      for (size_t k = 0; k < tc.params().tensors.size(); ++k) {
+        EXPECT_LT(rel_err(tg.params().tensors[k].grad, tc.params().tensors[k].grad), 1e-4)
+            << tc.params().tensors[k].name;
+        grads.push_back(tg.params().tensors[k].grad);
+      }
+    }
+    EXPECT_TRUE(runs[0] == runs[1]) << "two GPU runs differ";
   }
 #endif
 }

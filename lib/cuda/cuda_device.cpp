@@ -270,6 +270,8 @@ int64_t CudaDevice::gat_scratch(int64_t edges, int heads, int64_t gcols) const {
   return cuda::gat_backward_scratch_floats(edges, heads, gcols);
 }
 
+int64_t CudaDevice::spmm_scratch(int64_t segments, int64_t cols) const { return segments * cols; }
+
 int64_t CudaDevice::row_ops_scratch(int64_t rows, int64_t cols) const {
   return std::max(cuda::col_sum_scratch_floats(rows, cols), cuda::softmax_xent_scratch_floats(rows));
 }
@@ -405,13 +407,15 @@ void CudaDevice::gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float a
 void CudaDevice::spmm(const DevTopology& t, DevMat x, DevMat out) {
   HT_ASSERT(x.cols == out.cols);
   activate();
-  cuda::spmm(t, x.data, x.cols, out.data, current());
+  reserve(spmm_scratch(t.seg_row.size, x.cols));  // a no-op once the trainer reserved it at setup
+  cuda::spmm(t, x.data, x.cols, out.data, scratch_, current());
 }
 
 void CudaDevice::spmm_transpose_add(const DevTopology& t, DevMat dout, DevMat dx) {
   HT_ASSERT(dout.cols == dx.cols);
   activate();
-  cuda::spmm_transpose_add(t, dout.data, dx.cols, dx.data, current());
+  reserve(spmm_scratch(t.t_seg_row.size, dx.cols));  // a no-op once the trainer reserved it at setup
+  cuda::spmm_transpose_add(t, dout.data, dx.cols, dx.data, scratch_, current());
 }
 
 void CudaDevice::bias_act(DevMat z, DevArray<float> bias, Act act, DevMat h) {

@@ -1,6 +1,8 @@
 // Sparse aggregation over a chunk's topology (one warp per destination row,
-// or per source row for the transpose; a block per row with more than
-// kLongRow edges) and elementwise ops.
+// or per source row for the transpose; rows with more than kLongRowEdges
+// edges in segments of a block each) and elementwise ops.
+#include <type_traits>
+
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_math.cuh"
 #include "cuda/kernels.cuh"
@@ -15,21 +17,39 @@ __device__ __forceinline__ int64_t global_warp() {
 }
 __device__ __forceinline__ int64_t num_warps() { return (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5; }
 
-// Rows with more edges than this go to spmm_long_kernel (a block of
-// kLongWarps warps each): one warp on a hub row of 10^5 edges would run long
-// after the others have finished (R-MAT and web graphs).
-constexpr int64_t kLongRow = 4096;
-constexpr int kLongWarps = 8;
+// Rows with more than kLongRowEdges edges are cut into segments
+// (DevTopology::seg_row), each summed by a block of kSegWarps warps: one warp
+// on a hub row of 10^5 edges would run long after the others have finished
+// (R-MAT and web graphs), and one block per hub still did.
+constexpr int kSegWarps = 8;
+
+// The sparse kernels read rows as float4 when the width and the pointers
+// allow, else as float; lanes do the arithmetic per component.
+__device__ __forceinline__ void axpy(float& a, float w, float t) { a += w * t; }
+__device__ __forceinline__ void axpy(float4& a, float w, const float4& t) {
+  a.x += w * t.x;
+  a.y += w * t.y;
+  a.z += w * t.z;
+  a.w += w * t.w;
+}
+__device__ __forceinline__ void add(float& a, float b) { a += b; }
+__device__ __forceinline__ void add(float4& a, const float4& b) {
+  a.x += b.x;
+  a.y += b.y;
+  a.z += b.z;
+  a.w += b.w;
+}
 
 // acc += weight[e] * x[nbr(e)] over the edges of one row: groups of 32 edges
 // starting at `first`, then every `stride` edges, up to `end`. The group's
 // edges are read one per lane and broadcast with shuffles; each lane keeps V
-// float4 accumulators, so the warp reads each neighbor row once in 512-byte
-// coalesced pieces, whatever the width (up to V * 128 columns).
-template <int V, bool TRANSPOSE>
+// accumulators of type T, so the warp reads each neighbor row once in
+// coalesced pieces, whatever the width (up to V * 32 T's). Each accumulator
+// adds its edges in edge order.
+template <typename T, int V, bool TRANSPOSE>
 __device__ __forceinline__ void add_edges(int64_t first, int64_t end, int64_t stride, const uint32_t* __restrict__ edge_of,
                                           const uint32_t* __restrict__ nbr_of, const float* __restrict__ weight,
-                                          const float4* __restrict__ x, int64_t cols4, float4 (&acc)[V]) {
+                                          const T* __restrict__ x, int64_t wt, T (&acc)[V]) {
   const int lane = threadIdx.x & 31;
   for (int64_t e0 = first; e0 < end; e0 += stride) {
     const int64_t mine = e0 + lane;
@@ -44,98 +64,106 @@ __device__ __forceinline__ void add_edges(int64_t first, int64_t end, int64_t st
     for (int k = 0; k < count; ++k) {
       const uint32_t nb = __shfl_sync(0xffffffffu, my_nbr, k);
       const float w = __shfl_sync(0xffffffffu, my_w, k);
-      const float4* xs = x + static_cast<int64_t>(nb) * cols4;
+      const T* xs = x + static_cast<int64_t>(nb) * wt;
 #pragma unroll
       for (int v = 0; v < V; ++v) {
         const int64_t j = v * 32 + lane;
-        if (j < cols4) {
-          const float4 t = __ldg(xs + j);
-          acc[v].x += w * t.x;
-          acc[v].y += w * t.y;
-          acc[v].z += w * t.z;
-          acc[v].w += w * t.w;
-        }
+        if (j < wt) axpy(acc[v], w, __ldg(xs + j));
       }
     }
   }
 }
 
-__device__ __forceinline__ void add4(float4& a, const float4& b) {
-  a.x += b.x;
-  a.y += b.y;
-  a.z += b.z;
-  a.w += b.w;
-}
-
-// Sparse aggregation, one warp per output row with at most kLongRow edges.
-// TRANSPOSE: rows are source rows of the chunk (t_offsets / t_edge), the
-// "neighbor" of edge e is its destination and the result is added.
-template <int V, bool TRANSPOSE>
+// Sparse aggregation, one warp per output row with at most kLongRowEdges
+// edges (wt: the width in T's). TRANSPOSE: rows are source rows of the chunk
+// (t_offsets / t_edge), the "neighbor" of edge e is its destination and the
+// result is added.
+template <typename T, int V, bool TRANSPOSE>
 __global__ void spmm_vec_kernel(int64_t num_rows, const int64_t* __restrict__ offsets,
                                 const uint32_t* __restrict__ edge_of, const uint32_t* __restrict__ nbr_of,
-                                const float* __restrict__ weight, const float4* __restrict__ x, int64_t cols4,
-                                float4* __restrict__ out) {
+                                const float* __restrict__ weight, const T* __restrict__ x, int64_t wt,
+                                T* __restrict__ out) {
   const int lane = threadIdx.x & 31;
   for (int64_t r = global_warp(); r < num_rows; r += num_warps()) {
     const int64_t b = offsets[r], e_end = offsets[r + 1];
-    if (e_end - b > kLongRow) continue;  // spmm_long_kernel's
-    float4 acc[V];
+    if (e_end - b > kLongRowEdges) continue;  // its segments are summed by spmm_segment_kernel
+    if (TRANSPOSE && b == e_end) continue;
+    T acc[V];
 #pragma unroll
-    for (int v = 0; v < V; ++v) acc[v] = make_float4(0.f, 0.f, 0.f, 0.f);
-    add_edges<V, TRANSPOSE>(b, e_end, 32, edge_of, nbr_of, weight, x, cols4, acc);
-    float4* o = out + r * cols4;
+    for (int v = 0; v < V; ++v) acc[v] = T{};
+    add_edges<T, V, TRANSPOSE>(b, e_end, 32, edge_of, nbr_of, weight, x, wt, acc);
+    T* o = out + r * wt;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       const int64_t j = v * 32 + lane;
-      if (j < cols4) {
-        if (TRANSPOSE) {
-          if (b == e_end) continue;
-          float4 cur = o[j];
-          add4(cur, acc[v]);
-          o[j] = cur;
-        } else {
-          o[j] = acc[v];
-        }
+      if (j < wt) {
+        if (TRANSPOSE) add(acc[v], o[j]);
+        o[j] = acc[v];
       }
     }
   }
 }
 
-// Rows with more than kLongRow edges, one block each (blocks stride over the
-// rows; the degree test is the same for the whole block): warp w sums the
-// edge groups w, w + kLongWarps, ...; the warps' partial sums are then added
-// in warp order, so a row's result is the same bits every run.
-template <int V, bool TRANSPOSE>
-__global__ void spmm_long_kernel(int64_t num_rows, const int64_t* __restrict__ offsets,
-                                 const uint32_t* __restrict__ edge_of, const uint32_t* __restrict__ nbr_of,
-                                 const float* __restrict__ weight, const float4* __restrict__ x, int64_t cols4,
-                                 float4* __restrict__ out) {
-  extern __shared__ float4 partial[];  // kLongWarps x cols4
+// The end of segment k (DevTopology::seg_row): the next segment of its row, or the row's end.
+__device__ __forceinline__ int64_t segment_end(int64_t k, int64_t num_segs, const uint32_t* seg_row,
+                                               const int64_t* seg_edge, const int64_t* offsets) {
+  return k + 1 < num_segs && seg_row[k + 1] == seg_row[k] ? seg_edge[k + 1] : offsets[seg_row[k] + 1];
+}
+
+// One block per segment of a long row (blocks stride over the segments):
+// warp w sums the edge groups w, w + kSegWarps, ... of the segment; the warps'
+// sums are added in warp order into partial[k] (wt T's), so a row's result is
+// the same bits every run.
+template <typename T, int V, bool TRANSPOSE>
+__global__ void spmm_segment_kernel(int64_t num_segs, const uint32_t* __restrict__ seg_row,
+                                    const int64_t* __restrict__ seg_edge, const int64_t* __restrict__ offsets,
+                                    const uint32_t* __restrict__ edge_of, const uint32_t* __restrict__ nbr_of,
+                                    const float* __restrict__ weight, const T* __restrict__ x, int64_t wt,
+                                    T* __restrict__ partial) {
+  extern __shared__ __align__(16) unsigned char segment_shared[];
+  T* warp_sum = reinterpret_cast<T*>(segment_shared);  // kSegWarps x wt
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int64_t r = blockIdx.x; r < num_rows; r += gridDim.x) {
-    const int64_t b = offsets[r], e_end = offsets[r + 1];
-    if (e_end - b <= kLongRow) continue;
-    float4 acc[V];
+  for (int64_t k = blockIdx.x; k < num_segs; k += gridDim.x) {
+    const int64_t b = seg_edge[k], e_end = segment_end(k, num_segs, seg_row, seg_edge, offsets);
+    T acc[V];
 #pragma unroll
-    for (int v = 0; v < V; ++v) acc[v] = make_float4(0.f, 0.f, 0.f, 0.f);
-    add_edges<V, TRANSPOSE>(b + 32 * warp, e_end, 32 * kLongWarps, edge_of, nbr_of, weight, x, cols4, acc);
+    for (int v = 0; v < V; ++v) acc[v] = T{};
+    add_edges<T, V, TRANSPOSE>(b + 32 * warp, e_end, 32 * kSegWarps, edge_of, nbr_of, weight, x, wt, acc);
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       const int64_t j = v * 32 + lane;
-      if (j < cols4) partial[warp * cols4 + j] = acc[v];
+      if (j < wt) warp_sum[warp * wt + j] = acc[v];
     }
     __syncthreads();
-    for (int64_t j = threadIdx.x; j < cols4; j += blockDim.x) {
-      float4 sum = partial[j];
-      for (int w = 1; w < kLongWarps; ++w) add4(sum, partial[w * cols4 + j]);
-      if (TRANSPOSE) add4(sum, out[r * cols4 + j]);
-      out[r * cols4 + j] = sum;
+    for (int64_t j = threadIdx.x; j < wt; j += blockDim.x) {
+      T sum = warp_sum[j];
+      for (int w = 1; w < kSegWarps; ++w) add(sum, warp_sum[w * wt + j]);
+      partial[k * wt + j] = sum;
     }
-    __syncthreads();  // the partial sums are reused by the block's next row
+    __syncthreads();  // warp_sum is reused by the block's next segment
   }
 }
 
-// Fallback for widths that are not a multiple of 4 or wider than 1024.
+// A long row's result: its segments' partial sums added in segment order (one
+// block per row, at the row's first segment), then added to (TRANSPOSE) or
+// stored in the output row.
+template <typename T, bool TRANSPOSE>
+__global__ void spmm_segment_sum_kernel(int64_t num_segs, const uint32_t* __restrict__ seg_row,
+                                        const T* __restrict__ partial, int64_t wt, T* __restrict__ out) {
+  for (int64_t k = blockIdx.x; k < num_segs; k += gridDim.x) {
+    const uint32_t r = seg_row[k];
+    if (k > 0 && seg_row[k - 1] == r) continue;
+    for (int64_t j = threadIdx.x; j < wt; j += blockDim.x) {
+      T sum = partial[k * wt + j];
+      for (int64_t q = k + 1; q < num_segs && seg_row[q] == r; ++q) add(sum, partial[q * wt + j]);
+      if (TRANSPOSE) add(sum, out[r * wt + j]);
+      out[r * wt + j] = sum;
+    }
+  }
+}
+
+// Fallback for widths that launch_vec does not take (over 256 and not a
+// multiple of 4, or over 1024): a warp per row, long rows too.
 __global__ void spmm_kernel(int64_t num_dst, const int64_t* __restrict__ offsets, const uint32_t* __restrict__ src,
                             const float* __restrict__ weight, const float* __restrict__ x, int64_t cols,
                             float* __restrict__ out) {
@@ -240,50 +268,74 @@ unsigned elem_blocks(int64_t n) {
 }
 
 
-// Picks the float4 kernel with the fewest accumulators that cover the width.
+// Sums a topology's rows in T's of the width: short rows a warp each, long
+// rows by segments (partials in `scratch`, then added in segment order); V is
+// the fewest accumulators per lane that cover the width. False when the width
+// needs more than 8.
+template <typename T, bool TRANSPOSE>
+bool launch_rows(int64_t rows, const int64_t* offsets, const uint32_t* edge_of, const uint32_t* nbr_of,
+                 DevIdx seg_row, const int64_t* seg_edge, const float* weight, const float* x, int64_t cols,
+                 float* out, float* scratch, cudaStream_t s) {
+  const int64_t wt = cols / static_cast<int64_t>(sizeof(T) / sizeof(float));
+  const T* xt = reinterpret_cast<const T*>(x);
+  T* ot = reinterpret_cast<T*>(out);
+  auto go = [&](auto v) {
+    constexpr int V = decltype(v)::value;
+    spmm_vec_kernel<T, V, TRANSPOSE><<<warp_blocks(rows), 32 * kWarps, 0, s>>>(rows, offsets, edge_of, nbr_of,
+                                                                               weight, xt, wt, ot);
+    HT_CUDA_CHECK_LAST();
+    const int64_t segs = seg_row.size;
+    if (segs == 0) return;
+    const unsigned blocks = static_cast<unsigned>(segs < 65535 ? segs : 65535);
+    const size_t shared = sizeof(T) * kSegWarps * static_cast<size_t>(wt);
+    T* partial = reinterpret_cast<T*>(scratch);
+    spmm_segment_kernel<T, V, TRANSPOSE><<<blocks, 32 * kSegWarps, shared, s>>>(
+        segs, seg_row.data, seg_edge, offsets, edge_of, nbr_of, weight, xt, wt, partial);
+    HT_CUDA_CHECK_LAST();
+    spmm_segment_sum_kernel<T, TRANSPOSE><<<blocks, wt < 256 ? 32 * blocks_for(wt, 32) : 256, 0, s>>>(
+        segs, seg_row.data, partial, wt, ot);
+    HT_CUDA_CHECK_LAST();
+  };
+  if (wt <= 32) go(std::integral_constant<int, 1>{});
+  else if (wt <= 64) go(std::integral_constant<int, 2>{});
+  else if (wt <= 128) go(std::integral_constant<int, 4>{});
+  else if (wt <= 256) go(std::integral_constant<int, 8>{});
+  else return false;
+  return true;
+}
+
+// float4 rows where the width and pointers allow, else float rows.
 template <bool TRANSPOSE>
 bool launch_vec(int64_t rows, const int64_t* offsets, const uint32_t* edge_of, const uint32_t* nbr_of,
-                const float* weight, const float* x, int64_t cols, float* out, cudaStream_t s) {
-  if (cols % 4 != 0 || reinterpret_cast<uintptr_t>(x) % 16 != 0 || reinterpret_cast<uintptr_t>(out) % 16 != 0)
-    return false;
-  const int64_t c4 = cols / 4;
-  auto go = [&](auto kernel) {
-    kernel<<<warp_blocks(rows), 32 * kWarps, 0, s>>>(rows, offsets, edge_of, nbr_of, weight,
-                                                     reinterpret_cast<const float4*>(x), c4,
-                                                     reinterpret_cast<float4*>(out));
-  };
-  // Long rows: a block each; a few hundred blocks stride over the rows (each
-  // reads only the offsets of the rows that are not long).
-  auto go_long = [&](auto kernel) {
-    const unsigned blocks = static_cast<unsigned>(rows < 512 ? rows : 512);
-    const size_t shared = sizeof(float4) * kLongWarps * static_cast<size_t>(c4);
-    kernel<<<blocks, 32 * kLongWarps, shared, s>>>(rows, offsets, edge_of, nbr_of, weight,
-                                                    reinterpret_cast<const float4*>(x), c4,
-                                                    reinterpret_cast<float4*>(out));
-  };
-  if (c4 <= 32) go(spmm_vec_kernel<1, TRANSPOSE>), go_long(spmm_long_kernel<1, TRANSPOSE>);
-  else if (c4 <= 64) go(spmm_vec_kernel<2, TRANSPOSE>), go_long(spmm_long_kernel<2, TRANSPOSE>);
-  else if (c4 <= 128) go(spmm_vec_kernel<4, TRANSPOSE>), go_long(spmm_long_kernel<4, TRANSPOSE>);
-  else if (c4 <= 256) go(spmm_vec_kernel<8, TRANSPOSE>), go_long(spmm_long_kernel<8, TRANSPOSE>);
-  else return false;
-  HT_CUDA_CHECK_LAST();
-  return true;
+                DevIdx seg_row, const int64_t* seg_edge, const float* weight, const float* x, int64_t cols,
+                float* out, float* scratch, cudaStream_t s) {
+  const bool four = cols % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+                    reinterpret_cast<uintptr_t>(out) % 16 == 0 && reinterpret_cast<uintptr_t>(scratch) % 16 == 0;
+  return four ? launch_rows<float4, TRANSPOSE>(rows, offsets, edge_of, nbr_of, seg_row, seg_edge, weight, x, cols,
+                                               out, scratch, s)
+              : launch_rows<float, TRANSPOSE>(rows, offsets, edge_of, nbr_of, seg_row, seg_edge, weight, x, cols, out,
+                                              scratch, s);
 }
 
 }  // namespace
 
-void spmm(const DevTopology& t, const float* x, int64_t cols, float* out, cudaStream_t s) {
+void spmm(const DevTopology& t, const float* x, int64_t cols, float* out, float* scratch, cudaStream_t s) {
   if (t.num_dst == 0) return;
   const float* w = t.weight.size ? t.weight.data : nullptr;
-  if (launch_vec<false>(t.num_dst, t.offsets.data, nullptr, t.src.data, w, x, cols, out, s)) return;
+  if (launch_vec<false>(t.num_dst, t.offsets.data, nullptr, t.src.data, t.seg_row, t.seg_edge.data, w, x, cols, out,
+                        scratch, s))
+    return;
   spmm_kernel<<<warp_blocks(t.num_dst), 32 * kWarps, 0, s>>>(t.num_dst, t.offsets.data, t.src.data, w, x, cols, out);
   HT_CUDA_CHECK_LAST();
 }
 
-void spmm_transpose_add(const DevTopology& t, const float* dout, int64_t cols, float* dx, cudaStream_t s) {
+void spmm_transpose_add(const DevTopology& t, const float* dout, int64_t cols, float* dx, float* scratch,
+                        cudaStream_t s) {
   if (t.num_src_rows == 0) return;
   const float* w = t.weight.size ? t.weight.data : nullptr;
-  if (launch_vec<true>(t.num_src_rows, t.t_offsets.data, t.t_edge.data, t.edge_dst.data, w, dout, cols, dx, s)) return;
+  if (launch_vec<true>(t.num_src_rows, t.t_offsets.data, t.t_edge.data, t.edge_dst.data, t.t_seg_row,
+                       t.t_seg_edge.data, w, dout, cols, dx, scratch, s))
+    return;
   spmm_t_kernel<<<warp_blocks(t.num_src_rows), 32 * kWarps, 0, s>>>(t.num_src_rows, t.t_offsets.data, t.t_edge.data,
                                                                     t.edge_dst.data, w, dout, cols, dx);
   HT_CUDA_CHECK_LAST();

@@ -35,8 +35,10 @@ void scatter_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t*
 void compact_and_zero(float* src, const uint32_t* rows, int64_t n, int64_t cols, float* staging, cudaStream_t s);
 
 // ---- dense and sparse (dense_kernels.cu)
-void spmm(const DevTopology& t, const float* x, int64_t cols, float* out, cudaStream_t s);
-void spmm_transpose_add(const DevTopology& t, const float* dout, int64_t cols, float* dx, cudaStream_t s);
+// `scratch` holds segments x cols floats (the long rows' partial sums per segment).
+void spmm(const DevTopology& t, const float* x, int64_t cols, float* out, float* scratch, cudaStream_t s);
+void spmm_transpose_add(const DevTopology& t, const float* dout, int64_t cols, float* dx, float* scratch,
+                        cudaStream_t s);
 void bias_act(float* z, const float* bias, int64_t rows, int64_t cols, Act act, float* h, cudaStream_t s);
 void act_backward(const float* dh, const float* z, int64_t rows, int64_t cols, Act act, float* dz, cudaStream_t s);
 // grad[c] += Σ_r m[r][c], in a fixed order; `scratch` holds col_sum_scratch_floats(rows, cols).

@@ -54,7 +54,23 @@ HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_ro
   t.t_edge.resize(ne);
   std::vector<int64_t> pos(t.t_offsets.begin(), t.t_offsets.end() - 1);
   for (int64_t e = 0; e < ne; ++e) t.t_edge[pos[t.src[e]]++] = static_cast<uint32_t>(e);
+  split_long_rows(t.offsets, t.seg_row, t.seg_edge);
+  split_long_rows(t.t_offsets, t.t_seg_row, t.t_seg_edge);
   return t;
+}
+
+void split_long_rows(std::span<const int64_t> offsets, std::vector<uint32_t>& seg_row, std::vector<int64_t>& seg_edge) {
+  seg_row.clear();
+  seg_edge.clear();
+  for (size_t r = 0; r + 1 < offsets.size(); ++r) {
+    const int64_t b = offsets[r], edges = offsets[r + 1] - b;
+    if (edges <= kLongRowEdges) continue;
+    const int64_t pieces = (edges + kLongRowEdges - 1) / kLongRowEdges;
+    for (int64_t k = 0; k < pieces; ++k) {
+      seg_row.push_back(static_cast<uint32_t>(r));
+      seg_edge.push_back(b + edges * k / pieces);
+    }
+  }
 }
 
 DevTopology upload_topology(Device& dev, const HostTopology& t) {
@@ -73,6 +89,18 @@ DevTopology upload_topology(Device& dev, const HostTopology& t) {
     d.edge_src_key = dev.upload(std::span<const int64_t>(t.src_key));
     d.edge_dst_key = dev.upload(std::span<const int64_t>(t.dst_key));
   }
+  // The segments from the offsets (a topology built by hand has none listed):
+  // the kernels leave long rows to them.
+  auto segments = [&dev](const std::vector<int64_t>& offsets, DevIdx& row, DevArray<int64_t>& edge) {
+    std::vector<uint32_t> seg_row;
+    std::vector<int64_t> seg_edge;
+    split_long_rows(offsets, seg_row, seg_edge);
+    if (seg_row.empty()) return;
+    row = dev.upload(std::span<const uint32_t>(seg_row));
+    edge = dev.upload(std::span<const int64_t>(seg_edge));
+  };
+  segments(t.offsets, d.seg_row, d.seg_edge);
+  segments(t.t_offsets, d.t_seg_row, d.t_seg_edge);
   return d;
 }
 
@@ -177,6 +205,10 @@ void lay_out(DeviceStep& ds, Packer& pk, const HostTopology& t, const StepIndexL
   ds.edge_dst = pk.add<uint32_t>(ds.num_edges);
   ds.src_key = pk.add<int64_t>(static_cast<int64_t>(t.src_key.size()));
   ds.dst_key = pk.add<int64_t>(static_cast<int64_t>(t.dst_key.size()));
+  ds.seg_row = pk.add<uint32_t>(static_cast<int64_t>(t.seg_row.size()));
+  ds.seg_edge = pk.add<int64_t>(static_cast<int64_t>(t.seg_edge.size()));
+  ds.t_seg_row = pk.add<uint32_t>(static_cast<int64_t>(t.t_seg_row.size()));
+  ds.t_seg_edge = pk.add<int64_t>(static_cast<int64_t>(t.t_seg_edge.size()));
   ds.load_vids = pk.add<uint32_t>(static_cast<int64_t>(x.load_vids.size()));
   ds.load_rows = pk.add<uint32_t>(static_cast<int64_t>(x.load_rows.size()));
   ds.remote_slots = pk.add<uint32_t>(static_cast<int64_t>(remote));
@@ -195,6 +227,10 @@ void pack(const DeviceStep& ds, std::byte* base, const HostTopology& t, const St
   put(base, ds.edge_dst, t.edge_dst);
   put(base, ds.src_key, t.src_key);
   put(base, ds.dst_key, t.dst_key);
+  put(base, ds.seg_row, t.seg_row);
+  put(base, ds.seg_edge, t.seg_edge);
+  put(base, ds.t_seg_row, t.t_seg_row);
+  put(base, ds.t_seg_edge, t.t_seg_edge);
   put(base, ds.load_vids, x.load_vids);
   put(base, ds.load_rows, x.load_rows);
   if (ds.remote_slots.count) put(base, ds.remote_slots, s.remote_slot);
@@ -219,6 +255,10 @@ StepLists DeviceStep::bind(DevArray<std::byte> b) const {
   t.edge_dst = at<uint32_t>(b, edge_dst);
   t.edge_src_key = at<int64_t>(b, src_key);
   t.edge_dst_key = at<int64_t>(b, dst_key);
+  t.seg_row = at<uint32_t>(b, seg_row);
+  t.seg_edge = at<int64_t>(b, seg_edge);
+  t.t_seg_row = at<uint32_t>(b, t_seg_row);
+  t.t_seg_edge = at<int64_t>(b, t_seg_edge);
   l.load_vids = at<uint32_t>(b, load_vids);
   l.load_rows = at<uint32_t>(b, load_rows);
   l.remote_slots = at<uint32_t>(b, remote_slots);
@@ -255,6 +295,7 @@ DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const Edg
       ds.bytes = {base, static_cast<size_t>(pk.bytes())};
       ds.flush_vids_host = x.flush_vids_host;
       ds.reused_rows = x.reused;
+      ds.segments = t.segments();
       if (mode != CommMode::baseline) {
         ds.peers = peer_ranges(s);
         ds.load_by_producer = load_pieces(x.load_vids, plan, gpu);
@@ -270,6 +311,7 @@ DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const Edg
     dp.max_step_bytes = std::max<int64_t>(dp.max_step_bytes, static_cast<int64_t>(ds.bytes.size()));
     if (j > 0) dp.max_later_loads = std::max(dp.max_later_loads, ds.load_count());
     dp.max_flush = std::max(dp.max_flush, ds.flush_count());
+    dp.max_segments = std::max(dp.max_segments, ds.segments);
   }
   return dp;
 }

@@ -2,6 +2,7 @@
 // The plan as one device sees it: for each batch, the chunk topology in the
 // comm mode's index space, the rows to load from host, the remote rows per
 // peer, and the gradient flush lists, uploaded once at setup.
+#include <algorithm>
 #include <functional>
 #include <span>
 #include <vector>
@@ -24,7 +25,14 @@ struct HostTopology {
   std::vector<uint32_t> src, dst_row, t_edge, edge_dst;
   std::vector<int64_t> t_offsets, src_key, dst_key;
   std::vector<float> weight;
+  std::vector<uint32_t> seg_row, t_seg_row;  // long rows' segments (DevTopology::seg_row)
+  std::vector<int64_t> seg_edge, t_seg_edge;
+  int64_t segments() const { return static_cast<int64_t>(std::max(seg_row.size(), t_seg_row.size())); }
 };
+
+// Cuts each row of `offsets` with more than kLongRowEdges edges into
+// ceil(edges / kLongRowEdges) nearly equal segments (DevTopology::seg_row).
+void split_long_rows(std::span<const int64_t> offsets, std::vector<uint32_t>& seg_row, std::vector<int64_t>& seg_edge);
 
 // Builds the topology of `step` reading rows of the baseline neighbor buffer
 // (src_local) or of the merged buffer (src_merged).
@@ -58,6 +66,7 @@ struct DeviceStep {
   std::span<std::byte> bytes;  // the packed block (pinned host memory)
   int64_t num_dst = 0, num_edges = 0, num_src_rows = 0;
   Slice offsets, src, weight, dst_row, t_offsets, t_edge, edge_dst, src_key, dst_key;
+  Slice seg_row, seg_edge, t_seg_row, t_seg_edge;
   Slice load_vids, load_rows, remote_slots, flush_rows, flush_vids;
   std::vector<PeerRange> peers;            // per-peer ranges of the remote list
   std::span<const vid_t> flush_vids_host;  // flush_vids, in the plan (host memory)
@@ -73,6 +82,7 @@ struct DeviceStep {
   // a pass that hands its gradients to the next one leaves them in the buffer.
   int64_t handoff_count = 0;
   int64_t reused_rows = 0;  // rows kept in place (full mode)
+  int64_t segments = 0;     // the topology's long-row segments (the more of the two directions)
   // p2p and full modes: the load list's rows produced by this device's batch
   // k (its own partition's chunk in batch k), as [begin, begin + count) of
   // the list; lets a pass gather rows as soon as their producer stored them.
@@ -99,6 +109,7 @@ struct DevicePlan {
   int64_t max_step_bytes = 0;     // largest packed step
   int64_t max_later_loads = 0;    // most rows any batch but the first loads from host
   int64_t max_flush = 0;          // most rows one batch returns to host
+  int64_t max_segments = 0;       // most long-row segments of one step's topology (either direction)
 };
 
 // Builds the device's steps; `alloc` provides pinned host memory for the packed blocks.

@@ -77,7 +77,17 @@ struct DevTopology {
   DevIdx edge_dst;                // num_edges: destination (0..num_dst-1) of each edge
   DevArray<int64_t> edge_src_key; // num_edges: ORIGINAL src id (attention dropout key)
   DevArray<int64_t> edge_dst_key; // num_edges: ORIGINAL dst id
+  // Rows with more than kLongRowEdges edges (hubs of skewed graphs), cut into
+  // segments of at most kLongRowEdges edges that GPUs sum in parallel and then
+  // add in segment order: segment k is row seg_row[k]'s edges (positions in
+  // offsets, or t_offsets for the t_ pair) from seg_edge[k] up to the next
+  // segment of the same row, or the row's end. Rows in ascending order.
+  DevIdx seg_row, t_seg_row;
+  DevArray<int64_t> seg_edge, t_seg_edge;
 };
+
+// A row with more edges than this is summed in segments (DevTopology::seg_row).
+inline constexpr int64_t kLongRowEdges = 4096;
 
 // Dropout applied while gathering rows: keep(seed, epoch, layer, key[row], col).
 struct DropoutSpec {
@@ -185,6 +195,13 @@ class Device {
   virtual void reserve(int64_t scratch_floats) { (void)scratch_floats; }
   virtual int64_t row_ops_scratch(int64_t rows, int64_t cols) const {
     (void)rows;
+    (void)cols;
+    return 0;
+  }
+  // What spmm and spmm_transpose_add of a topology with `segments` long-row
+  // segments (DevTopology::seg_row) and `cols` columns need.
+  virtual int64_t spmm_scratch(int64_t segments, int64_t cols) const {
+    (void)segments;
     (void)cols;
     return 0;
   }

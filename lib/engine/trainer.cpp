@@ -189,6 +189,7 @@ void Trainer::setup_devices(const TrainerInputs& in) {
       d.reserve(d.gat_scratch(ne, static_cast<int>(max_heads), max_tw));
     }
     d.reserve(d.row_ops_scratch(nd, max_out));  // partial sums: bias gradients, loss
+    d.reserve(d.spmm_scratch(dp.max_segments, std::max({max_gather, max_in, max_out})));  // hub rows' partial sums
     st->staging_rows = std::max<int64_t>(1, std::min(dp.max_flush, staging_piece_rows(max_gather)));
     if (!store_on_device()) {
       for (int k = 0; k < kStagingSlots; ++k) {

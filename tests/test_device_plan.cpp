@@ -1,0 +1,101 @@
+// The device plan's long-row segments (engine/device_plan.hpp): rows with
+// more than kLongRowEdges edges cut into nearly equal pieces that cover the
+// row exactly, listed in both directions of a plan's packed topology.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "engine/device_plan.hpp"
+#include "partition/plan_builder.hpp"
+#include "plan_test_graphs.hpp"
+
+namespace ht {
+namespace {
+
+// Checks the segments of `offsets`: every long row's edges exactly once, in
+// order, in pieces of at most kLongRowEdges; no short row listed.
+void expect_cover(const std::vector<int64_t>& offsets, const std::vector<uint32_t>& seg_row,
+                  const std::vector<int64_t>& seg_edge) {
+  ASSERT_EQ(seg_row.size(), seg_edge.size());
+  std::vector<int64_t> covered(offsets.size() - 1, 0);
+  for (size_t k = 0; k < seg_row.size(); ++k) {
+    const uint32_t r = seg_row[k];
+    const bool last = k + 1 == seg_row.size() || seg_row[k + 1] != r;
+    const int64_t end = last ? offsets[r + 1] : seg_edge[k + 1];
+    if (k > 0) {
+      EXPECT_LE(seg_row[k - 1], r) << "rows in ascending order";
+    }
+    if (k == 0 || seg_row[k - 1] != r) {
+      EXPECT_EQ(seg_edge[k], offsets[r]) << "row " << r << " starts at its first edge";
+    }
+    EXPECT_GT(end, seg_edge[k]);
+    EXPECT_LE(end - seg_edge[k], kLongRowEdges);
+    covered[r] += end - seg_edge[k];
+  }
+  for (size_t r = 0; r + 1 < offsets.size(); ++r) {
+    const int64_t edges = offsets[r + 1] - offsets[r];
+    EXPECT_EQ(covered[r], edges > kLongRowEdges ? edges : 0) << "row " << r;
+  }
+}
+
+TEST(DevicePlan, LongRowsSplitIntoNearlyEqualSegments) {
+  // Rows of 0, 5, kLongRowEdges, kLongRowEdges + 1, 20,000 and 3 * kLongRowEdges edges.
+  const std::vector<int64_t> degrees{0, 5, kLongRowEdges, kLongRowEdges + 1, 20000, 3 * kLongRowEdges};
+  std::vector<int64_t> offsets{0};
+  for (int64_t d : degrees) offsets.push_back(offsets.back() + d);
+  std::vector<uint32_t> seg_row;
+  std::vector<int64_t> seg_edge;
+  split_long_rows(offsets, seg_row, seg_edge);
+  expect_cover(offsets, seg_row, seg_edge);
+  // ceil(edges / kLongRowEdges) pieces each: 2, 5 and 3.
+  EXPECT_EQ(seg_row, (std::vector<uint32_t>{3, 3, 4, 4, 4, 4, 4, 5, 5, 5}));
+  EXPECT_EQ(seg_edge[1] - seg_edge[0], (kLongRowEdges + 1) / 2) << "nearly equal pieces";
+  split_long_rows(std::vector<int64_t>{0, 3, 9}, seg_row, seg_edge);
+  EXPECT_TRUE(seg_row.empty() && seg_edge.empty()) << "no long row, no segment (and the lists are cleared)";
+}
+
+// A hub of 7,000 in- and out-edges: the packed step (what the trainer streams
+// to a device) lists the same segments as the topology's offsets give.
+TEST(DevicePlan, PackedStepsListTheHubsSegments) {
+  rng::Stream r(5, 0);
+  EdgeList el;
+  el.num_vertices = 9000;
+  for (int e = 0; e < 20000; ++e) {
+    el.src.push_back(static_cast<vid_t>(r.below(9000)));
+    el.dst.push_back(static_cast<vid_t>(r.below(9000)));
+  }
+  for (vid_t v = 0; v < 7000; ++v) {
+    el.src.insert(el.src.end(), {v, 11});
+    el.dst.insert(el.dst.end(), {11, v});
+  }
+  Graph hub = csc_from_edges(std::move(el));
+  const Plan plan = build_plan(hub.view(), test::range_partition(hub, 1, 2));
+  std::vector<float> inv_sqrt_deg(hub.num_vertices, 1.f);
+  std::vector<std::vector<std::byte>> blocks;
+  const DevicePlan dp = build_device_plan(plan, 0, CommMode::full, {inv_sqrt_deg, {}}, false, [&](int64_t bytes) {
+    blocks.emplace_back(static_cast<size_t>(bytes));
+    return blocks.back().data();
+  });
+  int64_t forward = 0, transposed = 0;
+  for (const DeviceStep& ds : dp.steps) {
+    const DevTopology t = ds.bind({ds.bytes.data(), static_cast<int64_t>(ds.bytes.size())}).topo;
+    const std::vector<int64_t> offsets(t.offsets.data, t.offsets.data + t.offsets.size);
+    const std::vector<int64_t> t_offsets(t.t_offsets.data, t.t_offsets.data + t.t_offsets.size);
+    expect_cover(offsets, {t.seg_row.data, t.seg_row.data + t.seg_row.size},
+                 {t.seg_edge.data, t.seg_edge.data + t.seg_edge.size});
+    expect_cover(t_offsets, {t.t_seg_row.data, t.t_seg_row.data + t.t_seg_row.size},
+                 {t.t_seg_edge.data, t.t_seg_edge.data + t.t_seg_edge.size});
+    forward += t.seg_row.size;
+    transposed += t.t_seg_row.size;
+    EXPECT_EQ(ds.segments, std::max(t.seg_row.size, t.t_seg_row.size));
+    EXPECT_LE(ds.segments, dp.max_segments);
+  }
+  EXPECT_EQ(forward, 2) << "the hub's 7,000+ in-edges, in one chunk";
+  EXPECT_GE(transposed, 2) << "the hub's out-edges to the first chunk";
+}
+
+}  // namespace
+}  // namespace ht

@@ -266,8 +266,8 @@ void CudaDevice::read(DevArray<float> src, std::span<float> dst) {
   HT_CUDA_TRY(cudaStreamSynchronize(streams_[0]));
 }
 
-int64_t CudaDevice::gat_scratch(int64_t edges, int heads, int64_t gcols) const {
-  return cuda::gat_backward_scratch_floats(edges, heads, gcols);
+int64_t CudaDevice::gat_scratch(int64_t edges, int64_t rows, int heads, int64_t gcols) const {
+  return cuda::gat_backward_scratch_floats(edges, rows, heads, gcols, 0);  // plus spmm_scratch for the segments
 }
 
 int64_t CudaDevice::spmm_scratch(int64_t segments, int64_t cols) const { return segments * cols; }
@@ -441,8 +441,11 @@ void CudaDevice::dropout_rows(DevMat m, int64_t key_row0, const DropoutSpec& dro
 
 void CudaDevice::gat_scores(const DevTopology& t, DevMat g, DevArray<float> att_src, DevArray<float> att_dst, int heads,
                             float slope, DevArray<float> pre, DevArray<float> score) {
+  HT_ASSERT(g.rows >= t.num_src_rows);
+  reserve(cuda::gat_scores_scratch_floats(t.num_src_rows, heads));  // a no-op once the trainer reserved gat_scratch
   activate();
-  cuda::gat_scores(t, g.data, g.cols, att_src.data, att_dst.data, heads, slope, pre.data, score.data, current());
+  cuda::gat_scores(t, g.data, t.num_src_rows, g.cols, att_src.data, att_dst.data, heads, slope, pre.data, score.data, scratch_,
+                   current());
 }
 
 void CudaDevice::gat_softmax(const DevTopology& t, int heads, DevArray<float> score, DevArray<float> alpha,
@@ -453,15 +456,17 @@ void CudaDevice::gat_softmax(const DevTopology& t, int heads, DevArray<float> sc
 
 void CudaDevice::gat_aggregate(const DevTopology& t, DevMat g, DevArray<float> alpha_drop, int heads, bool mean,
                                DevMat out) {
+  reserve(spmm_scratch(t.seg_row.size, g.cols));  // a no-op once the trainer reserved it at setup
   activate();
-  cuda::gat_aggregate(t, g.data, g.cols, alpha_drop.data, heads, mean, out.data, out.cols, current());
+  cuda::gat_aggregate(t, g.data, g.cols, alpha_drop.data, heads, mean, out.data, out.cols, scratch_, current());
 }
 
 void CudaDevice::gat_backward(const DevTopology& t, DevMat g, DevArray<float> att_src, DevArray<float> att_dst,
                               int heads, float slope, bool mean, DevArray<float> pre, DevArray<float> alpha,
                               DevArray<float> alpha_drop, const DropoutSpec& attn, DevMat dout, DevMat dg,
                               DevArray<float> d_att_src, DevArray<float> d_att_dst) {
-  reserve(cuda::gat_backward_scratch_floats(t.num_edges, heads, g.cols));  // a no-op once reserved at setup
+  // A no-op once the trainer reserved gat_scratch and spmm_scratch.
+  reserve(cuda::gat_backward_scratch_floats(t.num_edges, t.num_src_rows, heads, g.cols, t.t_seg_row.size));
   activate();
   cuda::gat_backward(t, g.data, g.cols, att_src.data, att_dst.data, heads, slope, mean, pre.data, alpha.data,
                      alpha_drop.data, attn, dout.data, dout.cols, dg.data, d_att_src.data, d_att_dst.data, scratch_,

@@ -88,7 +88,7 @@ class CudaDevice final : public Device {
   void read(DevArray<float> src, std::span<float> dst) override;
   void reserve(int64_t scratch_floats) override;
   int64_t row_ops_scratch(int64_t rows, int64_t cols) const override;
-  int64_t gat_scratch(int64_t edges, int heads, int64_t gcols) const override;
+  int64_t gat_scratch(int64_t edges, int64_t rows, int heads, int64_t gcols) const override;
   int64_t spmm_scratch(int64_t segments, int64_t cols) const override;
   void copy_bytes_out(DevArray<std::byte> src, std::byte* dst, int64_t n) override;
   void widen_rows(DevArray<std::byte> src, StoreDtype t, DevMat dst) override;

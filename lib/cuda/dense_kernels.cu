@@ -40,35 +40,50 @@ __device__ __forceinline__ void add(float4& a, const float4& b) {
   a.w += b.w;
 }
 
-// acc += weight[e] * x[nbr(e)] over the edges of one row: groups of 32 edges
+// acc += weight * x[nbr(e)] over the edges of one row: groups of 32 edges
 // starting at `first`, then every `stride` edges, up to `end`. The group's
 // edges are read one per lane and broadcast with shuffles; each lane keeps V
 // accumulators of type T, so the warp reads each neighbor row once in
 // coalesced pieces, whatever the width (up to V * 32 T's). Each accumulator
-// adds its edges in edge order.
-template <typename T, int V, bool TRANSPOSE>
+// adds its edges in edge order. HEADS: the weight of a column is its head's
+// (EdgeWeights), read by each lane for its columns.
+template <typename T, int V, bool TRANSPOSE, bool HEADS>
 __device__ __forceinline__ void add_edges(int64_t first, int64_t end, int64_t stride, const uint32_t* __restrict__ edge_of,
-                                          const uint32_t* __restrict__ nbr_of, const float* __restrict__ weight,
+                                          const uint32_t* __restrict__ nbr_of, const EdgeWeights& wts,
                                           const T* __restrict__ x, int64_t wt, T (&acc)[V]) {
   const int lane = threadIdx.x & 31;
+  int64_t head[V];
+  if constexpr (HEADS) {
+#pragma unroll
+    for (int v = 0; v < V; ++v) head[v] = (v * 32 + lane) / wts.f;
+  }
   for (int64_t e0 = first; e0 < end; e0 += stride) {
     const int64_t mine = e0 + lane;
-    uint32_t my_nbr = 0;
+    uint32_t my_nbr = 0, my_e = 0;
     float my_w = 0.f;
     if (mine < end) {
-      const uint32_t e = TRANSPOSE ? edge_of[mine] : static_cast<uint32_t>(mine);
-      my_nbr = nbr_of[e];
-      my_w = weight ? weight[e] : 1.f;
+      my_e = TRANSPOSE ? edge_of[mine] : static_cast<uint32_t>(mine);
+      my_nbr = nbr_of[my_e];
+      if constexpr (!HEADS) my_w = wts.w ? wts.w[my_e] : 1.f;
     }
     const int count = static_cast<int>(end - e0 < 32 ? end - e0 : 32);
     for (int k = 0; k < count; ++k) {
       const uint32_t nb = __shfl_sync(0xffffffffu, my_nbr, k);
-      const float w = __shfl_sync(0xffffffffu, my_w, k);
       const T* xs = x + static_cast<int64_t>(nb) * wt;
+      if constexpr (HEADS) {
+        const float* we = wts.w + static_cast<int64_t>(__shfl_sync(0xffffffffu, my_e, k)) * wts.heads;
 #pragma unroll
-      for (int v = 0; v < V; ++v) {
-        const int64_t j = v * 32 + lane;
-        if (j < wt) axpy(acc[v], w, __ldg(xs + j));
+        for (int v = 0; v < V; ++v) {
+          const int64_t j = v * 32 + lane;
+          if (j < wt) axpy(acc[v], we[head[v]], __ldg(xs + j));
+        }
+      } else {
+        const float w = __shfl_sync(0xffffffffu, my_w, k);
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const int64_t j = v * 32 + lane;
+          if (j < wt) axpy(acc[v], w, __ldg(xs + j));
+        }
       }
     }
   }
@@ -78,11 +93,10 @@ __device__ __forceinline__ void add_edges(int64_t first, int64_t end, int64_t st
 // edges (wt: the width in T's). TRANSPOSE: rows are source rows of the chunk
 // (t_offsets / t_edge), the "neighbor" of edge e is its destination and the
 // result is added.
-template <typename T, int V, bool TRANSPOSE>
+template <typename T, int V, bool TRANSPOSE, bool HEADS>
 __global__ void spmm_vec_kernel(int64_t num_rows, const int64_t* __restrict__ offsets,
                                 const uint32_t* __restrict__ edge_of, const uint32_t* __restrict__ nbr_of,
-                                const float* __restrict__ weight, const T* __restrict__ x, int64_t wt,
-                                T* __restrict__ out) {
+                                EdgeWeights wts, const T* __restrict__ x, int64_t wt, T* __restrict__ out) {
   const int lane = threadIdx.x & 31;
   for (int64_t r = global_warp(); r < num_rows; r += num_warps()) {
     const int64_t b = offsets[r], e_end = offsets[r + 1];
@@ -91,7 +105,7 @@ __global__ void spmm_vec_kernel(int64_t num_rows, const int64_t* __restrict__ of
     T acc[V];
 #pragma unroll
     for (int v = 0; v < V; ++v) acc[v] = T{};
-    add_edges<T, V, TRANSPOSE>(b, e_end, 32, edge_of, nbr_of, weight, x, wt, acc);
+    add_edges<T, V, TRANSPOSE, HEADS>(b, e_end, 32, edge_of, nbr_of, wts, x, wt, acc);
     T* o = out + r * wt;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
@@ -114,12 +128,11 @@ __device__ __forceinline__ int64_t segment_end(int64_t k, int64_t num_segs, cons
 // warp w sums the edge groups w, w + kSegWarps, ... of the segment; the warps'
 // sums are added in warp order into partial[k] (wt T's), so a row's result is
 // the same bits every run.
-template <typename T, int V, bool TRANSPOSE>
+template <typename T, int V, bool TRANSPOSE, bool HEADS>
 __global__ void spmm_segment_kernel(int64_t num_segs, const uint32_t* __restrict__ seg_row,
                                     const int64_t* __restrict__ seg_edge, const int64_t* __restrict__ offsets,
                                     const uint32_t* __restrict__ edge_of, const uint32_t* __restrict__ nbr_of,
-                                    const float* __restrict__ weight, const T* __restrict__ x, int64_t wt,
-                                    T* __restrict__ partial) {
+                                    EdgeWeights wts, const T* __restrict__ x, int64_t wt, T* __restrict__ partial) {
   extern __shared__ __align__(16) unsigned char segment_shared[];
   T* warp_sum = reinterpret_cast<T*>(segment_shared);  // kSegWarps x wt
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -128,7 +141,7 @@ __global__ void spmm_segment_kernel(int64_t num_segs, const uint32_t* __restrict
     T acc[V];
 #pragma unroll
     for (int v = 0; v < V; ++v) acc[v] = T{};
-    add_edges<T, V, TRANSPOSE>(b + 32 * warp, e_end, 32 * kSegWarps, edge_of, nbr_of, weight, x, wt, acc);
+    add_edges<T, V, TRANSPOSE, HEADS>(b + 32 * warp, e_end, 32 * kSegWarps, edge_of, nbr_of, wts, x, wt, acc);
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       const int64_t j = v * 32 + lane;
@@ -272,28 +285,29 @@ unsigned elem_blocks(int64_t n) {
 // rows by segments (partials in `scratch`, then added in segment order); V is
 // the fewest accumulators per lane that cover the width. False when the width
 // needs more than 8.
-template <typename T, bool TRANSPOSE>
-bool launch_rows(int64_t rows, const int64_t* offsets, const uint32_t* edge_of, const uint32_t* nbr_of,
-                 DevIdx seg_row, const int64_t* seg_edge, const float* weight, const float* x, int64_t cols,
-                 float* out, float* scratch, cudaStream_t s) {
-  const int64_t wt = cols / static_cast<int64_t>(sizeof(T) / sizeof(float));
+template <typename T, bool TRANSPOSE, bool HEADS>
+bool launch_rows(const SparseRows& rows, EdgeWeights wts, const float* x, int64_t cols, float* out, float* scratch,
+                 cudaStream_t s) {
+  constexpr int64_t per = static_cast<int64_t>(sizeof(T) / sizeof(float));
+  const int64_t wt = cols / per;
+  wts.f /= per;  // the head width in T's
   const T* xt = reinterpret_cast<const T*>(x);
   T* ot = reinterpret_cast<T*>(out);
   auto go = [&](auto v) {
     constexpr int V = decltype(v)::value;
-    spmm_vec_kernel<T, V, TRANSPOSE><<<warp_blocks(rows), 32 * kWarps, 0, s>>>(rows, offsets, edge_of, nbr_of,
-                                                                               weight, xt, wt, ot);
+    spmm_vec_kernel<T, V, TRANSPOSE, HEADS><<<warp_blocks(rows.count), 32 * kWarps, 0, s>>>(
+        rows.count, rows.offsets, rows.edge_of, rows.nbr_of, wts, xt, wt, ot);
     HT_CUDA_CHECK_LAST();
-    const int64_t segs = seg_row.size;
+    const int64_t segs = rows.seg_row.size;
     if (segs == 0) return;
     const unsigned blocks = static_cast<unsigned>(segs < 65535 ? segs : 65535);
     const size_t shared = sizeof(T) * kSegWarps * static_cast<size_t>(wt);
     T* partial = reinterpret_cast<T*>(scratch);
-    spmm_segment_kernel<T, V, TRANSPOSE><<<blocks, 32 * kSegWarps, shared, s>>>(
-        segs, seg_row.data, seg_edge, offsets, edge_of, nbr_of, weight, xt, wt, partial);
+    spmm_segment_kernel<T, V, TRANSPOSE, HEADS><<<blocks, 32 * kSegWarps, shared, s>>>(
+        segs, rows.seg_row.data, rows.seg_edge, rows.offsets, rows.edge_of, rows.nbr_of, wts, xt, wt, partial);
     HT_CUDA_CHECK_LAST();
     spmm_segment_sum_kernel<T, TRANSPOSE><<<blocks, wt < 256 ? 32 * blocks_for(wt, 32) : 256, 0, s>>>(
-        segs, seg_row.data, partial, wt, ot);
+        segs, rows.seg_row.data, partial, wt, ot);
     HT_CUDA_CHECK_LAST();
   };
   if (wt <= 32) go(std::integral_constant<int, 1>{});
@@ -304,27 +318,32 @@ bool launch_rows(int64_t rows, const int64_t* offsets, const uint32_t* edge_of, 
   return true;
 }
 
-// float4 rows where the width and pointers allow, else float rows.
-template <bool TRANSPOSE>
-bool launch_vec(int64_t rows, const int64_t* offsets, const uint32_t* edge_of, const uint32_t* nbr_of,
-                DevIdx seg_row, const int64_t* seg_edge, const float* weight, const float* x, int64_t cols,
-                float* out, float* scratch, cudaStream_t s) {
-  const bool four = cols % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+// float4 rows where the width, the head width and the pointers allow, else float rows.
+template <bool TRANSPOSE, bool HEADS>
+bool launch_vec(const SparseRows& rows, const EdgeWeights& wts, const float* x, int64_t cols, float* out,
+                float* scratch, cudaStream_t s) {
+  const bool four = cols % 4 == 0 && (!HEADS || wts.f % 4 == 0) && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
                     reinterpret_cast<uintptr_t>(out) % 16 == 0 && reinterpret_cast<uintptr_t>(scratch) % 16 == 0;
-  return four ? launch_rows<float4, TRANSPOSE>(rows, offsets, edge_of, nbr_of, seg_row, seg_edge, weight, x, cols,
-                                               out, scratch, s)
-              : launch_rows<float, TRANSPOSE>(rows, offsets, edge_of, nbr_of, seg_row, seg_edge, weight, x, cols, out,
-                                              scratch, s);
+  return four ? launch_rows<float4, TRANSPOSE, HEADS>(rows, wts, x, cols, out, scratch, s)
+              : launch_rows<float, TRANSPOSE, HEADS>(rows, wts, x, cols, out, scratch, s);
 }
 
 }  // namespace
 
+bool spmm_rows(bool transpose, const SparseRows& rows, const EdgeWeights& wts, const float* x, int64_t cols,
+               float* out, float* scratch, cudaStream_t s) {
+  if (rows.count == 0) return true;
+  if (wts.heads > 0)
+    return transpose ? launch_vec<true, true>(rows, wts, x, cols, out, scratch, s)
+                     : launch_vec<false, true>(rows, wts, x, cols, out, scratch, s);
+  return transpose ? launch_vec<true, false>(rows, wts, x, cols, out, scratch, s)
+                   : launch_vec<false, false>(rows, wts, x, cols, out, scratch, s);
+}
+
 void spmm(const DevTopology& t, const float* x, int64_t cols, float* out, float* scratch, cudaStream_t s) {
   if (t.num_dst == 0) return;
   const float* w = t.weight.size ? t.weight.data : nullptr;
-  if (launch_vec<false>(t.num_dst, t.offsets.data, nullptr, t.src.data, t.seg_row, t.seg_edge.data, w, x, cols, out,
-                        scratch, s))
-    return;
+  if (spmm_rows(false, forward_rows(t), {w}, x, cols, out, scratch, s)) return;
   spmm_kernel<<<warp_blocks(t.num_dst), 32 * kWarps, 0, s>>>(t.num_dst, t.offsets.data, t.src.data, w, x, cols, out);
   HT_CUDA_CHECK_LAST();
 }
@@ -333,9 +352,7 @@ void spmm_transpose_add(const DevTopology& t, const float* dout, int64_t cols, f
                         cudaStream_t s) {
   if (t.num_src_rows == 0) return;
   const float* w = t.weight.size ? t.weight.data : nullptr;
-  if (launch_vec<true>(t.num_src_rows, t.t_offsets.data, t.t_edge.data, t.edge_dst.data, t.t_seg_row,
-                       t.t_seg_edge.data, w, dout, cols, dx, scratch, s))
-    return;
+  if (spmm_rows(true, transposed_rows(t), {w}, dout, cols, dx, scratch, s)) return;
   spmm_t_kernel<<<warp_blocks(t.num_src_rows), 32 * kWarps, 0, s>>>(t.num_src_rows, t.t_offsets.data, t.t_edge.data,
                                                                     t.edge_dst.data, w, dout, cols, dx);
   HT_CUDA_CHECK_LAST();

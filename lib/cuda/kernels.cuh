@@ -35,6 +35,36 @@ void scatter_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t*
 void compact_and_zero(float* src, const uint32_t* rows, int64_t n, int64_t cols, float* staging, cudaStream_t s);
 
 // ---- dense and sparse (dense_kernels.cu)
+// The rows of a topology in one direction: forward (a row per destination,
+// its edges offsets[r]..offsets[r + 1], neighbor nbr_of[e]) or transposed (a
+// row per source row, edge k is edge_of[k]); long rows' segments (DevTopology::seg_row).
+struct SparseRows {
+  int64_t count = 0;
+  const int64_t* offsets = nullptr;
+  const uint32_t* edge_of = nullptr;  // transposed only
+  const uint32_t* nbr_of = nullptr;
+  DevIdx seg_row;
+  const int64_t* seg_edge = nullptr;
+};
+inline SparseRows forward_rows(const DevTopology& t) {
+  return {t.num_dst, t.offsets.data, nullptr, t.src.data, t.seg_row, t.seg_edge.data};
+}
+inline SparseRows transposed_rows(const DevTopology& t) {
+  return {t.num_src_rows, t.t_offsets.data, t.t_edge.data, t.edge_dst.data, t.t_seg_row, t.t_seg_edge.data};
+}
+// An edge's weight: w[e] (1 when w is null); or with heads > 0, column c's is
+// w[e * heads + c / f] (GAT's attention: head h owns columns [h*f, (h+1)*f)).
+struct EdgeWeights {
+  const float* w = nullptr;
+  int heads = 0;
+  int64_t f = 0;
+};
+// out[r] = Σ_e weight * x[nbr(e)] over each row's edges (transpose: added to
+// out[r]); short rows add their edges in edge order, long rows by segments in
+// `scratch` (segments x cols floats) added in segment order. False when no
+// kernel takes the width (over 256 floats and not a multiple of 4, or over 1024).
+bool spmm_rows(bool transpose, const SparseRows& rows, const EdgeWeights& wts, const float* x, int64_t cols,
+               float* out, float* scratch, cudaStream_t s);
 // `scratch` holds segments x cols floats (the long rows' partial sums per segment).
 void spmm(const DevTopology& t, const float* x, int64_t cols, float* out, float* scratch, cudaStream_t s);
 void spmm_transpose_add(const DevTopology& t, const float* dout, int64_t cols, float* dx, float* scratch,
@@ -48,16 +78,22 @@ void col_sum_add(const float* m, int64_t rows, int64_t cols, float* grad, float*
 void dropout_rows(float* m, int64_t rows, int64_t cols, int64_t key_row0, const DropoutSpec& drop, cudaStream_t s);
 
 // ---- GAT (gat_kernels.cu)
-void gat_scores(const DevTopology& t, const float* g, int64_t gcols, const float* att_src, const float* att_dst,
-                int heads, float slope, float* pre, float* score, cudaStream_t s);
+// `scratch`: gat_scores_scratch_floats(rows, heads) (each row's score terms per head).
+int64_t gat_scores_scratch_floats(int64_t rows, int heads);
+void gat_scores(const DevTopology& t, const float* g, int64_t rows, int64_t gcols, const float* att_src,
+                const float* att_dst, int heads, float slope, float* pre, float* score, float* scratch, cudaStream_t s);
 void gat_softmax(const DevTopology& t, int heads, const float* score, float* alpha, float* alpha_drop,
                  const DropoutSpec& attn, cudaStream_t s);
+// `scratch`: the long rows' segments (segments x gcols floats) when the
+// heads are concatenated or one.
 void gat_aggregate(const DevTopology& t, const float* g, int64_t gcols, const float* alpha_drop, int heads,
-                   bool mean, float* out, int64_t out_cols, cudaStream_t s);
-// Scratch of gat_backward: the per-edge values, then the attention-vector
-// gradients' partial sums (at most kDattBlocks blocks of edges).
+                   bool mean, float* out, int64_t out_cols, float* scratch, cudaStream_t s);
+// Scratch of gat_backward: the per-edge values, the per-row sums of the
+// attention terms (source rows and destinations, at most `rows` each), the
+// attention-vector gradients' partial sums (at most kDattBlocks tiles of
+// rows), then the transposed rows' segments (DevTopology::t_seg_row).
 inline constexpr int64_t kDattBlocks = 1024;
-int64_t gat_backward_scratch_floats(int64_t edges, int heads, int64_t gcols);
+int64_t gat_backward_scratch_floats(int64_t edges, int64_t rows, int heads, int64_t gcols, int64_t segments);
 void gat_backward(const DevTopology& t, const float* g, int64_t gcols, const float* att_src, const float* att_dst,
                   int heads, float slope, bool mean, const float* pre, const float* alpha, const float* alpha_drop,
                   const DropoutSpec& attn, const float* dout, int64_t dout_cols, float* dg, float* d_att_src,

@@ -205,8 +205,11 @@ class Device {
     (void)cols;
     return 0;
   }
-  // What gat_backward over `edges` edges of `heads` heads and gcols columns needs.
-  virtual int64_t gat_scratch(int64_t edges, int heads, int64_t gcols) const {
+  // What gat_scores and gat_backward over `edges` edges, an input of `rows`
+  // rows, `heads` heads and gcols columns need, besides spmm_scratch for the
+  // transposed rows' segments.
+  virtual int64_t gat_scratch(int64_t edges, int64_t rows, int heads, int64_t gcols) const {
+    (void)rows;
     (void)gcols;
     return edges * heads;
   }

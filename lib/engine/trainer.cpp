@@ -186,7 +186,7 @@ void Trainer::setup_devices(const TrainerInputs& in) {
       st->gt = d.alloc_floats(rows * max_tw);
       st->dgt = d.alloc_floats(rows * max_tw);
       for (auto* a : {&st->pre, &st->score, &st->alpha, &st->alpha_drop}) *a = d.alloc_floats(ne * max_heads);
-      d.reserve(d.gat_scratch(ne, static_cast<int>(max_heads), max_tw));
+      d.reserve(d.gat_scratch(ne, rows, static_cast<int>(max_heads), max_tw) + d.spmm_scratch(dp.max_segments, max_tw));
     }
     d.reserve(d.row_ops_scratch(nd, max_out));  // partial sums: bias gradients, loss
     d.reserve(d.spmm_scratch(dp.max_segments, std::max({max_gather, max_in, max_out})));  // hub rows' partial sums

@@ -1,6 +1,9 @@
 // GAT kernels: edge scores, edge softmax (+ attention dropout), weighted
 // aggregation, and their backward. Heads sit side by side in g (head h owns
-// columns [h*f, (h+1)*f)).
+// columns [h*f, (h+1)*f)). Per-row reductions take a warp per row and a
+// block per row of more than kLongRowEdges edges (hubs); per-edge work a warp
+// per edge; the aggregation and its transpose are spmm_rows with a weight per
+// edge and head.
 #include <algorithm>
 
 #include "cuda/cuda_check.hpp"

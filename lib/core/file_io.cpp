@@ -160,6 +160,7 @@ void AtomicFile::commit() {
   fd_ = -1;
   if (::rename(tmp_path_.c_str(), path_.c_str()) != 0)
     throw file_error(path_, "cannot rename temporary file into place: " + errno_text());
+  signals::note_output_committed();
   committed_ = true;
   signals::unregister_temp_file(temp_handle_);
   temp_handle_ = -1;

@@ -21,6 +21,7 @@ struct Slot {
 Slot g_slots[kSlots];
 volatile sig_atomic_t g_stop = 0;
 volatile sig_atomic_t g_graceful = 0;
+volatile sig_atomic_t g_committed = 0;  // an output is in place (note_output_committed)
 char g_tool[64] = "hongtu";
 
 void write_stderr(const char* s) {
@@ -46,7 +47,9 @@ void handler(int sig) {
   remove_temp_files();
   write_stderr(g_tool);
   write_stderr(sig == SIGINT ? ": interrupted by SIGINT" : ": interrupted by SIGTERM");
-  write_stderr(g_graceful ? " again; stopped at once, nothing more written\n" : "; no output written\n");
+  write_stderr(g_graceful    ? " again; stopped at once, nothing more written\n"
+               : g_committed ? "; the outputs finished before it are complete, nothing else written\n"
+                             : "; no output written\n");
   ::_exit(128 + sig);
 }
 
@@ -79,6 +82,8 @@ int register_temp_file(const std::string& path) {
   }
   return -1;
 }
+
+void note_output_committed() { g_committed = 1; }
 
 void unregister_temp_file(int handle) {
   if (handle >= 0 && handle < kSlots) g_slots[handle].state.store(0, std::memory_order_release);

@@ -4,8 +4,9 @@
 //
 // Two modes, chosen by the tool (library code never installs handlers):
 //  - immediate: a signal removes every registered temporary file, prints one
-//    line ("<tool>: interrupted by SIGTERM; no output written") and ends the
-//    process with exit code 128 + signal;
+//    line ("<tool>: interrupted by SIGTERM; no output written", or, once an
+//    output is in place, "...; the outputs finished before it are complete,
+//    nothing else written") and ends the process with exit code 128 + signal;
 //  - graceful (ht-train): the first signal only records itself; the training
 //    loop polls stop_signal() after each epoch, writes a checkpoint and throws
 //    Interrupted. A second SIGINT ends the process at once as in `immediate`;
@@ -31,6 +32,10 @@ void clear_stop_signal();
 // removed by a signal (their destructors still remove them on errors).
 int register_temp_file(const std::string& path);  // returns a handle (-1: not registered)
 void unregister_temp_file(int handle);
+// Called by the atomic writer once an output is in place: an immediate stop
+// after it no longer says "no output written" (a signal that lands between
+// the last output's rename and the process's end leaves a complete file).
+void note_output_committed();
 
 // Thrown by a run that stopped on a signal; `message` says what was saved.
 class Interrupted : public std::runtime_error {

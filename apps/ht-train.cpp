@@ -376,6 +376,8 @@ int main(int argc, char** argv) {
                s.processes > 1 ? fmt::format(" (the largest of {} processes)", s.processes) : "");
     fmt::print("{}\n", ht::host_memory_line(s.host_plan, s.peak_rss_bytes, s.host_limit));
     fmt::print("{}\n", ht::link_bound_line(s.link_measured ? &s.link : nullptr, s.link_bound, s.gpus));
+    if (s.link_measured && !ht::phase_bound_line(s.link_phase_bound).empty())
+      fmt::print("{}\n", ht::phase_bound_line(s.link_phase_bound));
     fmt::print("{}\n", ht::setup_line(s.setup_seconds, s.epoch_ms_median));
     });
   });

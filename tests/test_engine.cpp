@@ -464,6 +464,30 @@ TEST(Engine, TrainingMatchesReferenceOverEpochs) {
   EXPECT_NEAR(ev.test_acc, rv.test_acc(), 1e-9);
 }
 
+// The epoch's host-link bytes split at the end of the forward passes (the
+// phase bound of the summary): both phases move bytes both ways out of core,
+// and the forward's share is part of the epoch's.
+TEST(Engine, ForwardBytesAreTheForwardPassesShare) {
+  Graph g = make_graph(50, 250, 5, 3, 3);
+  ModelConfig cfg;
+  cfg.dims = {5, 7, 3};
+  Partition p = make_partition(g, 2, 2, 4);
+  Graph gn = renumber(g.view(), p);
+  Plan plan = build_plan(gn.view(), p);
+  std::vector<int64_t> orig(p.new_to_old.begin(), p.new_to_old.end());
+  CpuExecutor exec(2);
+  Trainer tr(exec, gn.view(), orig, plan, {cfg, {}, CommMode::full});
+  for (int e = 0; e < 2; ++e) {
+    const LinkCounters before = exec.counters();
+    const EpochResult r = tr.train_epoch(e);
+    const int64_t h2d = exec.counters().h2d_bytes - before.h2d_bytes, d2h = exec.counters().d2h_bytes - before.d2h_bytes;
+    EXPECT_GT(r.forward_h2d_bytes, 0);
+    EXPECT_GT(r.forward_d2h_bytes, 0);  // outputs and cached aggregates written
+    EXPECT_GT(h2d - r.forward_h2d_bytes, 0);  // the backward reads them back
+    EXPECT_GT(d2h - r.forward_d2h_bytes, 0);  // and returns gradients
+  }
+}
+
 // A 16-bit host store: within the dtype's rounding of the fp32 reference
 // for every m, n, comm mode and model; the same bits under every copy timing
 // (a missing wait would let a late copy change them); half the host-link

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "core/rng.hpp"
 #include "train/metrics.hpp"
 
 namespace ht {
@@ -79,6 +80,43 @@ TEST(LinkBound, RejectsUnmeasuredBandwidth) {
   c.h2d_bytes = 1;
   EXPECT_THROW(link_lower_bound(c, LinkBandwidth{}, 1, 1.0), Error);
   EXPECT_THROW(link_lower_bound(c, {1e9, 1e9}, 0, 1.0), Error);
+}
+
+// Each phase (forward passes, then backward passes) takes its larger
+// direction: forward writing 8 and reading 2, backward the reverse, is 8 + 8
+// against the epoch's max(10, 10); never below link_lower_bound, equal to it
+// when one phase moves everything.
+TEST(LinkBound, PhasesTakeTheirLargerDirection) {
+  LinkCounters c;
+  c.h2d_bytes = 10'000'000'000;
+  c.d2h_bytes = 10'000'000'000;
+  const LinkBandwidth bw{1e9, 1e9};
+  PhaseLinkBound b = link_phase_bound(c, 2'000'000'000, 8'000'000'000, bw, 1, 32.0);
+  EXPECT_DOUBLE_EQ(b.forward_seconds, 8.0);
+  EXPECT_DOUBLE_EQ(b.backward_seconds, 8.0);
+  EXPECT_DOUBLE_EQ(b.total.seconds, 16.0);
+  EXPECT_DOUBLE_EQ(b.total.ratio, 2.0);
+  EXPECT_DOUBLE_EQ(link_lower_bound(c, bw, 1, 32.0).seconds, 10.0);
+  b = link_phase_bound(c, 2'000'000'000, 8'000'000'000, bw, 2, 32.0);  // two GPUs, a link each
+  EXPECT_DOUBLE_EQ(b.total.seconds, 8.0);
+  b = link_phase_bound(c, 10'000'000'000, 10'000'000'000, bw, 1, 32.0);  // all in the forward
+  EXPECT_DOUBLE_EQ(b.total.seconds, link_lower_bound(c, bw, 1, 32.0).seconds);
+  rng::Stream r(3, 0);
+  for (int k = 0; k < 200; ++k) {
+    c.h2d_bytes = static_cast<int64_t>(r.below(1'000'000));
+    c.d2h_bytes = static_cast<int64_t>(r.below(1'000'000));
+    const int64_t fh = static_cast<int64_t>(r.below(static_cast<uint64_t>(c.h2d_bytes) + 1));
+    const int64_t fd = static_cast<int64_t>(r.below(static_cast<uint64_t>(c.d2h_bytes) + 1));
+    const LinkBandwidth bw2{1e9 + static_cast<double>(r.below(1000)) * 1e6, 1e9};
+    EXPECT_GE(link_phase_bound(c, fh, fd, bw2, 1, 1.0).total.seconds, link_lower_bound(c, bw2, 1, 1.0).seconds * (1 - 1e-12));
+  }
+  EXPECT_THROW(link_phase_bound(c, c.h2d_bytes + 1, 0, bw, 1, 1.0), Error);
+  EXPECT_EQ(phase_bound_line(link_phase_bound(LinkCounters{}, 0, 0, bw, 1, 1.0)), "");
+  c.h2d_bytes = 3'000'000;
+  c.d2h_bytes = 2'000'000;
+  EXPECT_EQ(phase_bound_line(link_phase_bound(c, 1'000'000, 2'000'000, bw, 1, 0.008)),
+            "link bound with the forward before the backward: 4.00 ms per epoch (forward passes 2.00 ms, backward "
+            "passes 2.00 ms, each its larger direction); median epoch = 2.00x this bound");
 }
 
 TEST(SummaryLines, Text) {

@@ -490,7 +490,10 @@ double Trainer::compute_gradients(int epoch) {
         if (a->size) st->dev->zero(*a);
   }
   LossStats stats;
+  const LinkCounters before = exec_.counters();  // counted as issued: the forward's issues end before the backward's
   const double loss = forward(epoch, true, &stats);
+  timing_.forward_h2d_bytes = exec_.counters().h2d_bytes - before.h2d_bytes;
+  timing_.forward_d2h_bytes = exec_.counters().d2h_bytes - before.d2h_bytes;
   backward(epoch);
   reduce_and_collect_grads();
   timing_.seconds = total.seconds();

@@ -45,6 +45,9 @@ struct EpochResult {
   // compute, h2d, d2h, host (CPU accumulation), else to idle (host issue,
   // optimizer, waits); the five add up to `seconds`.
   double x_compute = 0, x_h2d = 0, x_d2h = 0, x_host = 0, x_idle = 0;
+  // Host-link bytes the forward passes issued (the rest of the epoch's are
+  // the backward passes'): forward writes outputs, backward reads them back.
+  int64_t forward_h2d_bytes = 0, forward_d2h_bytes = 0;
 };
 
 struct Evaluation {

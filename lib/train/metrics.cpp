@@ -65,6 +65,32 @@ LinkBound link_lower_bound(const LinkCounters& per_epoch, const LinkBandwidth& b
   return b;
 }
 
+PhaseLinkBound link_phase_bound(const LinkCounters& per_epoch, int64_t forward_h2d_bytes, int64_t forward_d2h_bytes,
+                                const LinkBandwidth& bw, int num_gpus, double epoch_seconds) {
+  HT_CHECK(forward_h2d_bytes >= 0 && forward_h2d_bytes <= per_epoch.h2d_bytes && forward_d2h_bytes >= 0 &&
+               forward_d2h_bytes <= per_epoch.d2h_bytes,
+           "link bound: the forward passes' bytes (H2D {}, D2H {}) exceed the epoch's (H2D {}, D2H {})",
+           forward_h2d_bytes, forward_d2h_bytes, per_epoch.h2d_bytes, per_epoch.d2h_bytes);
+  LinkCounters forward, backward;
+  forward.h2d_bytes = forward_h2d_bytes;
+  forward.d2h_bytes = forward_d2h_bytes;
+  backward.h2d_bytes = per_epoch.h2d_bytes - forward_h2d_bytes;
+  backward.d2h_bytes = per_epoch.d2h_bytes - forward_d2h_bytes;
+  PhaseLinkBound b;
+  b.forward_seconds = link_lower_bound(forward, bw, num_gpus, 0).seconds;
+  b.backward_seconds = link_lower_bound(backward, bw, num_gpus, 0).seconds;
+  b.total.seconds = b.forward_seconds + b.backward_seconds;
+  b.total.ratio = b.total.seconds > 0 ? epoch_seconds / b.total.seconds : 0;
+  return b;
+}
+
+std::string phase_bound_line(const PhaseLinkBound& b) {
+  if (b.total.seconds <= 0) return "";
+  return fmt::format("link bound with the forward before the backward: {:.2f} ms per epoch (forward passes {:.2f} ms, "
+                     "backward passes {:.2f} ms, each its larger direction); median epoch = {:.2f}x this bound",
+                     b.total.seconds * 1e3, b.forward_seconds * 1e3, b.backward_seconds * 1e3, b.total.ratio);
+}
+
 std::string exposed_line(const ExposedTimes& ms, double epoch_ms) {
   const std::string share =
       epoch_ms > 0 ? fmt::format("sum {:.1f}% of epoch", 100 * ms.sum() / epoch_ms) : fmt::format("sum {:.2f} ms", ms.sum());

@@ -59,10 +59,25 @@ struct LinkBound {
 LinkBound link_lower_bound(const LinkCounters& per_epoch, const LinkBandwidth& bw, int num_gpus,
                            double epoch_seconds);
 
+// The bound of a schedule that runs the forward passes before the backward
+// passes: each phase moves its own bytes, both directions in parallel, so it
+// takes its larger direction's time. Forward passes mostly write (outputs,
+// cached aggregates), backward passes mostly read them back, so this is up
+// to twice link_lower_bound's. `forward_*` are the forward passes' share of
+// `per_epoch` (all GPUs).
+struct PhaseLinkBound {
+  double forward_seconds = 0, backward_seconds = 0;
+  LinkBound total;  // their sum, and median epoch over it
+};
+PhaseLinkBound link_phase_bound(const LinkCounters& per_epoch, int64_t forward_h2d_bytes, int64_t forward_d2h_bytes,
+                                const LinkBandwidth& bw, int num_gpus, double epoch_seconds);
+
 // The summary lines of ht-train for the above (no trailing newline).
 // `epoch_ms` = median epoch; `link` null = not measured (CPU backend).
 std::string exposed_line(const ExposedTimes& ms, double epoch_ms);
 std::string link_bound_line(const LinkBandwidth* link, const LinkBound& bound, int num_gpus);
+// "" when the epoch moves nothing over the link.
+std::string phase_bound_line(const PhaseLinkBound& b);
 std::string eval_line(double eval_ms_median, int evaluations);
 std::string setup_line(double setup_seconds, double epoch_ms);
 // Of the vertex-store rows a training epoch reads or writes (host link plus

@@ -231,6 +231,8 @@ void link_json(JsonWriter& w, const TrainSummary& sum) {
   number_or_null("link_d2h_bytes_per_s", sum.link_measured, sum.link.d2h_bytes_per_s);
   number_or_null("link_bound_ms", sum.link_measured, sum.link_bound.seconds * 1e3);
   number_or_null("epoch_over_link_bound", bound, sum.link_bound.ratio);
+  number_or_null("link_phase_bound_ms", sum.link_measured, sum.link_phase_bound.total.seconds * 1e3);
+  number_or_null("epoch_over_link_phase_bound", bound, sum.link_phase_bound.total.ratio);
 }
 
 // Where the epochs start (0, or the epochs a resumed checkpoint had done), the
@@ -269,6 +271,12 @@ void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, T
     if (timed) {
       series.add(r);
       sum.per_epoch = moved;
+      LinkCounters forward;
+      forward.h2d_bytes = r.forward_h2d_bytes;
+      forward.d2h_bytes = r.forward_d2h_bytes;
+      forward = sum_over_processes(job.transport, forward);
+      sum.forward_h2d_bytes = forward.h2d_bytes;
+      sum.forward_d2h_bytes = forward.d2h_bytes;
     }
     const bool eval_now = (e + 1) % job.eval_every == 0 || e + 1 == job.epochs;
     double eval_ms = 0;
@@ -344,6 +352,7 @@ JsonWriter summary_json(const TrainSummary& sum, const RunLabels& run) {
   exposed_json(w, sum.exposed_ms_median, "_median");
   w.field("eval_ms_median", sum.eval_ms_median).field("evaluations_timed", sum.evaluations_timed);
   counters_json(w, sum.per_epoch);
+  w.field("forward_h2d_bytes", sum.forward_h2d_bytes).field("forward_d2h_bytes", sum.forward_d2h_bytes);
   w.field("peak_device_bytes", sum.peak_device_bytes).field("host_buffer_bytes", sum.host_buffer_bytes);
   w.field("peak_rss_bytes", sum.peak_rss_bytes).field("setup_seconds", sum.setup_seconds);
   w.field("gpu_cache_held_bytes", sum.gpu_cache_bytes).field("gpu_cache_tier_rows", sum.gpu_cache_tier_rows);
@@ -720,8 +729,11 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   sum.peak_rss_bytes = max_over_processes(job.transport, peak_rss_bytes());
   sum.gpus = plan.m;
   sum.processes = job.transport ? job.transport->size() : 1;
-  if (sum.link_measured)
+  if (sum.link_measured) {
     sum.link_bound = link_lower_bound(sum.per_epoch, sum.link, plan.m, sum.epoch_ms_median * 1e-3);
+    sum.link_phase_bound = link_phase_bound(sum.per_epoch, sum.forward_h2d_bytes, sum.forward_d2h_bytes, sum.link,
+                                            plan.m, sum.epoch_ms_median * 1e-3);
+  }
 
   const RunLabels labels{trainer.store_on_device() ? "device" : "host", dtype_name(trainer.store_dtype()),
                          topt.overlap_copies, exec->name(),

@@ -102,6 +102,7 @@ struct TrainSummary {
   double eval_ms_median = 0;       // evaluation forward, evaluations after warm-up
   int evaluations_timed = 0;
   LinkCounters per_epoch;  // bytes and rows moved in one training epoch
+  int64_t forward_h2d_bytes = 0, forward_d2h_bytes = 0;  // of per_epoch, moved by the forward passes
   int64_t peak_device_bytes = 0, host_buffer_bytes = 0, peak_rss_bytes = 0;
   // What the GPU cache holds (Trainer::gpu_cache_held; bytes and tier rows: the largest process's).
   int64_t gpu_cache_bytes = 0, gpu_cache_tier_rows = 0;
@@ -114,6 +115,7 @@ struct TrainSummary {
   bool link_measured = false;
   LinkBandwidth link;    // when link_measured
   LinkBound link_bound;  // when link_measured
+  PhaseLinkBound link_phase_bound;  // when link_measured
   double link_probe_seconds = 0;
   HostMemoryPlan host_plan;    // planned before setup (engine/host_memory_plan.hpp)
   HostMemoryLimit host_limit;  // what it was checked against

@@ -61,8 +61,11 @@ assert abs(summary["x_idle_ms_median"] - med([r["x_idle_ms"] for r in timed])) <
 assert summary["setup_seconds"] > 0
 assert abs(summary["setup_over_epoch"] - summary["setup_seconds"] * 1e3 / summary["epoch_ms_median"]) < 1e-6
 assert summary["link_measured"] is False
-for k in ("link_h2d_bytes_per_s", "link_d2h_bytes_per_s", "link_bound_ms", "epoch_over_link_bound"):
+for k in ("link_h2d_bytes_per_s", "link_d2h_bytes_per_s", "link_bound_ms", "epoch_over_link_bound",
+          "link_phase_bound_ms", "epoch_over_link_phase_bound"):
     assert summary[k] is None, (k, summary[k])
+assert 0 < summary["forward_h2d_bytes"] <= summary["h2d_bytes"], summary["forward_h2d_bytes"]
+assert 0 < summary["forward_d2h_bytes"] <= summary["d2h_bytes"], summary["forward_d2h_bytes"]
 EOF
 
 finish "ht-train summary: all checks passed"

@@ -39,7 +39,7 @@ for graph in $1; do
         --comm full --store host --host-dtype "${DTYPE:-fp32}" --gpu-cache $cache --timeline-out "$OUT/tl_$tag.json" \
         --metrics-out "$OUT/m_$tag.jsonl" "${@:3}" > "$OUT/train_$tag.log" 2>&1
       echo "== $tag (rc $?)"
-      grep -E "^median epoch|^exposed|^per epoch|^GPU cache|^memory|^link-bound|loss" "$OUT/train_$tag.log" | grep -v "^epoch" | tail -7
+      grep -E "^median epoch|^exposed|^per epoch|^GPU cache|^memory|^link|loss" "$OUT/train_$tag.log" | grep -v "^epoch" | tail -8
       epoch[$cache]=$(sed -n 's/^median epoch \([0-9.]*\) ms.*/\1/p' "$OUT/train_$tag.log")
       python3 - "$OUT/m_$tag.jsonl" <<'PY'
 import json, sys

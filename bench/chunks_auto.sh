@@ -5,18 +5,13 @@
 # Prints each run's median epoch (or the refusal line), the n auto chose and its epoch against
 # the best n by hand (the issue's target: within 10%).
 # Usage: OUT=DIR [EPOCHS=6] [GPU_MEM=16] [BIN=DIR] [LIB=DIR] bench/chunks_auto.sh "GRAPHS" "N_LIST"
-#   GRAPHS: products, rmat (the graphs of bench/gpu_cache.sh, generated into CACHE_DIR if missing).
+#   GRAPHS: products, rmat, community (bench/bench_graphs.sh, generated into CACHE_DIR if missing).
 set -u
 export LD_LIBRARY_PATH=${LIB:-$PWD/.carry/lib}
 B=${BIN:-$PWD/.carry/bin}; C=${CACHE_DIR:-/tmp/cache}; mkdir -p "$C" "$OUT"
-common=(--feature-dim 100 --classes 47 --train-fraction 0.25 --seed 1)
+source "$(dirname "${BASH_SOURCE[0]}")/bench_graphs.sh"
 for graph in $1; do
-  case $graph in
-    products) G=$C/p.htg; gen=(--generate random --vertices 2449029 --edges 123718280) ;;
-    rmat) G=$C/r.htg; gen=(--generate rmat --scale 21 --edges 120000000) ;;
-    *) echo "unknown graph '$graph' (products, rmat)" >&2; exit 2 ;;
-  esac
-  [[ -f $G ]] || $B/ht-convert "${gen[@]}" "${common[@]}" -o "$G" > "$OUT/gen_$graph.log" 2>&1 || { echo "generate $graph failed"; exit 1; }
+  bench_graph "$graph" || exit
   best=""; best_n=""
   for n in $2 auto; do
     log=$OUT/chunks_${graph}_$n.log

@@ -15,15 +15,9 @@
 set -u
 export LD_LIBRARY_PATH=${LIB:-$PWD/.carry/lib}
 B=${BIN:-$PWD/.carry/bin}; C=${CACHE_DIR:-/tmp/cache}; mkdir -p "$C" "$OUT"
-common=(--feature-dim 100 --classes 47 --train-fraction 0.25 --seed 1)
+source "$(dirname "${BASH_SOURCE[0]}")/bench_graphs.sh"
 for graph in $1; do
-  case $graph in
-    products) G=$C/p.htg; P=p; gen=(--generate random --vertices 2449029 --edges 123718280); method=range ;;
-    community) G=$C/c.htg; P=c; gen=(--generate community --vertices 2450000 --avg-degree 50); method=metis ;;
-    rmat) G=$C/r.htg; P=r; gen=(--generate rmat --scale 21 --edges 120000000); method=range ;;
-    *) echo "unknown graph '$graph' (products, community, rmat)" >&2; exit 2 ;;
-  esac
-  [[ -f $G ]] || $B/ht-convert "${gen[@]}" "${common[@]}" -o "$G" > "$OUT/gen_$graph.log" 2>&1 || { echo "generate $graph failed"; exit 1; }
+  bench_graph "$graph" || exit
   for n in $2; do
     m=${GPUS:-1}; plan=$C/$P$n; (( m > 1 )) && plan=$C/$P${m}x$n
     if [[ ! -f $plan.htplan ]]; then

@@ -536,9 +536,10 @@ TEST(CudaEngine, HubRowsEqualCpuExecutorSameBitsEveryRun) {
   Graph g = epoch_graph(12000, 40000, 37, 9000);
   std::vector<int64_t> orig(g.num_vertices);
   std::iota(orig.begin(), orig.end(), 0);
-  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat})
-  for (GcnOrder order : {GcnOrder::automatic, GcnOrder::aggregate_first}) {
-    if (kind == ModelKind::gat && order != GcnOrder::automatic) continue;
+  const std::pair<ModelKind, GcnOrder> cases[] = {{ModelKind::gcn, GcnOrder::automatic},
+                                                   {ModelKind::gcn, GcnOrder::aggregate_first},
+                                                   {ModelKind::gat, GcnOrder::automatic}};
+  for (const auto& [kind, order] : cases) {
     SCOPED_TRACE(::testing::Message() << (kind == ModelKind::gcn ? "GCN" : "GAT") << " order "
                                       << static_cast<int>(order));
     ModelConfig cfg;

@@ -378,7 +378,11 @@ void col_sum_add(const float* m, int64_t rows, int64_t cols, float* grad, float*
   dim3 grid(blocks, blocks_for(cols, 32));
   col_sum_partial_kernel<<<grid, dim3(32, 8), 0, s>>>(m, rows, cols, kColSumRows, scratch);
   HT_CUDA_CHECK_LAST();
-  col_sum_finish_kernel<<<blocks_for(cols, 256), 256, 0, s>>>(scratch, blocks, cols, grad);
+  add_block_partials(scratch, blocks, cols, grad, s);
+}
+
+void add_block_partials(const float* partial, int64_t blocks, int64_t cols, float* out, cudaStream_t s) {
+  col_sum_finish_kernel<<<blocks_for(cols, 256), 256, 0, s>>>(partial, blocks, cols, out);
   HT_CUDA_CHECK_LAST();
 }
 

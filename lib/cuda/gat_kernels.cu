@@ -76,6 +76,7 @@ __global__ void scores_kernel(const uint32_t* src, const uint32_t* dst_row, cons
 // need all of them).
 template <int THREADS>
 struct RowGroups {
+  static constexpr int kThreads = THREADS;
   int64_t count;  // rows (warps) or segments (blocks)
   const int64_t* offsets;
   const uint32_t* seg_row;
@@ -268,7 +269,7 @@ __global__ void dg_src_kernel(int64_t num_rows, const int64_t* t_offsets, const 
 // Attention-vector gradients in a fixed order: d_att[c] = Σ_r g[row_of(r), c]
 // sums[r, c / f] (the per-row sums of dpre of attention_rows_kernel, so g is
 // read once per row, not per edge). Each block sums a tile of rows for 32
-// columns into its partial row; datt_finish_kernel adds the partials in block
+// columns into its partial row; add_block_partials adds them in block
 // order (atomics made GAT runs differ in their last bits from run to run).
 __global__ void datt_kernel(int64_t rows, const uint32_t* row_of, const float* g, int64_t gcols, int heads,
                             const float* sums, int64_t rows_per_block, float* partial) {
@@ -291,14 +292,6 @@ __global__ void datt_kernel(int64_t rows, const uint32_t* row_of, const float* g
   }
 }
 
-__global__ void datt_finish_kernel(const float* part, int64_t blocks, int64_t gcols, float* d_att) {
-  const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (c >= gcols) return;
-  float sum = 0.f;
-  for (int64_t b = 0; b < blocks; ++b) sum += part[b * gcols + c];
-  d_att[c] += sum;
-}
-
 // d_att += Σ_r g[row_of(r)] sums[r] over `rows` rows, in a fixed order; `part`
 // holds kDattBlocks x gcols floats.
 void attention_vector_grad(int64_t rows, const uint32_t* row_of, const float* g, int64_t gcols, int heads,
@@ -309,8 +302,13 @@ void attention_vector_grad(int64_t rows, const uint32_t* row_of, const float* g,
   datt_kernel<<<dim3(static_cast<unsigned>(blocks), blocks_for(gcols, 32)), dim3(32, 8), 0, s>>>(
       rows, row_of, g, gcols, heads, sums, per_block, part);
   HT_CUDA_CHECK_LAST();
-  datt_finish_kernel<<<blocks_for(gcols, 256), 256, 0, s>>>(part, blocks, gcols, d_att);
-  HT_CUDA_CHECK_LAST();
+  add_block_partials(part, blocks, gcols, d_att, s);
+}
+
+// gat_backward's scratch before the segments (16-byte aligned): dpre, the
+// per-row sums (source rows, destinations), the gradients' partials.
+int64_t scratch_front_floats(int64_t edges, int64_t rows, int heads, int64_t gcols) {
+  return (edges * heads + 2 * rows * heads + kDattBlocks * gcols + 3) / 4 * 4;
 }
 
 unsigned grid_for(int64_t threads) {
@@ -318,44 +316,17 @@ unsigned grid_for(int64_t threads) {
   return b > (1u << 20) ? (1u << 20) : b;
 }
 
-// Runs KERNEL<32> with a warp per short row, then KERNEL<kGroupBlock> with a
-// block per long row (when the topology has any) on the same arguments.
-template <template <int> class Launch, typename... Args>
-void over_row_groups(const SparseRows& r, cudaStream_t s, Args... args) {
-  Launch<32>::run(grid_for(r.count * 32), 256, s, RowGroups<32>{r.count, r.offsets, r.seg_row.data}, args...);
+// Calls launch(rows, grid, block) with a warp per short row (RowGroups<32>),
+// then, when the topology has long rows, with a block per long row.
+template <typename Launch>
+void over_row_groups(const SparseRows& r, Launch launch) {
+  launch(RowGroups<32>{r.count, r.offsets, r.seg_row.data}, grid_for(r.count * 32), 256u);
+  HT_CUDA_CHECK_LAST();
   if (r.seg_row.size == 0) return;
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(r.seg_row.size, 65535));
-  Launch<kGroupBlock>::run(blocks, kGroupBlock, s, RowGroups<kGroupBlock>{r.seg_row.size, r.offsets, r.seg_row.data},
-                           args...);
+  launch(RowGroups<kGroupBlock>{r.seg_row.size, r.offsets, r.seg_row.data},
+         static_cast<unsigned>(std::min<int64_t>(r.seg_row.size, 65535)), static_cast<unsigned>(kGroupBlock));
+  HT_CUDA_CHECK_LAST();
 }
-
-template <int THREADS>
-struct SoftmaxLaunch {
-  template <typename... A>
-  static void run(unsigned grid, unsigned block, cudaStream_t s, RowGroups<THREADS> rows, A... a) {
-    softmax_kernel<THREADS><<<grid, block, 0, s>>>(rows, a...);
-    HT_CUDA_CHECK_LAST();
-  }
-};
-template <int THREADS>
-struct SoftmaxBackwardLaunch {
-  template <typename... A>
-  static void run(unsigned grid, unsigned block, cudaStream_t s, RowGroups<THREADS> rows, A... a) {
-    softmax_backward_kernel<THREADS><<<grid, block, 0, s>>>(rows, a...);
-    HT_CUDA_CHECK_LAST();
-  }
-};
-template <bool TRANSPOSE>
-struct AttentionRows {
-  template <int THREADS>
-  struct Launch {
-    template <typename... A>
-    static void run(unsigned grid, unsigned block, cudaStream_t s, RowGroups<THREADS> rows, A... a) {
-      attention_rows_kernel<THREADS, TRANSPOSE><<<grid, block, 0, s>>>(rows, a...);
-      HT_CUDA_CHECK_LAST();
-    }
-  };
-};
 
 // Concatenated heads, or the mean of one head, is a sparse product with a
 // weight per edge and head (spmm_rows); the mean of several heads is not.
@@ -380,8 +351,10 @@ void gat_scores(const DevTopology& t, const float* g, int64_t rows, int64_t gcol
 void gat_softmax(const DevTopology& t, int heads, const float* score, float* alpha, float* alpha_drop,
                  const DropoutSpec& attn, cudaStream_t s) {
   if (t.num_dst == 0) return;
-  over_row_groups<SoftmaxLaunch>(forward_rows(t), s, heads, score, alpha, alpha_drop, attn, t.edge_src_key.data,
-                                 t.edge_dst_key.data);
+  over_row_groups(forward_rows(t), [&](auto rows, unsigned grid, unsigned block) {
+    softmax_kernel<decltype(rows)::kThreads><<<grid, block, 0, s>>>(rows, heads, score, alpha, alpha_drop, attn,
+                                                                     t.edge_src_key.data, t.edge_dst_key.data);
+  });
 }
 
 void gat_aggregate(const DevTopology& t, const float* g, int64_t gcols, const float* alpha_drop, int heads, bool mean,
@@ -407,12 +380,14 @@ void gat_backward(const DevTopology& t, const float* g, int64_t gcols, const flo
   float* sums_src = dpre + t.num_edges * heads;
   float* sums_dst = sums_src + t.num_src_rows * heads;
   float* part = sums_dst + t.num_src_rows * heads;
-  float* segments = scratch + (t.num_edges * heads + 2 * t.num_src_rows * heads + kDattBlocks * gcols + 3) / 4 * 4;
+  float* segments = scratch + scratch_front_floats(t.num_edges, t.num_src_rows, heads, gcols);
   dalpha_kernel<<<grid_for(t.num_edges * 32), 256, 0, s>>>(t.src.data, t.edge_dst.data, t.num_edges, g, gcols, heads,
                                                            mean, attn, t.edge_src_key.data, t.edge_dst_key.data, dout,
                                                            dout_cols, dpre);
   HT_CUDA_CHECK_LAST();
-  over_row_groups<SoftmaxBackwardLaunch>(forward_rows(t), s, heads, slope, pre, alpha, dpre);
+  over_row_groups(forward_rows(t), [&](auto rows, unsigned grid, unsigned block) {
+    softmax_backward_kernel<decltype(rows)::kThreads><<<grid, block, 0, s>>>(rows, heads, slope, pre, alpha, dpre);
+  });
   // dg[r] = Σ alpha_drop dout[dst] over the source row's edges (the
   // aggregation's transpose), then the attention terms.
   if (!per_head_product(mean, heads) ||
@@ -422,17 +397,21 @@ void gat_backward(const DevTopology& t, const float* g, int64_t gcols, const flo
                                                                         mean, alpha_drop, dout, dout_cols, dg);
     HT_CUDA_CHECK_LAST();
   }
-  over_row_groups<AttentionRows<true>::Launch>(transposed_rows(t), s, t.t_edge.data, nullptr, gcols, heads, att_src,
-                                               dpre, dg, sums_src);
-  over_row_groups<AttentionRows<false>::Launch>(forward_rows(t), s, nullptr, t.dst_row.data, gcols, heads, att_dst,
-                                                dpre, dg, sums_dst);
+  over_row_groups(transposed_rows(t), [&](auto rows, unsigned grid, unsigned block) {
+    attention_rows_kernel<decltype(rows)::kThreads, true>
+        <<<grid, block, 0, s>>>(rows, t.t_edge.data, nullptr, gcols, heads, att_src, dpre, dg, sums_src);
+  });
+  over_row_groups(forward_rows(t), [&](auto rows, unsigned grid, unsigned block) {
+    attention_rows_kernel<decltype(rows)::kThreads, false>
+        <<<grid, block, 0, s>>>(rows, nullptr, t.dst_row.data, gcols, heads, att_dst, dpre, dg, sums_dst);
+  });
   attention_vector_grad(t.num_src_rows, nullptr, g, gcols, heads, sums_src, part, d_att_src, s);
   attention_vector_grad(t.num_dst, t.dst_row.data, g, gcols, heads, sums_dst, part, d_att_dst, s);
 }
 
 int64_t gat_backward_scratch_floats(int64_t edges, int64_t rows, int heads, int64_t gcols, int64_t segments) {
   // (gat_scores's two values per row and head fit in the same space.)
-  return (edges * heads + 2 * rows * heads + kDattBlocks * gcols + 3) / 4 * 4 + segments * gcols;
+  return scratch_front_floats(edges, rows, heads, gcols) + segments * gcols;
 }
 
 }  // namespace ht::cuda

@@ -75,6 +75,9 @@ void act_backward(const float* dh, const float* z, int64_t rows, int64_t cols, A
 inline constexpr int64_t kColSumRows = 1024;  // rows per partial sum
 int64_t col_sum_scratch_floats(int64_t rows, int64_t cols);
 void col_sum_add(const float* m, int64_t rows, int64_t cols, float* grad, float* scratch, cudaStream_t s);
+// out[c] += Σ_b partial[b][c] over `blocks` rows of partial sums, in block
+// order (the second pass of fixed-order column sums).
+void add_block_partials(const float* partial, int64_t blocks, int64_t cols, float* out, cudaStream_t s);
 void dropout_rows(float* m, int64_t rows, int64_t cols, int64_t key_row0, const DropoutSpec& drop, cudaStream_t s);
 
 // ---- GAT (gat_kernels.cu)

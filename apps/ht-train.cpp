@@ -54,7 +54,7 @@ void group_options(CLI::App& app) {
       {"Execution",
        {"--backend", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--gpu-cache", "--host-mem", "--steps",
         "--merged-buffers", "--no-overlap", "--no-early-start", "--no-fuse-transforms",
-        "--no-gradient-handoff", "--no-device-forwarding"}},
+        "--no-gradient-handoff", "--no-device-forwarding", "--no-gpu-accumulate"}},
       {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out"}},
       {"Checkpoints and inference", {"--checkpoint", "--checkpoint-every", "--resume", "--load-model", "--predict-only"}},
   };
@@ -235,6 +235,10 @@ int main(int argc, char** argv) {
                "Let each layer's first batch gather its rows from the host store, instead of the previous layer's "
                "batches writing them into its merged buffer on the GPU (needs --merged-buffers 2 and --comm p2p "
                "or full; results are identical with fp32 stores)");
+  app.add_flag("!--no-gpu-accumulate", job.trainer.gpu_accumulate,
+               "16-bit stores: keep the gradient matrices out of the GPU cache (every return rounded and added on "
+               "the host: the bits of earlier versions) instead of holding them in the cache as fp32 accumulators (fp32 stores: "
+               "no effect)");
   ht::cli::add_enum(app, "--store", job.store, ht::store_choice_names(),
                     "Vertex store: host (pinned), device (in-memory mode: m = 1, n = 1), auto = device when it fits");
   ht::cli::add_enum(app, "--host-dtype", job.trainer.host_dtype, ht::store_dtype_names(),
@@ -247,12 +251,13 @@ int main(int argc, char** argv) {
                  "to choose the chunk count for (also on the CPU backend)")
       ->check(ht::cli::in_range(0, 1 << 20));
   app.add_option("--gpu-cache", ctx.gpu_cache,
-                 "GPU cache: vertex-store matrices kept in GPU memory instead of crossing the host link, each while "
-                 "it fits: the input features, then the cached aggregates and hidden layer outputs, then (fp32 "
-                 "store) the gradients (each GPU holds its partition's rows; --comm baseline: the features only, "
-                 "whole); what is left holds the rows loaded most often of the next gathered matrix (row tier). "
-                 "auto = what the working set leaves (cuda; cpu: off), off, or a budget in GiB per GPU. Results are "
-                 "identical")
+                 "GPU cache: vertex-store matrices kept in GPU memory instead of crossing the host link, taken by "
+                 "the host-link and host-add bytes each saves per byte of GPU memory, each that fits: the input "
+                 "features, cached aggregates, hidden layer outputs and the gradients (fp32 accumulators, also with "
+                 "a 16-bit store; see --no-gpu-accumulate). Each GPU holds its partition's rows; --comm baseline: "
+                 "the features only, whole. What is left holds the rows loaded most often of the next gathered "
+                 "matrix (row tier). auto = what the working set leaves (cuda; cpu: off), off, or a budget in GiB "
+                 "per GPU. Results are identical with an fp32 store")
       ->capture_default_str();
   app.add_option("--host-mem", ctx.host_mem,
                  "Host memory the run may use: a size like 96G, 512MiB (binary units; a bare number is GiB, as "

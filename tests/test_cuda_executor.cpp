@@ -511,6 +511,7 @@ TEST(CudaEngine, EpochEqualsCpuExecutor) {
           auto gpu = make_cuda_executor(m);
           TrainerOptions opt{cfg, {}, comm, order};
           opt.host_dtype = dtype;
+          opt.gpu_cache = 0;  // (the CPU executor caches only with a budget: GpuAccumulatorsEqualCpuExecutor)
           Trainer tc(cpu, g.view(), orig, plan, opt);
           Trainer tg(*gpu, g.view(), orig, plan, opt);
           const double lc = tc.compute_gradients(2), lg = tg.compute_gradients(2);
@@ -597,6 +598,7 @@ TEST(CudaEngine, GpuCacheAndRowTierEqualCacheOff) {
             TrainerOptions opt{cfg, {}, comm, GcnOrder::automatic};
             opt.host_dtype = dtype;
             opt.gpu_cache = cache;
+            opt.gpu_accumulate = false;  // 16-bit gradients through the host: GpuAccumulatorsEqualCpuExecutor
             opt.cache_whole_max = whole;
             opt.tier_rows_max = tier_rows;
             Trainer t(*gpu, g.view(), orig, plan, opt);
@@ -722,6 +724,58 @@ TEST(CudaEngine, WriteBehindEqualsInlineCopiesExactly) {
         for (size_t k = 0; k < grads[0].size(); ++k) EXPECT_TRUE(grads[v][k] == grads[0][k]) << "tensor " << k;
       }
     }
+#endif
+}
+
+}  // namespace ht
+
+namespace ht {
+
+// 16-bit stores with the gradient matrices in the GPU cache as fp32
+// accumulators: the GPU gives the CPU executor's gradients (up to a stored
+// forward value rounding to the neighbouring 16-bit number, as in
+// EpochEqualsCpuExecutor) and the same bits on every run.
+TEST(CudaEngine, GpuAccumulatorsEqualCpuExecutor) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  Graph g = epoch_graph();
+  std::vector<int64_t> orig(g.num_vertices);
+  std::iota(orig.begin(), orig.end(), 0);
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat})
+    for (int m : {1, 2})
+      for (StoreDtype dtype : {StoreDtype::bf16, StoreDtype::f16}) {
+        if (m > gpus()) continue;
+        SCOPED_TRACE(::testing::Message() << (kind == ModelKind::gcn ? "GCN" : "GAT") << " m=" << m << " store "
+                                          << dtype_name(dtype));
+        ModelConfig cfg;
+        cfg.kind = kind;
+        cfg.dims = {37, 48, 24, 5};
+        cfg.heads = 3;
+        cfg.dropout = 0.5f;
+        cfg.attn_dropout = kind == ModelKind::gat ? 0.3f : 0.0f;
+        Partition p = test::range_partition(g, m, 3);
+        Plan plan = build_plan(g.view(), p);
+        TrainerOptions opt{cfg, {}, CommMode::full, GcnOrder::automatic};
+        opt.host_dtype = dtype;
+        opt.gpu_cache = int64_t{1} << 30;
+        CpuExecutor cpu(m);
+        Trainer tc(cpu, g.view(), orig, plan, opt);
+        const double lc = tc.compute_gradients(2);
+        const double tol = dtype == StoreDtype::f16 ? 2e-3 : 1.5e-2;
+        std::vector<std::vector<float>> runs[2];
+        for (auto& grads : runs) {
+          auto gpu = make_cuda_executor(m);
+          Trainer tg(*gpu, g.view(), orig, plan, opt);
+          EXPECT_NEAR(tg.compute_gradients(2), lc, tol * std::abs(lc));
+          EXPECT_EQ(gpu->counters().h2d_bytes, 0);
+          for (size_t k = 0; k < tc.params().tensors.size(); ++k) {
+            EXPECT_LT(rel_err(tg.params().tensors[k].grad, tc.params().tensors[k].grad), tol)
+                << tc.params().tensors[k].name;
+            grads.push_back(tg.params().tensors[k].grad);
+          }
+        }
+        EXPECT_TRUE(runs[0] == runs[1]) << "two GPU runs differ";
+      }
 #endif
 }
 

@@ -225,7 +225,7 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     for (int k = 0; k < kStagingSlots; ++k) {
       st->compacted[k] = d.create_event();
       st->copied[k] = d.create_event();
-      st->added[k] = exec_.device(0).create_event();  // recorded on device 0's host queue
+      st->added[k] = (own_host_queues() ? d : exec_.device(0)).create_event();  // recorded on the adding host queue
     }
     // Last, so that it takes only what is left: the second merged buffer lets
     // a gathering pass load while the previous one computes.

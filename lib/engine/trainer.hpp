@@ -108,6 +108,7 @@ class Trainer {
   // 1234 rows of h^1"; empty when nothing).
   struct GpuCacheHeld {
     int64_t bytes = 0, tier_rows = 0;
+    int64_t saved_bytes = 0;  // host-link and host-add bytes per epoch it saves (estimate, GPU 0)
     std::string what;
   };
   const GpuCacheHeld& gpu_cache_held() const { return cache_held_; }
@@ -127,6 +128,8 @@ class Trainer {
   // them a device touches) in device memory; `source` is where device `st`
   // reads and writes store matrix `m`.
   void setup_gpu_cache(std::span<const int64_t> orig_id);
+  struct Candidate;
+  std::vector<Candidate> cache_candidates(bool written_too, int64_t own_rows) const;
   const HostMat& source(const DeviceState& st, const HostMat& m) const;
   // The row tier (engine/row_tier.hpp): the hottest rows of the first
   // gathered matrix not cached whole, in what the cache left (`room`, bytes
@@ -207,6 +210,7 @@ class Trainer {
   void transform_backward_rows(DeviceState& st, int k, int slot, DevMat H, DevMat dX, int64_t v0, int epoch);
   static DevMat dropped_input(Device& d, DevMat H, DevArray<float> scratch, int64_t v0, const DropoutSpec& drop);
   bool read_ahead() const;
+  bool own_host_queues() const;
   // Whether layer l's backward hands the gradients it returns to layer l - 1's
   // on the device (TrainerOptions::handoff_gradients): they are what layer
   // l - 1's backward reads (no transform pass between), and they can wait in

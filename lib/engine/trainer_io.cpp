@@ -1,7 +1,7 @@
 // Data movement of the trainer's schedule: loads on each device's load
 // queue, P2P exchange on the compute queue, write-behind on the store queue,
-// gradient returns through the staging ring to host tasks on device 0's host
-// queue. Event rules: engine/trainer_state.hpp.
+// gradient returns through the staging ring to host tasks on each device's
+// host queue (own_host_queues). Event rules: engine/trainer_state.hpp.
 #include <algorithm>
 #include <cstring>
 
@@ -87,11 +87,26 @@ void Trainer::end_phase() {
     d.use(Queue::store);
     d.wait(d, st->phase_stored);  // the store queue passes the compute queue's end of pass
     d.record(st->phase_stored);
+    if (own_host_queues() && st != dev_[0]) {  // its host adds (own_host_queues)
+      d.use(Queue::host);
+      d.record(st->phase_host);
+    }
   }
   h.use(Queue::host);
-  for (auto& st : dev_) h.wait(*st->dev, st->phase_stored);
+  for (auto& st : dev_) {
+    h.wait(*st->dev, st->phase_stored);
+    if (own_host_queues() && st != dev_[0]) h.wait(*st->dev, st->phase_host);
+  }
   h.record(dev_[0]->phase_host);
 }
+
+// Where a device's staged gradient pieces are added on the host. In the p2p
+// and full modes a device returns only rows of its own partition (the others
+// were pushed to their owners), so the devices' returns never meet in a row:
+// each device adds on its own host queue, in its batch order, and a row's
+// adds keep the order one queue gives them. In the baseline mode every
+// device returns every neighbor row: one queue (device 0's) orders them.
+bool Trainer::own_host_queues() const { return opt_.comm != CommMode::baseline; }
 
 // Own rows a batch reads were written by the same batch of the previous pass
 // (same chunk, same device): wait for that batch's store, not for the pass.
@@ -310,8 +325,9 @@ void Trainer::read_tier(DeviceState& st, int l, int j, int epoch, bool training)
 // Algorithm 3: remote gradient rows are pushed to their owners' slots (P2P
 // accumulate); then the slots that leave each device stream to the host in
 // pieces: compacted on the compute queue, copied on the store queue, written
-// or added into `dst` by a host task on device 0's host queue (one queue, so
-// rows returned by several devices are added in one fixed order). A store in
+// or added into `dst` by a host task on the device's own host queue (the
+// baseline mode: device 0's, so that rows returned by several devices are
+// added in one fixed order; own_host_queues). A store in
 // device memory (in-memory mode, or `dst` in the GPU cache) takes them on
 // the device's compute queue instead.
 void Trainer::issue_return(const HostMat& stored, int64_t width, int j) {
@@ -363,9 +379,9 @@ void Trainer::issue_return(const HostMat& stored, int64_t width, int j) {
       d.record(st->pushed);
     }
   }
-  Device& h = *dev_[0]->dev;
   for (auto& st : dev_) {
     Device& d = *st->dev;
+    Device& h = own_host_queues() ? d : *dev_[0]->dev;
     const DeviceStep& step = st->plan.steps[j];
     const StepLists& lists = st->lists[st->slot_of[j]];
     const HostMat& dst = source(*st, stored);
@@ -400,7 +416,7 @@ void Trainer::issue_return(const HostMat& stored, int64_t width, int j) {
     // pieces, added on the host after those writes (the other devices'
     // `flushed`, recorded earlier in this loop or in earlier batches).
     const int64_t staged = step.flush_count() - direct;
-    if (staged > 0) {
+    if (staged > 0 && !own_host_queues()) {
       h.use(Queue::host);
       for (auto& other : dev_)
         if (other != st) h.wait(*other->dev, other->flushed);

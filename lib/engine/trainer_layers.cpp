@@ -58,6 +58,7 @@ void Trainer::publish(DeviceState& st, int s, int j, const std::vector<Output>& 
   if (store_dtype() != StoreDtype::f32) {
     int64_t used = 0;
     for (size_t k = 0; k < outputs.size(); ++k) {
+      if (source(st, *outputs[k].dst).dtype == StoreDtype::f32) continue;  // an fp32 accumulator in the GPU cache
       const int64_t bytes = outputs[k].rows.rows * outputs[k].rows.cols * dtype_bytes(store_dtype());
       HT_ASSERT(used + bytes <= st.raw_out[s].size);
       raw[k] = st.raw_out[s].sub(used, bytes);

@@ -86,6 +86,14 @@ struct TrainerOptions {
   // many as fit).
   int cache_whole_max = -1;
   int64_t tier_rows_max = -1;
+  // Gradient matrices (∇x^l, and t^l / ∇t^l of transform-first layers) in
+  // the GPU cache are fp32 accumulators whatever the store's type: returns
+  // add on the owner's compute queue in fp32, and a 16-bit store's gradients
+  // are never rounded while they stay there (docs/ARCHITECTURE.md, "Where a
+  // 16-bit store rounds"). Off: a 16-bit store's gradient matrices are not
+  // cached (every return goes through the host, rounded at each add: the
+  // bits of earlier versions). fp32 stores give the same bits either way.
+  bool gpu_accumulate = true;
 };
 
 // Whether layer l's transform passes are fused into layer l - 1's (above).

@@ -5,6 +5,7 @@
 // host store. Each is switchable
 // (TrainerOptions) and gives the same bits as the host round trip with an
 // fp32 store.
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -16,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
+#include "engine/cache_value.hpp"
 #include "engine/row_tier.hpp"
 #include "engine/trainer.hpp"
 #include "engine/trainer_state.hpp"
@@ -33,18 +35,19 @@ DevIdx upload_or_empty(Device& d, std::span<const uint32_t> v) { return v.empty(
 
 // The GPU cache: store matrices whose rows a device reads (and writes) are
 // kept in its memory, each while it fits on every device, so they stop
-// crossing the host link. First h^0, which never changes; then the matrices
-// written every epoch and read back later: GCN's cached aggregates a^l, then
-// the hidden outputs h^l. In the p2p and full modes a device touches only its
+// crossing the host link. In the p2p and full modes a device touches only its
 // own partition's rows of the store (it loads its transition sets, writes its
 // chunks' rows; other rows come from peers), so it caches just those: the
 // cache is spread over the devices. In the baseline mode every device reads
-// every neighbor row, so only h^0 is cached, whole, on each. Then, with an
-// fp32 store, the matrices gradients return into: transform-first layers'
-// t / ∇t and the gradients ∇x^l (issue_return adds into them on the
-// device). Not cached: the logits (read by logits()). The host
-// matrices stay (allocated before the cache is sized); nothing reads the
-// rows a device caches there.
+// every neighbor row, so only h^0 is cached, whole, on each. The candidates
+// (cache_candidates) are taken by value per byte of device memory
+// (engine/cache_value.hpp), each that fits on every device; the row tier gets
+// what is left. Gradient matrices (t / ∇t of transform-first layers, ∇x^l)
+// are fp32 accumulators on the device whatever the store's type
+// (TrainerOptions::gpu_accumulate): issue_return adds into them on the owner's
+// compute queue, in the order the host would. Not cached: the logits (read
+// by logits()). The host matrices stay (allocated before the cache is sized);
+// nothing reads the rows a device caches there.
 void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
   if (opt_.gpu_cache == 0 || store_on_device()) return;
   const bool automatic = opt_.gpu_cache == kGpuCacheAuto;
@@ -60,59 +63,64 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
     row0.push_back(spread ? plan_.part_offsets[first_ + i] : 0);
     row1.push_back(spread ? plan_.part_offsets[first_ + i + 1] : num_vertices_);
   }
-  std::vector<std::pair<const HostMat*, std::string>> wanted{{&store_.h[0], "h^0"}};
-  const ModelConfig& m = opt_.model;
-  if (spread || plan_.m == 1) {
-    for (int l = 0; l < m.num_layers() && m.kind == ModelKind::gcn; ++l)
-      if (!transform_first(l)) wanted.push_back({&store_.agg[l], fmt::format("a^{}", l)});
-    for (int l = 1; l < m.num_layers(); ++l) wanted.push_back({&store_.h[l], fmt::format("h^{}", l)});
-    // Matrices gradients return into: the flushes add into them on the
-    // device, in the order the host adds them (a device returns only its own
-    // rows, batch by batch); fp32 stores (the device adds in fp32).
-    if (store_dtype() == StoreDtype::f32) {
-      for (int l = 0; l < m.num_layers() && m.kind == ModelKind::gcn; ++l)
-        if (transform_first(l)) wanted.push_back({&store_.agg[l], fmt::format("t^{}", l)});
-      for (int l = 1; l <= m.num_layers(); ++l) wanted.push_back({&store_.grad[l], fmt::format("∇x^{}", l)});
-    }
-  }
-  std::vector<std::string> cached;
+  std::vector<Candidate> wanted = cache_candidates(spread || plan_.m == 1, row1[0] - row0[0]);
+  std::vector<CacheCandidate> values;
+  for (const Candidate& c : wanted) values.push_back(c.value);
+  // The test and diagnostic hook (cache_whole_max) takes the first matrices in layer order.
+  std::vector<size_t> order = rank_by_value(values);
+  if (opt_.cache_whole_max >= 0) std::sort(order.begin(), order.end());
+  std::vector<std::pair<size_t, std::string>> taken;  // (candidate, name)
   int64_t most = 0;  // bytes on the fullest device
+  double saved = 0;  // bytes per epoch on device 0
   std::vector<int64_t> used(dev_.size(), 0);
-  for (const auto& [mat, name] : wanted) {
-    if (mat->data == nullptr) continue;
-    if (opt_.cache_whole_max >= 0 && static_cast<int>(cached.size()) >= opt_.cache_whole_max) break;
-    const int64_t row_bytes = mat->cols * mat->elem_bytes();
+  for (size_t k : order) {
+    const Candidate& c = wanted[k];
+    const HostMat* mat = c.stored;
+    if (opt_.cache_whole_max >= 0 && static_cast<int>(taken.size()) >= opt_.cache_whole_max) break;
+    const int64_t row_bytes = c.value.gpu_row_bytes;
     bool fits = true;
     for (size_t i = 0; i < dev_.size(); ++i) fits = fits && (row1[i] - row0[i]) * row_bytes <= left[i] - used[i];
     if (!fits) {
       if (mat == &store_.h[0]) {
         log::info("GPU cache: the input features ({} per GPU) do not fit whole in the {}",
                   format_bytes((row1[0] - row0[0]) * row_bytes), automatic ? "free GPU memory" : "cache budget");
-        break;
+        if (opt_.cache_whole_max >= 0) break;  // layer order: the tier takes h^0
       }
-      continue;
+      continue;  // a smaller one may fit
     }
+    const bool widened = c.accumulator && mat->dtype != StoreDtype::f32;
     for (size_t i = 0; i < dev_.size(); ++i) {
       Device& d = *dev_[i]->dev;
       const int64_t bytes = (row1[i] - row0[i]) * row_bytes;
       const DevArray<std::byte> copy = d.alloc_bytes(bytes);
       d.use(Queue::compute);
-      d.copy_bytes_in(mat->row_bytes(row0[i]), copy, bytes);  // (written matrices: rewritten before they are read)
+      if (widened) {  // an fp32 accumulator: written (or cleared) before any pass reads it
+        d.zero(DevArray<float>{reinterpret_cast<float*>(copy.data), bytes / 4});
+      } else {
+        d.copy_bytes_in(mat->row_bytes(row0[i]), copy, bytes);  // (written matrices: rewritten before they are read)
+      }
       // Indexed by store row like the host matrix; only rows [row0, row1) are ever touched.
       const auto base = reinterpret_cast<uintptr_t>(copy.data) - static_cast<uintptr_t>(row0[i] * row_bytes);
+      const StoreDtype dtype = widened ? StoreDtype::f32 : mat->dtype;
       dev_[i]->cache.push_back(
-          {mat, HostMat{reinterpret_cast<void*>(base), mat->rows, mat->cols, d.index(), mat->dtype, row0[i], row1[i]}});
+          {mat, HostMat{reinterpret_cast<void*>(base), mat->rows, mat->cols, d.index(), dtype, row0[i], row1[i]}});
       used[i] += bytes;
       most = std::max(most, used[i]);
     }
-    cached.push_back(name);
+    saved += c.value.value() * static_cast<double>((row1[0] - row0[0]) * row_bytes);
+    taken.push_back({k, widened ? c.value.name + " (fp32)" : c.value.name});
   }
+  std::sort(taken.begin(), taken.end());  // named in layer order
+  std::vector<std::string> cached;
+  for (auto& t : taken) cached.push_back(std::move(t.second));
   if (!cached.empty())
-    log::info("GPU cache: {} ({} on the fullest of {} GPU{}{})", fmt::join(cached, ", "), format_bytes(most),
-              dev_.size(), dev_.size() > 1 ? "s" : "",
-              dev_.size() > 1 ? (spread ? ", each its partition's rows" : ", whole on each") : "");
+    log::info("GPU cache: {} ({} on the fullest of {} GPU{}{}; saves about {} of host-link and host-add traffic per epoch{})",
+              fmt::join(cached, ", "), format_bytes(most), dev_.size(), dev_.size() > 1 ? "s" : "",
+              dev_.size() > 1 ? (spread ? ", each its partition's rows" : ", whole on each") : "",
+              format_bytes(static_cast<int64_t>(saved)), dev_.size() > 1 ? " on GPU 0" : "");
   for (size_t i = 0; i < dev_.size(); ++i) left[i] -= used[i];
   cache_held_.what = fmt::format("{}", fmt::join(cached, ", "));  // setup_row_tier adds its part
+  cache_held_.saved_bytes = static_cast<int64_t>(saved);
   setup_row_tier(left, orig_id);
   for (size_t i = 0; i < dev_.size(); ++i) {
     const HostMat& tier = dev_[i]->tier.rows;
@@ -120,6 +128,51 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
   }
 }
 
+// The matrices the cache may hold whole (all of them only when a device
+// writes the rows it caches: the p2p and full modes, or one device; else
+// h^0 alone), each valued from device 0's plan: per own row and epoch, g
+// loads of a gathered matrix (its load lists over its own rows, per pass
+// that gathers it), r returns of a gradient matrix (its flush lists), of
+// which all but the first are host adds.
+std::vector<Trainer::Candidate> Trainer::cache_candidates(bool written_too, int64_t own_rows) const {
+  const ModelConfig& m = opt_.model;
+  const bool gat = m.kind == ModelKind::gat;
+  int64_t loads = 0, returns = 0;
+  for (const DeviceStep& step : dev_[0]->plan.steps) {
+    loads += step.load_count();
+    returns += step.flush_count();
+  }
+  const double rows = static_cast<double>(std::max<int64_t>(own_rows, 1));
+  const double g = static_cast<double>(loads) / rows, r = static_cast<double>(returns) / rows;
+  const double adds = std::max(0.0, r - 1.0);
+  const bool accumulate = store_dtype() == StoreDtype::f32 || opt_.gpu_accumulate;
+  std::vector<Candidate> out;
+  auto add = [&](const HostMat& mat, std::string name, double crossings, double host_adds, bool accumulator) {
+    if (mat.data == nullptr) return;
+    const int64_t store_row = mat.cols * mat.elem_bytes();
+    const int64_t gpu_row = accumulator ? mat.cols * 4 : store_row;
+    out.push_back({&mat, accumulator, CacheCandidate{std::move(name), gpu_row, store_row, crossings, host_adds}});
+  };
+  // Reads of a matrix a layer gathers: its loads (GAT's backward gathers again).
+  const double gather_reads = g * (gat ? 2.0 : 1.0);
+  add(store_.h[0], "h^0", &gathered(0) == &store_.h[0] ? gather_reads : 2.0, 0, false);
+  if (!written_too) return out;
+  for (int l = 0; l < m.num_layers() && m.kind == ModelKind::gcn; ++l)
+    if (!transform_first(l)) add(store_.agg[l], fmt::format("a^{}", l), 2.0, 0, false);  // written, read back
+  for (int l = 1; l < m.num_layers(); ++l)  // written, gathered or read by a transform
+    add(store_.h[l], fmt::format("h^{}", l), 1.0 + (&gathered(l) == &store_.h[l] ? gather_reads : 1.0), 0, false);
+  if (!accumulate) return out;
+  // Matrices gradients return into: the flushes add into them on the device,
+  // in the order the host adds them (a device returns only its own rows,
+  // batch by batch).
+  for (int l = 0; l < m.num_layers() && m.kind == ModelKind::gcn; ++l)
+    if (transform_first(l))  // t written and gathered forward; ∇t returned and read back
+      add(store_.agg[l], fmt::format("t^{}", l), 1.0 + g + r + 1.0, adds, true);
+  for (int l = 1; l <= m.num_layers(); ++l)  // returned, read back (∇logits: written, read)
+    add(store_.grad[l], fmt::format("∇x^{}", l), l == m.num_layers() ? 2.0 : r + 1.0, l == m.num_layers() ? 0 : adds,
+        true);
+  return out;
+}
 // The matrix layer l gathers into the merged buffer: t^l (transform-first), else h^l.
 const HostMat& Trainer::gathered(int l) const { return transform_first(l) ? store_.agg[l] : store_.h[l]; }
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/cache_value.hpp"
 #include "engine/device_plan.hpp"
 #include "engine/executor.hpp"
 #include "engine/trainer.hpp"
@@ -135,11 +136,18 @@ struct Trainer::DeviceState {
   Event x_ready, pulled, pushed, flushed;
   Event g_ready;                    // compute queue: this batch's gradient rows are in g (before pushes)
   Event compacted[kStagingSlots], copied[kStagingSlots];
-  Event added[kStagingSlots];       // on device 0's host queue: the host add of this device's piece is done
+  Event added[kStagingSlots];       // on the adding host queue (Trainer::own_host_queues): this device's piece is added
   Event phase_stored;               // store queue: the phase's copies are done
   std::vector<Event> batch_stored[2];  // by pass parity, per batch: its outputs are on host
   Event x_free[2];                  // compute queue: the last pass that used xs[p] is done with it
-  Event phase_host;                 // device 0 only: host queue, the phase's adds are done
+  Event phase_host;                 // host queue, the phase's adds are done (device 0's: every device's)
+};
+
+// A store matrix the GPU cache may hold whole (Trainer::cache_candidates).
+struct Trainer::Candidate {
+  const HostMat* stored = nullptr;
+  bool accumulator = false;  // a gradient matrix: fp32 on the device (TrainerOptions::gpu_accumulate)
+  CacheCandidate value;
 };
 
 // A batch's output rows and where they go in the vertex store.

@@ -356,7 +356,7 @@ JsonWriter summary_json(const TrainSummary& sum, const RunLabels& run) {
   w.field("peak_device_bytes", sum.peak_device_bytes).field("host_buffer_bytes", sum.host_buffer_bytes);
   w.field("peak_rss_bytes", sum.peak_rss_bytes).field("setup_seconds", sum.setup_seconds);
   w.field("gpu_cache_held_bytes", sum.gpu_cache_bytes).field("gpu_cache_tier_rows", sum.gpu_cache_tier_rows);
-  w.field("gpu_cache_matrices", sum.gpu_cache_what);
+  w.field("gpu_cache_matrices", sum.gpu_cache_what).field("gpu_cache_saved_bytes_estimate", sum.gpu_cache_saved_estimate);
   w.key("setup_phases").begin_object();
   for (const auto& [name, seconds] : sum.setup_phases.phases()) w.field(name, seconds);
   w.end_object();
@@ -726,6 +726,7 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   sum.gpu_cache_bytes = max_over_processes(job.transport, trainer.gpu_cache_held().bytes);
   sum.gpu_cache_tier_rows = max_over_processes(job.transport, trainer.gpu_cache_held().tier_rows);
   sum.gpu_cache_what = trainer.gpu_cache_held().what;
+  sum.gpu_cache_saved_estimate = trainer.gpu_cache_held().saved_bytes;
   sum.peak_rss_bytes = max_over_processes(job.transport, peak_rss_bytes());
   sum.gpus = plan.m;
   sum.processes = job.transport ? job.transport->size() : 1;

@@ -106,6 +106,7 @@ struct TrainSummary {
   int64_t peak_device_bytes = 0, host_buffer_bytes = 0, peak_rss_bytes = 0;
   // What the GPU cache holds (Trainer::gpu_cache_held; bytes and tier rows: the largest process's).
   int64_t gpu_cache_bytes = 0, gpu_cache_tier_rows = 0;
+  int64_t gpu_cache_saved_estimate = 0;  // host-link and host-add bytes per epoch the cache's choice saves (GPU 0)
   std::string gpu_cache_what;
   StoreDtype host_dtype = StoreDtype::f32;  // of the vertex store (fp32 when it is on a device)
   double setup_seconds = 0;  // everything before the first epoch (link probe included)

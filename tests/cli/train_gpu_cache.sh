@@ -35,8 +35,11 @@ for budget in 0.0001 1; do
 done
 (( $(field c0.0001.jsonl gpu_cache_tier_rows) > 0 )) || fail "small budget: no tier rows in the summary"
 grep -q "GPU cache tier: the [0-9]* rows of h^0 loaded most often" c0.0001.log || fail "small budget: no tier of h^0"
-grep -q '"gpu_cache_matrices":"tier of h^0"' c0.0001.jsonl || fail "small budget: matrices field"
-(( $(field c0.0001.jsonl d2h_bytes) == $(field off.jsonl d2h_bytes) )) || fail "small budget: d2h bytes changed"
+# What the budget holds whole first is what saves the most per byte (the narrow gradient matrices),
+# the features' tier takes the rest.
+grep -q '"gpu_cache_matrices":"[^"]*tier of h^0"' c0.0001.jsonl || fail "small budget: matrices field"
+(( $(field c0.0001.jsonl d2h_bytes) <= $(field off.jsonl d2h_bytes) )) || fail "small budget: more d2h bytes"
+(( $(field c0.0001.jsonl gpu_cache_saved_bytes_estimate) > 0 )) || fail "small budget: no saving estimated"
 (( $(field c0.0001.jsonl gpu_cache_held_bytes) <= 104858 )) || fail "small budget: holds more than the budget"
 grep -q '"gpu_cache_matrices":"h^0, ' c1.jsonl || fail "large budget: h^0 not whole"
 (( $(field c1.jsonl h2d_bytes) == 0 )) || fail "large budget: an fp32 store still reads over the link"

@@ -39,15 +39,15 @@ RawEdges read_npy_edges(const NpyArray& a, int64_t num_vertices, EdgeArrayShape 
   RawEdges e;
   e.src.resize(m);
   e.dst.resize(m);
-  int64_t bad = -1;
-#pragma omp parallel for reduction(max : bad) if (m > (1 << 16))
+  int64_t bad = m;  // the first bad edge, whatever the thread count
+#pragma omp parallel for reduction(min : bad) if (m > (1 << 16))
   for (int64_t i = 0; i < m; ++i) {
     const int64_t s = a.as_int64(src_at(i)), d = a.as_int64(dst_at(i));
-    if (s < 0 || s >= num_vertices || d < 0 || d >= num_vertices) bad = std::max(bad, i);
+    if (s < 0 || s >= num_vertices || d < 0 || d >= num_vertices) bad = std::min(bad, i);
     e.src[i] = static_cast<uint64_t>(s);
     e.dst[i] = static_cast<uint64_t>(d);
   }
-  if (bad >= 0) {
+  if (bad < m) {
     const int64_t s = a.as_int64(src_at(bad)), d = a.as_int64(dst_at(bad));
     throw offset_error(path, a.offset_of(src_at(bad)),
                        fmt::format("edge {} ({} -> {}) has an id outside 0..{}", bad, s, d, num_vertices - 1));

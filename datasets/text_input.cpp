@@ -35,12 +35,13 @@ bool is_gzip(std::string_view bytes) {
 
 std::string gunzip(std::string_view bytes, const std::string& path) {
   std::string out;
-  // The last member's trailer holds its size mod 2^32: a first guess for the buffer.
+  // The last member's trailer holds its size mod 2^32: a first guess for the buffer, trusted only
+  // up to deflate's largest ratio (about 1032:1), so a damaged trailer cannot ask for gigabytes.
   if (bytes.size() >= 18) {
     uint32_t isize = 0;
     for (int i = 0; i < 4; ++i)
       isize |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[bytes.size() - 4 + i])) << (8 * i);
-    out.reserve(std::max<size_t>(isize, bytes.size()));
+    out.reserve(std::min<size_t>(std::max<size_t>(isize, bytes.size()), bytes.size() * 1032 + (1u << 16)));
   }
   Inflater z(path);
   size_t in_at = 0;

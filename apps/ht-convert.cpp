@@ -38,7 +38,9 @@ const std::map<std::string, InputFormat> kFormats{{"edgelist", InputFormat::edge
                                                   {"mtx", InputFormat::mtx},
                                                   {"planetoid", InputFormat::planetoid},
                                                   {"facebook", InputFormat::facebook},
-                                                  {"npz", InputFormat::npz}};
+                                                  {"npz", InputFormat::npz},
+                                                  {"ogb", InputFormat::ogb},
+                                                  {"npy-edges", InputFormat::npy_edges}};
 const std::map<std::string, GeneratorKind>& kGenerators = ht::data::generator_names();
 const std::map<std::string, SelfLoopChoice> kSelfLoops{{"auto", SelfLoopChoice::automatic},
                                                        {"keep", SelfLoopChoice::keep},
@@ -58,9 +60,11 @@ void add_input_options(CLI::App& app, Context& c) {
   g->add_option("--format", c.format,
                 "Input format: edgelist (SNAP/CSV text), mtx (Matrix Market), planetoid (folder of ind.<name>.* "
                 "pickles), facebook (MUSAE folder: <name>_edges.csv, _features.json, _target.csv), npz "
-                "(heterophilous benchmark archive)")
+                "(PyG arrays, SciPy sparse adjacency, cora_ml-style or heterophilous benchmark archive), ogb (OGB "
+                "node-property folder: raw/*.csv.gz or raw/data.npz, split/<name>/), npy-edges (.npy edge array "
+                "(E, 2) or (2, E)). Text and CSV inputs may be gzip-compressed")
       ->check(ht::cli::one_of(names_of(kFormats)));
-  g->add_option("-i,--input", o.input, "Input file (edgelist, mtx, npz) or folder (planetoid, facebook)");
+  g->add_option("-i,--input", o.input, "Input file (edgelist, mtx, npz, npy-edges) or folder (planetoid, facebook, ogb)");
   g->add_option("--name", o.name,
                 "Dataset name: planetoid prefix ind.<name>.* (default: the only one in the folder); MUSAE file "
                 "prefix (default: facebook)");
@@ -81,8 +85,12 @@ void add_input_options(CLI::App& app, Context& c) {
   g->add_option("--train-mask", o.arrays.train_mask, "Train mask .npy [N] (bool); alternative to --split");
   g->add_option("--val-mask", o.arrays.val_mask, "Validation mask .npy [N] (bool)");
   g->add_option("--test-mask", o.arrays.test_mask, "Test mask .npy [N] (bool)");
-  g->add_option("--split-index", o.split_index, "npz: which of the 10 standard splits (0..9)")
+  g->add_option("--split-index", o.split_index,
+                "npz: which split of masks holding several (heterophilous: 10 splits, 0..9; PyG masks (N, S))")
       ->check(ht::cli::in_range(0, 9));
+  g->add_option("--split-name", o.split_name,
+                "ogb: the split/<name> folder to read (default: the first in sorted order, the only one in most "
+                "datasets)");
   g->add_option("--target-id-column", o.target_id_column, "MUSAE target csv: vertex id column (Twitch: new_id)");
   g->add_option("--target-label-column", o.target_label_column,
                 "MUSAE target csv: label column; classes = sorted distinct values (Twitch: mature)");
@@ -141,13 +149,13 @@ void add_shared_options(CLI::App& app, Context& c) {
                 "feature id + 1")
       ->check(ht::cli::in_range(0, 1 << 30));
   g->add_option("--train-fraction", c.convert.train_fraction,
-                "Training fraction of the random split: facebook default 0.1 (stratified); generators: "
+                "Training fraction of the random split: facebook and npz without a split default 0.1 (stratified); generators: "
                 "random/rmat/web 0.25, community 0.1")
       ->check(ht::cli::in_range(0, 1));
   g->add_option("--val-fraction", c.convert.val_fraction,
-                "Validation fraction: facebook default 0.1; random/rmat/web 0.25, community 0.2 (the rest is test)")
+                "Validation fraction: facebook and npz default 0.1; random/rmat/web 0.25, community 0.2 (the rest is test)")
       ->check(ht::cli::in_range(0, 1));
-  g->add_option("--seed", c.convert.seed, "Random seed (facebook split, generators)")
+  g->add_option("--seed", c.convert.seed, "Random seed (facebook and npz split, generators)")
       ->check(ht::cli::unsigned_integer());
 
   auto* t = app.add_option_group("Transformations");
@@ -199,21 +207,22 @@ void wire_convert(Context& c) {
 // Where each mode-specific option applies ("generate", "inspect", or a
 // --format name); giving one elsewhere is an error rather than ignored.
 const std::vector<std::pair<const char*, std::set<std::string>>> kScopes{
-    {"--output", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
-    {"--input", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
+    {"--output", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges", "generate"}},
+    {"--input", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges"}},
     {"--name", {"planetoid", "facebook"}},
     {"--header", {"edgelist"}},
     {"--num-vertices", {"edgelist"}},
     {"--keep-ids", {"edgelist"}},
     {"--ignore-weights", {"edgelist", "mtx"}},
-    {"--allow-nonfinite", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
-    {"--features", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
-    {"--labels", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
-    {"--split", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
-    {"--train-mask", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
-    {"--val-mask", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
-    {"--test-mask", {"edgelist", "mtx", "planetoid", "facebook", "npz"}},
+    {"--allow-nonfinite", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges"}},
+    {"--features", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges"}},
+    {"--labels", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges"}},
+    {"--split", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges"}},
+    {"--train-mask", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges"}},
+    {"--val-mask", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges"}},
+    {"--test-mask", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges"}},
     {"--split-index", {"npz"}},
+    {"--split-name", {"ogb"}},
     {"--target-id-column", {"facebook"}},
     {"--target-label-column", {"facebook"}},
     {"--vertices", {"generate"}},
@@ -230,17 +239,17 @@ const std::vector<std::pair<const char*, std::set<std::string>>> kScopes{
     {"--noise", {"generate"}},
     {"--host-size", {"generate"}},
     {"--host-order", {"generate"}},
-    {"--classes", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
+    {"--classes", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges", "generate"}},
     {"--feature-dim", {"facebook", "generate"}},
-    {"--train-fraction", {"facebook", "generate"}},
-    {"--val-fraction", {"facebook", "generate"}},
-    {"--seed", {"facebook", "generate"}},
-    {"--symmetrize", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
-    {"--drop-duplicates", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
-    {"--self-loops", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
-    {"--normalize-features", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
-    {"--id-bytes", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
-    {"--feature-dtype", {"edgelist", "mtx", "planetoid", "facebook", "npz", "generate"}},
+    {"--train-fraction", {"facebook", "npz", "generate"}},
+    {"--val-fraction", {"facebook", "npz", "generate"}},
+    {"--seed", {"facebook", "npz", "generate"}},
+    {"--symmetrize", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges", "generate"}},
+    {"--drop-duplicates", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges", "generate"}},
+    {"--self-loops", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges", "generate"}},
+    {"--normalize-features", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges", "generate"}},
+    {"--id-bytes", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges", "generate"}},
+    {"--feature-dtype", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges", "generate"}},
     {"--json", {"inspect"}},
     {"--no-verify", {"inspect"}},
 };
@@ -280,6 +289,7 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  ht-convert --format edgelist -i web.txt --features x.npy --labels y.npy --split s.npy -o web.htg\n"
       "  ht-convert --format planetoid -i shared/datasets/cora/raw -o cora.htg\n"
+      "  ht-convert --format ogb -i dataset/ogbn_arxiv --symmetrize -o arxiv.htg\n"
       "  ht-convert --generate rmat --scale 20 --feature-dim 128 --classes 16 -o rmat20.htg\n"
       "  ht-convert --generate web --vertices 1000000 --feature-dim 128 --classes 32 -o web1m.htg\n"
       "  ht-convert --inspect cora.htg --json",

@@ -13,7 +13,10 @@
 #include "datasets/graph_stats.hpp"
 #include "datasets/mtx_reader.hpp"
 #include "datasets/musae_reader.hpp"
+#include "datasets/npy.hpp"
+#include "datasets/npy_edges.hpp"
 #include "datasets/npz_reader.hpp"
+#include "datasets/ogb_reader.hpp"
 #include "datasets/planetoid_reader.hpp"
 #include "graph/features.hpp"
 #include "graph/graph_file.hpp"
@@ -65,6 +68,16 @@ RawGraph read_mtx_input(const ConvertOptions& o) {
   return g;
 }
 
+// An edge array (E, 2) or (2, E); N from the vertex arrays, else max id + 1.
+RawGraph read_npy_edges_input(const ConvertOptions& o) {
+  RawGraph g;
+  load_vertex_arrays(o.arrays, g.data);
+  const NpyArray a(o.input);
+  g.num_vertices = g.data.rows >= 0 ? g.data.rows : npy_edges_vertex_count(a, EdgeArrayShape::either);
+  g.edges = read_npy_edges(a, g.num_vertices, EdgeArrayShape::either);
+  return g;
+}
+
 // Replaces a dataset's vertex arrays by the ones given on the command line.
 void override_arrays(const VertexArrayPaths& p, const std::string& input, RawGraph& g) {
   if (!has_arrays(p)) return;
@@ -107,17 +120,29 @@ RawGraph read_input(const ConvertOptions& o) {
       return g;
     }
     case InputFormat::npz: {
-      RawGraph g = read_npz(o.input, o.split_index);
+      NpzOptions n;
+      n.split_index = o.split_index;
+      n.train_fraction = o.train_fraction.value_or(0.1);
+      n.val_fraction = o.val_fraction.value_or(0.1);
+      n.seed = o.seed;
+      RawGraph g = read_npz(o.input, n);
       override_arrays(o.arrays, o.input, g);
       return g;
     }
+    case InputFormat::ogb: {
+      RawGraph g = read_ogb({o.input, o.split_name});
+      override_arrays(o.arrays, o.input, g);
+      return g;
+    }
+    case InputFormat::npy_edges: return read_npy_edges_input(o);
   }
   throw Error("unknown input format");
 }
 
 // Per-format defaults: Planetoid like PyG (symmetric, no duplicates, no
 // self-loops); Facebook symmetrized without self-loops; undirected npz
-// symmetrized; plain edge lists and Matrix Market as given.
+// symmetrized; plain edge lists, Matrix Market, .npy edge arrays and OGB
+// folders as given (OGB lists an undirected graph's edges once: --symmetrize).
 TransformOptions transforms_for(const ConvertOptions& o) {
   const bool planetoid = o.format == InputFormat::planetoid;
   const bool facebook = o.format == InputFormat::facebook;
@@ -128,9 +153,10 @@ TransformOptions transforms_for(const ConvertOptions& o) {
 
 void check_options(const ConvertOptions& o) {
   if (o.input.empty()) throw option_error("--input", "required with --format");
-  if (o.format != InputFormat::planetoid && o.format != InputFormat::facebook && !std::filesystem::exists(o.input))
-    throw file_error(o.input, "input file not found");
-  if ((o.format == InputFormat::planetoid || o.format == InputFormat::facebook) && !std::filesystem::is_directory(o.input))
+  const bool folder =
+      o.format == InputFormat::planetoid || o.format == InputFormat::facebook || o.format == InputFormat::ogb;
+  if (!folder && !std::filesystem::exists(o.input)) throw file_error(o.input, "input file not found");
+  if (folder && !std::filesystem::is_directory(o.input))
     throw file_error(o.input, "not a directory (this format reads a folder of raw files)");
   if (o.keep_ids && o.format != InputFormat::edgelist)
     throw option_error("--keep-ids", "only applies to --format edgelist (other formats never relabel)");

@@ -14,7 +14,7 @@
 
 namespace ht::data {
 
-enum class InputFormat { edgelist, mtx, planetoid, facebook, npz };
+enum class InputFormat { edgelist, mtx, planetoid, facebook, npz, ogb, npy_edges };
 // `automatic` = the format's default (planetoid: drop; others: keep).
 enum class SelfLoopChoice { automatic, keep, drop, add };
 
@@ -46,6 +46,8 @@ struct ConvertOptions : SharedConvertOptions {
   VertexArrayPaths arrays;
   // npz.
   int split_index = 0;
+  // ogb: the split/<name> folder (empty = the first).
+  std::string split_name;
   // facebook (MUSAE).
   std::string target_id_column = "id", target_label_column = "page_type";
   int32_t feature_dim = 0;

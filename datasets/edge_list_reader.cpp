@@ -10,6 +10,7 @@
 #include "core/file_io.hpp"
 #include "core/log.hpp"
 #include "datasets/edge_text.hpp"
+#include "datasets/text_input.hpp"
 
 namespace ht::data {
 namespace {
@@ -41,7 +42,7 @@ std::string_view skip_header(std::string_view text, const std::string& path, Hea
       std::string_view tok[1];
       split_tokens(line, tok, 1);
       const bool numeric = is_number(tok[0]);
-      const bool header = mode == HeaderMode::yes || (ends_with_csv(path) && !numeric);
+      const bool header = mode == HeaderMode::yes || (ends_with_csv(without_gz_suffix(path)) && !numeric);
       if (!header && !numeric)
         throw line_error(path, line_no,
                          fmt::format("non-numeric token '{}' in column 1: if this is a header line, pass --header",
@@ -59,9 +60,8 @@ std::string_view skip_header(std::string_view text, const std::string& path, Hea
 }  // namespace
 
 RawEdges read_edge_list(const std::string& path, const EdgeListOptions& opt) {
-  MappedFile file(path);
-  std::string_view text =
-      text_of_file(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), path);
+  const TextInput file(path);  // gzip inflated
+  std::string_view text = text_of_file(file.text(), path);
   EdgeTextOptions t;
   t.path = path;
   t.keep_weights = opt.keep_weights;

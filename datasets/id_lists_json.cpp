@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "datasets/text_input.hpp"
 
 namespace ht::data {
 namespace {
@@ -147,8 +148,9 @@ class Handler final : public nlohmann::json_sax<nlohmann::json> {
 }  // namespace
 
 IdLists read_id_lists_json(const std::string& path) {
-  MappedFile file(path);
-  const char* begin = reinterpret_cast<const char*>(file.data());
+  const TextInput input(path);  // gzip inflated
+  const std::string_view file = input.text();
+  const char* begin = file.data();
   const char* end = begin + file.size();
   const char* last = nullptr;
   IdLists out;

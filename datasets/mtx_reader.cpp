@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "datasets/edge_text.hpp"
+#include "datasets/text_input.hpp"
 
 namespace ht::data {
 namespace {
@@ -72,9 +73,8 @@ void mirror(RawEdges& e) {
 }  // namespace
 
 MtxData read_matrix_market(const std::string& path, bool keep_weights) {
-  MappedFile file(path);
-  std::string_view text =
-      text_of_file(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), path);
+  const TextInput file(path);  // gzip inflated
+  std::string_view text = text_of_file(file.text(), path);
   const Banner banner = parse_banner(take_line(text), path);
   int64_t line_no = 2;
   std::string_view size_line;

@@ -13,6 +13,7 @@
 #include "datasets/edge_list_reader.hpp"
 #include "datasets/id_lists_json.hpp"
 #include "datasets/stratified_split.hpp"
+#include "datasets/text_input.hpp"
 #include "graph/types.hpp"
 
 namespace ht::data {
@@ -22,8 +23,8 @@ std::string file_in(const MusaeOptions& o, const char* suffix) { return o.dir + 
 
 // Reads labels (class names sorted -> ids) from the target file; sets N.
 void read_targets(const std::string& path, const MusaeOptions& o, VertexData& data) {
-  MappedFile file(path);
-  CsvReader csv(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), path);
+  const TextInput file(path);  // gzip inflated
+  CsvReader csv(file.text(), path);
   std::vector<std::string> row;
   if (!csv.next(row)) throw file_error(path, "empty file (expected a header line)");
   const size_t id_col = static_cast<size_t>(csv_column(row, o.id_column, path));

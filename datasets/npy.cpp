@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/half.hpp"
 
 namespace ht::data {
 namespace {
@@ -17,7 +18,7 @@ struct TypeInfo {
 };
 // NumPy writes one-byte types with '|'; '<u1' and '<b1' are accepted too.
 constexpr TypeInfo kTypes[] = {
-    {"<f4", NpyType::f4, 4}, {"<f8", NpyType::f8, 8}, {"<i4", NpyType::i4, 4}, {"<i8", NpyType::i8, 8},
+    {"<f2", NpyType::f2, 2}, {"<f4", NpyType::f4, 4}, {"<f8", NpyType::f8, 8}, {"<i4", NpyType::i4, 4}, {"<i8", NpyType::i8, 8},
     {"|u1", NpyType::u1, 1}, {"<u1", NpyType::u1, 1}, {"|b1", NpyType::b1, 1}, {"<b1", NpyType::b1, 1},
 };
 
@@ -93,6 +94,7 @@ const char* npy_type_name(NpyType t) {
     case NpyType::i8: return "int64";
     case NpyType::u1: return "uint8";
     case NpyType::b1: return "bool";
+    case NpyType::f2: return "float16";
   }
   return "?";
 }
@@ -131,7 +133,7 @@ void NpyArray::parse_header() {
   for (const TypeInfo& t : kTypes)
     if (descr == t.descr) info = &t;
   if (!info)
-    dict.fail(fmt::format("unsupported dtype '{}' (supported: <f4 <f8 <i4 <i8 |u1 |b1, little-endian)", descr));
+    dict.fail(fmt::format("unsupported dtype '{}' (supported: <f2 <f4 <f8 <i4 <i8 |u1 |b1, little-endian)", descr));
   type_ = info->type;
   item_size_ = info->size;
   fortran_ = dict.boolean(dict.value_of("fortran_order"));
@@ -157,6 +159,7 @@ double NpyArray::as_double(int64_t i) const {
   switch (type_) {
     case NpyType::f4: return load<float>(p);
     case NpyType::f8: return load<double>(p);
+    case NpyType::f2: return f16_to_float(load<uint16_t>(p));  // exact: every fp16 value is a float
     case NpyType::i4: return load<int32_t>(p);
     case NpyType::i8: return static_cast<double>(load<int64_t>(p));
     case NpyType::u1:

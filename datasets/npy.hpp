@@ -1,7 +1,7 @@
 #pragma once
 // NumPy .npy reader (format versions 1.0, 2.0 and 3.0; C or Fortran order;
 // 1-D or 2-D; elements are addressed in row-major order either way)
-// over a memory map or a buffer (the members of an .npz, datasets/npz.hpp). dtypes: <f4 <f8 <i4 <i8 |u1 (also written <u1) |b1.
+// over a memory map or a buffer (the members of an .npz, datasets/npz.hpp). dtypes: <f2 <f4 <f8 <i4 <i8 |u1 (also written <u1) |b1.
 // Every error names the file and the byte offset.
 #include <cstdint>
 #include <string>
@@ -11,7 +11,7 @@
 
 namespace ht::data {
 
-enum class NpyType { f4, f8, i4, i8, u1, b1 };
+enum class NpyType { f4, f8, i4, i8, u1, b1, f2 };
 const char* npy_type_name(NpyType t);
 
 class NpyArray {
@@ -28,7 +28,7 @@ class NpyArray {
   int64_t cols() const { return shape_.size() == 2 ? shape_[1] : 1; }
   int64_t count() const { return rows() * cols(); }
   std::string shape_text() const;  // "(3, 4)" like NumPy
-  bool is_integral() const { return type_ != NpyType::f4 && type_ != NpyType::f8; }
+  bool is_integral() const { return type_ != NpyType::f4 && type_ != NpyType::f8 && type_ != NpyType::f2; }
   // Byte offset of element i (row-major index) in the file (for messages).
   int64_t offset_of(int64_t i) const { return data_offset_ + physical(i) * item_size_; }
 

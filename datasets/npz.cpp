@@ -49,6 +49,35 @@ bool NpzArchive::has(const std::string& key) const {
 }
 
 NpyArray NpzArchive::array(const std::string& key) const {
+  std::string name;
+  std::vector<std::byte> bytes = member_bytes(key, name);
+  return NpyArray(name, std::move(bytes));
+}
+
+std::string NpzArchive::string_scalar(const std::string& key) const {
+  std::string name;
+  const std::vector<std::byte> bytes = member_bytes(key, name);
+  const std::string_view b(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  if (b.size() < 10 || b.substr(0, 6) != "\x93NUMPY") throw offset_error(name, 0, "not a NumPy .npy member");
+  const size_t len_bytes = b[6] == 1 ? 2 : 4;
+  size_t header_len = 0;
+  for (size_t i = 0; i < len_bytes && 8 + i < b.size(); ++i)
+    header_len |= static_cast<size_t>(static_cast<unsigned char>(b[8 + i])) << (8 * i);
+  const size_t data_at = 8 + len_bytes + header_len;
+  if (data_at > b.size()) throw offset_error(name, 8, "truncated .npy header");
+  const std::string_view header = b.substr(8 + len_bytes, header_len);
+  const bool bytes_type = header.find("'|S") != std::string_view::npos;
+  const bool unicode = header.find("'<U") != std::string_view::npos;
+  if ((!bytes_type && !unicode) || header.find("'shape': ()") == std::string_view::npos)
+    throw offset_error(name, 8 + len_bytes, fmt::format("expected a string scalar (dtype |S or <U, shape ()), header {}",
+                                                        header.substr(0, header.find('}') + 1)));
+  std::string out;
+  for (size_t i = data_at; i < b.size(); i += unicode ? 4 : 1) out += b[i];  // <U: UTF-32, ASCII expected
+  while (!out.empty() && out.back() == '\0') out.pop_back();
+  return out;
+}
+
+std::vector<std::byte> NpzArchive::member_bytes(const std::string& key, std::string& name) const {
   const auto it = std::find(keys_.begin(), keys_.end(), key);
   if (it == keys_.end()) {
     std::vector<std::string> sorted = keys_;
@@ -56,7 +85,7 @@ NpyArray NpzArchive::array(const std::string& key) const {
     throw file_error(path_, fmt::format("no '{}' array (keys: {})", key, fmt::join(sorted, ", ")));
   }
   const std::string member = key + ".npy";
-  const std::string name = path_ + ":" + member;
+  name = path_ + ":" + member;
   const auto index = static_cast<zip_uint64_t>(index_[it - keys_.begin()]);
   zip_stat_t st;
   zip_stat_init(&st);
@@ -79,7 +108,7 @@ NpyArray NpzArchive::array(const std::string& key) const {
   if (got != st.size || tail != 0)
     throw file_error(name, fmt::format("cannot read the member ({} of {} bytes): {}", got, st.size,
                                        why.empty() ? "archive damaged" : why));
-  return NpyArray(name, std::move(bytes));
+  return bytes;
 }
 
 }  // namespace ht::data

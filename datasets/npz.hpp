@@ -25,8 +25,14 @@ class NpzArchive {
   bool has(const std::string& key) const;
   // Reads (and inflates) member key + ".npy"; its CRC is checked.
   NpyArray array(const std::string& key) const;
+  // A string scalar (SciPy's save_npz stores its 'format' as a 0-d |S3
+  // array; <U arrays too): its characters, trailing NULs dropped.
+  std::string string_scalar(const std::string& key) const;
 
  private:
+  // The member's bytes (inflated, CRC checked); `name` is set for messages.
+  std::vector<std::byte> member_bytes(const std::string& key, std::string& name) const;
+
   std::string path_;
   zip_t* zip_ = nullptr;
   std::vector<std::string> keys_;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages hongtu needs, and nothing when all are present.
 set -euo pipefail
-pkgs=(cmake g++ make libmetis-dev libcli11-dev libfmt-dev libgtest-dev libopenblas-dev libxxhash-dev libzip-dev
+pkgs=(cmake g++ make libmetis-dev libcli11-dev libfmt-dev libgtest-dev libopenblas-dev libxxhash-dev libzip-dev zlib1g-dev
       nlohmann-json3-dev libopenmpi-dev openmpi-bin python3-numpy python3-scipy python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do

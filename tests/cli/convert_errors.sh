@@ -58,7 +58,7 @@ grep -q -- "--inspect" help.txt || fail "--help lacks --inspect"
 "$BIN" --version >/dev/null 2>&1 || fail "--version exit code"
 expect_error "no mode" "give exactly one of them"
 expect_error "two modes" "give exactly one of them" --format edgelist -i x --inspect y
-expect_parse_error "unknown format" "--format: 'dot' is not one of edgelist, facebook, mtx, npz, planetoid" --format dot -i x -o out.htg
+expect_parse_error "unknown format" "--format: 'dot' is not one of edgelist, facebook, mtx, npy-edges, npz, ogb, planetoid" --format dot -i x -o out.htg
 
 # --- bad inputs ------------------------------------------------------------------
 printf '0 1\n1 2\n' >good.txt

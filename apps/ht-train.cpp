@@ -367,6 +367,8 @@ int main(int argc, char** argv) {
     fmt::print("median epoch {:.2f} ms (busy: h2d {:.2f}, d2d {:.2f}, compute {:.2f}, cpu {:.2f}) over epochs after {} warm-up\n",
                s.epoch_ms_median, s.h2d_ms_median, s.d2d_ms_median, s.compute_ms_median, s.cpu_ms_median, s.warmup_used);
     fmt::print("{}\n", ht::exposed_line(s.exposed_ms_median, s.epoch_ms_median));
+    if (const std::string busy = ht::gpu_busy_line(s.gpu_busy_max_ms_median, s.gpu_busy_mean_ms_median, s.gpus / s.processes); !busy.empty())
+      fmt::print("{}\n", busy);
     fmt::print("{}\n", ht::eval_line(s.eval_ms_median, s.evaluations_timed));
     fmt::print("per epoch: host->device {}, device->host {}, peer {}, reused in place {}\n",
                ht::format_bytes(static_cast<double>(s.per_epoch.h2d_bytes)),

@@ -467,6 +467,12 @@ void Trainer::finish_timeline(EpochResult& r, double wall) {
     }
   }
   const TimelineSplit s = split_timeline(all, wall);
+  r.gpu_busy.assign(dev_.size(), 0.0);
+  for (const BusyInterval& b : all) {
+    if (b.queue != Queue::compute) continue;
+    for (size_t i = 0; i < dev_.size(); ++i)
+      if (dev_[i]->dev->index() == b.device) r.gpu_busy[i] += b.end - b.begin;  // one queue: no overlaps
+  }
   last_timeline_ = std::move(all);
   r.t_compute = s.busy[static_cast<int>(WorkKind::compute)];
   r.t_h2d = s.busy[static_cast<int>(WorkKind::h2d)];

@@ -48,6 +48,9 @@ struct EpochResult {
   // Host-link bytes the forward passes issued (the rest of the epoch's are
   // the backward passes'): forward writes outputs, backward reads them back.
   int64_t forward_h2d_bytes = 0, forward_d2h_bytes = 0;
+  // Busy time of each of this process's devices' compute queues (compute and
+  // P2P work), seconds: how evenly the partitions divide the work.
+  std::vector<double> gpu_busy;
 };
 
 struct Evaluation {

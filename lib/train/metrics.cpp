@@ -91,6 +91,12 @@ std::string phase_bound_line(const PhaseLinkBound& b) {
                      b.total.seconds * 1e3, b.forward_seconds * 1e3, b.backward_seconds * 1e3, b.total.ratio);
 }
 
+std::string gpu_busy_line(double slowest_ms, double mean_ms, int gpus) {
+  if (gpus < 2 || mean_ms <= 0) return {};
+  return fmt::format("per-GPU compute busy: slowest {:.2f} ms, mean {:.2f} ms (slowest {:.1f}% over the mean)", slowest_ms,
+                     mean_ms, 100.0 * (slowest_ms / mean_ms - 1.0));
+}
+
 std::string exposed_line(const ExposedTimes& ms, double epoch_ms) {
   const std::string share =
       epoch_ms > 0 ? fmt::format("sum {:.1f}% of epoch", 100 * ms.sum() / epoch_ms) : fmt::format("sum {:.2f} ms", ms.sum());

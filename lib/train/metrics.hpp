@@ -75,6 +75,9 @@ PhaseLinkBound link_phase_bound(const LinkCounters& per_epoch, int64_t forward_h
 // The summary lines of ht-train for the above (no trailing newline).
 // `epoch_ms` = median epoch; `link` null = not measured (CPU backend).
 std::string exposed_line(const ExposedTimes& ms, double epoch_ms);
+// "per-GPU compute busy: slowest ..., mean ..." (balance over the GPUs), or
+// empty when there is nothing to compare (one GPU of this process, or no timeline).
+std::string gpu_busy_line(double slowest_ms, double mean_ms, int gpus);
 std::string link_bound_line(const LinkBandwidth* link, const LinkBound& bound, int num_gpus);
 // "" when the epoch moves nothing over the link.
 std::string phase_bound_line(const PhaseLinkBound& b);

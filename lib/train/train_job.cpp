@@ -185,7 +185,7 @@ void probe_link(const TrainJob& job, TrainSummary& sum) {
 
 // Per-epoch series over the timed epochs (after warm-up), in ms.
 struct EpochSeries {
-  std::vector<double> epoch, h2d, d2d, compute, cpu, eval;
+  std::vector<double> epoch, h2d, d2d, compute, cpu, eval, busy_max, busy_mean;
   std::vector<ExposedTimes> exposed;
 
   void add(const EpochResult& r) {
@@ -195,6 +195,15 @@ struct EpochSeries {
     compute.push_back(r.t_compute * 1e3);
     cpu.push_back(r.t_cpu * 1e3);
     exposed.push_back(exposed_ms(r));
+    if (!r.gpu_busy.empty()) {
+      double most = 0, total = 0;
+      for (double b : r.gpu_busy) {
+        most = std::max(most, b);
+        total += b;
+      }
+      busy_max.push_back(most * 1e3);
+      busy_mean.push_back(total * 1e3 / static_cast<double>(r.gpu_busy.size()));
+    }
   }
 };
 
@@ -312,6 +321,8 @@ void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, T
   sum.d2d_ms_median = median_of(series.d2d);
   sum.compute_ms_median = median_of(series.compute);
   sum.cpu_ms_median = median_of(series.cpu);
+  sum.gpu_busy_max_ms_median = median_of(series.busy_max);
+  sum.gpu_busy_mean_ms_median = median_of(series.busy_mean);
   sum.exposed_ms_median = median_exposed(series.exposed);
   sum.eval_ms_median = median_of(series.eval);
   sum.evaluations_timed = static_cast<int>(series.eval.size());
@@ -349,6 +360,7 @@ JsonWriter summary_json(const TrainSummary& sum, const RunLabels& run) {
   w.field("epoch_ms_median", sum.epoch_ms_median).field("h2d_ms_median", sum.h2d_ms_median);
   w.field("d2d_ms_median", sum.d2d_ms_median).field("compute_ms_median", sum.compute_ms_median);
   w.field("cpu_ms_median", sum.cpu_ms_median);
+  w.field("gpu_busy_max_ms_median", sum.gpu_busy_max_ms_median).field("gpu_busy_mean_ms_median", sum.gpu_busy_mean_ms_median);
   exposed_json(w, sum.exposed_ms_median, "_median");
   w.field("eval_ms_median", sum.eval_ms_median).field("evaluations_timed", sum.evaluations_timed);
   counters_json(w, sum.per_epoch);

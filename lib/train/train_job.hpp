@@ -98,6 +98,9 @@ struct TrainSummary {
   int warmup_used = 0;  // epochs left out of the medians (fewer than asked when epochs are few)
   double epoch_ms_median = 0;
   double h2d_ms_median = 0, d2d_ms_median = 0, compute_ms_median = 0, cpu_ms_median = 0;  // busy times
+  // The compute queues' busy time per GPU (this process's): medians over the
+  // timed epochs of the slowest GPU's and of the mean.
+  double gpu_busy_max_ms_median = 0, gpu_busy_mean_ms_median = 0;
   ExposedTimes exposed_ms_median;  // the epoch split by what was exposed (ms)
   double eval_ms_median = 0;       // evaluation forward, evaluations after warm-up
   int evaluations_timed = 0;

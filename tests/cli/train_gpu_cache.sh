@@ -44,6 +44,10 @@ grep -q '"gpu_cache_matrices":"[^"]*tier of h^0"' c0.0001.jsonl || fail "small b
 grep -q '"gpu_cache_matrices":"h^0, ' c1.jsonl || fail "large budget: h^0 not whole"
 (( $(field c1.jsonl h2d_bytes) == 0 )) || fail "large budget: an fp32 store still reads over the link"
 (( $(field off.jsonl gpu_cache_held_bytes) == 0 )) || fail "off: holds something"
+# Two emulated GPUs: the balance line and its fields (issue 32: the slowest GPU against the mean).
+grep -q "^per-GPU compute busy: slowest [0-9.]* ms, mean [0-9.]* ms" off.log || fail "no per-GPU busy line"
+awk -v a="$(field off.jsonl gpu_busy_max_ms_median)" -v b="$(field off.jsonl gpu_busy_mean_ms_median)" \
+  'BEGIN { exit !(b > 0 && a >= b) }' || fail "gpu_busy fields: slowest below the mean, or none"
 
 for bad in -1 0 abc; do
   "$BIN/ht-train" "${run[@]}" --gpu-cache "$bad" >/dev/null 2>stderr.txt

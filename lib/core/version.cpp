@@ -3,6 +3,9 @@
 #ifndef HT_VERSION
 #define HT_VERSION "0.0.0"
 #endif
+#ifndef HT_GIT_COMMIT
+#define HT_GIT_COMMIT ""
+#endif
 
 namespace ht {
 
@@ -13,5 +16,7 @@ std::string version_string() {
   return std::string("hongtu ") + HT_VERSION + " (executors: cpu; built without CUDA)";
 #endif
 }
+
+std::string build_commit() { return HT_GIT_COMMIT; }
 
 }  // namespace ht

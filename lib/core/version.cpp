@@ -3,11 +3,10 @@
 #ifndef HT_VERSION
 #define HT_VERSION "0.0.0"
 #endif
-#ifndef HT_GIT_COMMIT
-#define HT_GIT_COMMIT ""
-#endif
-
 namespace ht {
+namespace detail {
+extern const char* const kBuildCommit;  // the generated build_commit.cpp (lib/CMakeLists.txt)
+}
 
 std::string version_string() {
 #ifdef HT_BUILT_WITH_CUDA
@@ -17,6 +16,6 @@ std::string version_string() {
 #endif
 }
 
-std::string build_commit() { return HT_GIT_COMMIT; }
+std::string build_commit() { return detail::kBuildCommit; }
 
 }  // namespace ht

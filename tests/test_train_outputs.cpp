@@ -186,6 +186,25 @@ TEST_F(TrainOutputs, TargetAccuracyStopsAtTheFirstEvaluationReachingIt) {
   const std::string summary = lines_of(j.metrics_out, "summary").at(0);
   EXPECT_EQ(number(summary, "target_epoch"), s.target_time.epoch);
   EXPECT_EQ(number(summary, "target_acc"), 0.6);
+
+  // Resumed from the checkpoint of the stop: the same target trains no more;
+  // a higher one is looked for anew.
+  j.checkpoint_path = dir.file("ck");
+  j.metrics_out.clear();
+  run(j);
+  TrainJob same = j;
+  same.resume_path = j.checkpoint_path;
+  same.checkpoint_path.clear();
+  const TrainSummary again = run(same);
+  EXPECT_EQ(again.epochs, s.epochs);
+  EXPECT_EQ(again.target_time.epoch, s.target_time.epoch);
+  TrainJob higher = same;
+  higher.target_acc = 0.7;
+  const TrainSummary h = run(higher);
+  EXPECT_GT(h.epochs, s.epochs);
+  ASSERT_GE(h.target_time.epoch, 0) << "the higher target is not reached";
+  EXPECT_EQ(h.target_time.epoch, h.epochs - 1);
+  EXPECT_GT(h.target_time.epoch, s.target_time.epoch);
 }
 
 // Early stopping across an interruption: the resumed run stops at the same

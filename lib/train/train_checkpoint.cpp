@@ -50,6 +50,7 @@ std::string info_text(const TrainCheckpoint& c) {
   put("target_epoch", std::to_string(c.target_epoch));
   put_d("target_train_seconds", c.target_train_seconds);
   put_d("target_process_seconds", c.target_process_seconds);
+  put_d("target_acc", c.target_acc);
   std::string names;
   for (const ParamTensor& p : c.tensors) names += (names.empty() ? "" : " ") + p.name;
   put("tensors", names);
@@ -175,6 +176,7 @@ TrainCheckpoint read_train_checkpoint(const std::string& path, bool verify_check
   c.target_epoch = info.count("target_epoch") ? static_cast<int>(to_int(path, info, "target_epoch")) : -1;
   c.target_train_seconds = to_double(info, "target_train_seconds");
   c.target_process_seconds = to_double(info, "target_process_seconds");
+  c.target_acc = info.count("target_acc") ? to_double(info, "target_acc") : -1;
   if (c.epochs_done < 1 || c.optimizer_steps < 0)
     throw file_error(path, fmt::format("checkpoint records {} epochs done", c.epochs_done));
 

@@ -55,6 +55,7 @@ struct TrainCheckpoint {
   double best_train_seconds = 0, best_process_seconds = 0;
   int target_epoch = -1;
   double target_train_seconds = 0, target_process_seconds = 0;
+  double target_acc = -1;  // the --target-acc those are for (negative: none)
 };
 
 // Written atomically (temporary file renamed into place).

@@ -685,6 +685,7 @@ TrainCheckpoint make_checkpoint(const CheckpointTarget& target, const TrainerOpt
   c.target_epoch = sum.target_time.epoch;
   c.target_train_seconds = sum.target_time.train_seconds;
   c.target_process_seconds = sum.target_time.process_seconds;
+  c.target_acc = job.target_acc;
   return c;
 }
 
@@ -717,7 +718,8 @@ void resume(const TrainJob& job, const CheckpointTarget& target, const TrainerOp
   sum.test_acc_at_best_val = c.test_acc_at_best_val;
   sum.final_loss = c.final_loss;
   sum.best_time = {c.best_epoch, c.best_train_seconds, c.best_process_seconds};
-  sum.target_time = {c.target_epoch, c.target_train_seconds, c.target_process_seconds};
+  // The time to a target is kept only for the same target (another one is looked for anew).
+  if (c.target_acc == job.target_acc) sum.target_time = {c.target_epoch, c.target_train_seconds, c.target_process_seconds};
   loop.evals_since_best = c.evals_since_best;
   loop.train_offset = c.train_seconds;
   loop.process_offset = c.process_seconds;

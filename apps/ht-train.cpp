@@ -58,7 +58,8 @@ void group_options(CLI::App& app) {
        {"--backend", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--gpu-cache", "--host-mem", "--steps",
         "--merged-buffers", "--no-overlap", "--no-early-start", "--no-fuse-transforms",
         "--no-gradient-handoff", "--no-device-forwarding"}},
-      {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out", "--outputs-from"}},
+      {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out", "--embeddings-out",
+                  "--embeddings-layer", "--outputs-from"}},
       {"Checkpoints and inference", {"--checkpoint", "--checkpoint-every", "--resume", "--load-model", "--predict-only"}},
   };
   for (const auto& [group, names] : groups)
@@ -92,8 +93,9 @@ void refuse_unused_options(const CLI::App& app, const Context& ctx, const ht::Tr
   if (ctx.backend == ht::Backend::cpu && job.chunks != ht::kChunksAuto)
     refuse("--gpu-mem", "applies to --backend cuda, or to --chunks auto as the GPU memory to choose for");
   if (job.checkpoint_path.empty()) refuse("--checkpoint-every", "needs --checkpoint FILE");
-  if (job.save_model.empty() && job.predict_out.empty() && job.logits_out.empty())
-    refuse("--outputs-from", "applies to --save-model, --predict-out and --logits-out");
+  if (job.save_model.empty() && job.predict_out.empty() && job.logits_out.empty() && job.embeddings_out.empty())
+    refuse("--outputs-from", "applies to --save-model, --predict-out, --logits-out and --embeddings-out");
+  if (job.embeddings_out.empty()) refuse("--embeddings-layer", "needs --embeddings-out FILE.npy");
   if (job.predict_only)
     for (const char* o : {"--epochs", "--eval-every", "--warmup", "--lr", "--weight-decay", "--momentum", "--dropout",
                           "--attn-dropout", "--optimizer", "--decay-first-layer-only", "--early-stop", "--target-acc",
@@ -348,8 +350,16 @@ int main(int argc, char** argv) {
   app.add_option("--predict-out", job.predict_out, "Write predictions (CSV id,prediction; original vertex ids)");
   app.add_option("--logits-out", job.logits_out,
                  "Write the logits as .npy [N, C] f4 (rows in graph file order), of the epoch --outputs-from picks");
+  app.add_option("--embeddings-out", job.embeddings_out,
+                 "Write layer --embeddings-layer's output h^l as .npy [N, width] f4 (rows in graph file order), of "
+                 "the epoch --outputs-from picks (or of --predict-only's forward)");
+  app.add_option("--embeddings-layer", job.embeddings_layer,
+                 "Layer whose output --embeddings-out writes: 1 = the first hidden layer's (after its activation), "
+                 "L = the logits")
+      ->check(ht::cli::in_range(1, 1 << 20))
+      ->capture_default_str();
   ht::cli::add_enum(app, "--outputs-from", job.outputs_from, ht::outputs_from_names(),
-                    "Parameters of --save-model, --predict-out and --logits-out: best = the best validation epoch "
+                    "Parameters of --save-model, --predict-out, --logits-out and --embeddings-out: best = the best validation epoch "
                     "(whose test accuracy the summary reports; one more forward at the end), last = the last epoch "
                     "trained");
   app.add_option("--checkpoint", job.checkpoint_path,

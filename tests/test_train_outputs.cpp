@@ -6,12 +6,15 @@
 // mean and standard deviation over K seeds; --save-model FILE.npz holds the
 // HTMODEL file's parameters; the metrics summary records the run's
 // provenance (options, version, commit, start time, host).
+#include <cmath>
 #include <csignal>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/file_io.hpp"
@@ -335,6 +338,64 @@ TEST_F(TrainOutputs, NpzModelHoldsTheHtmodelParameters) {
   TrainJob l = job(2);
   l.load_model = j.save_model;
   EXPECT_NE(test::error_of([&] { run(l); }).find("--load-model"), std::string::npos);
+}
+
+// The .npy [N, cols] f4 written by --logits-out / --embeddings-out.
+std::vector<float> read_npy_rows(const std::string& path, int64_t rows, int64_t cols) {
+  const std::vector<char> b = test::read_bytes(path);
+  EXPECT_GE(b.size(), 128u);
+  const std::string header(b.begin(), b.begin() + 128);
+  EXPECT_NE(header.find(fmt::format("'shape': ({}, {})", rows, cols)), std::string::npos) << header;
+  std::vector<float> v(static_cast<size_t>(rows * cols));
+  EXPECT_EQ(b.size(), 128 + v.size() * 4);
+  if (b.size() == 128 + v.size() * 4) std::memcpy(v.data(), b.data() + 128, v.size() * 4);
+  return v;
+}
+
+TEST_F(TrainOutputs, EmbeddingsAreTheChosenLayersOutputInGraphOrder) {
+  TrainJob j = job(5);
+  j.embeddings_out = dir.file("e.npy");
+  // GCN 8-16-4: layer 1 is transform-first and fused, so h^1 stays on the device.
+  const std::string e = test::error_of([&] { run(j); });
+  EXPECT_NE(e.find("--no-fuse-transforms"), std::string::npos) << e;
+  j.trainer.fuse_transforms = false;
+  j.logits_out = dir.file("l.npy");
+  const TrainSummary s = run(j);
+  const std::vector<float> h1 = read_npy_rows(j.embeddings_out, 400, 16);
+  bool positive = false;
+  for (float v : h1) {
+    EXPECT_GE(v, 0.0f);  // after the ReLU
+    positive |= v > 0;
+  }
+  EXPECT_TRUE(positive);
+  // The same layer of the same model on one device and one chunk: the same rows in the same
+  // (graph file) order, up to float rounding (other partitions sum in other orders).
+  TrainJob one = j;
+  one.parts = 1;
+  one.chunks = 1;
+  one.embeddings_out = dir.file("e1.npy");
+  one.logits_out.clear();
+  run(one);
+  const std::vector<float> h1_one = read_npy_rows(one.embeddings_out, 400, 16);
+  for (size_t k = 0; k < h1.size(); ++k) ASSERT_NEAR(h1[k], h1_one[k], 1e-4f * (1 + std::fabs(h1[k]))) << k;
+  // The last layer is the logits.
+  j.embeddings_layer = 2;
+  run(j);
+  EXPECT_EQ(test::read_bytes(j.embeddings_out), test::read_bytes(j.logits_out));
+  j.embeddings_layer = 3;
+  EXPECT_NE(test::error_of([&] { run(j); }).find("--embeddings-layer"), std::string::npos);
+  // From the best epoch by default: the outputs of --predict-only with the saved model.
+  j.embeddings_layer = 1;
+  j.save_model = dir.file("m.model");
+  run(j);
+  TrainJob p = job(5);
+  p.trainer.fuse_transforms = false;
+  p.predict_only = true;
+  p.load_model = j.save_model;
+  p.embeddings_out = dir.file("pe.npy");
+  run(p);
+  EXPECT_EQ(test::read_bytes(p.embeddings_out), test::read_bytes(j.embeddings_out));
+  (void)s;
 }
 
 TEST_F(TrainOutputs, SummaryRecordsTheRunsProvenance) {

@@ -534,8 +534,8 @@ void check_job(const TrainJob& job) {
   if (job.predict_only) {
     if (job.load_model.empty() && job.resume_path.empty())
       throw option_error("--predict-only", "needs the parameters: --load-model MODEL (or --resume CHECKPOINT)");
-    if (job.predict_out.empty() && job.logits_out.empty())
-      throw option_error("--predict-only", "needs an output: --predict-out CSV and/or --logits-out NPY");
+    if (job.predict_out.empty() && job.logits_out.empty() && job.embeddings_out.empty())
+      throw option_error("--predict-only", "needs an output: --predict-out CSV, --logits-out NPY and/or --embeddings-out NPY");
     for (const auto& [path, option] : {std::pair{job.metrics_out, "--metrics-out"}, {job.save_model, "--save-model"},
                                        {job.checkpoint_path, "--checkpoint"}, {job.timeline_out, "--timeline-out"}})
       if (!path.empty()) throw option_error(option, "not with --predict-only (no training)");
@@ -543,11 +543,34 @@ void check_job(const TrainJob& job) {
   const std::vector<std::string> inputs{job.graph_path, job.partition_path, job.plan_path, job.load_model};
   const std::vector<OutputPath> outputs{{job.checkpoint_path, "--checkpoint"}, {job.metrics_out, "--metrics-out"},
                                         {job.save_model, "--save-model"},       {job.predict_out, "--predict-out"},
-                                        {job.logits_out, "--logits-out"},       {job.timeline_out, "--timeline-out"}};
+                                        {job.logits_out, "--logits-out"},       {job.timeline_out, "--timeline-out"},
+                                        {job.embeddings_out, "--embeddings-out"}};
   check_output_paths(outputs, inputs);
   for (const OutputPath& o : outputs)
     if (o.option != "--checkpoint" && same_file(o.path, job.resume_path))
       throw option_error(o.option, fmt::format("'{}' is the checkpoint this run resumes from; choose another file", o.path));
+}
+
+// --embeddings-out reads h^l from the vertex store after the last forward:
+// the layer must exist, the store must hold it (a fused transform keeps a
+// transform-first layer's input on the GPU) and the GPU cache must not hold
+// it whole (its host copy is then not written). Refused before any work.
+void check_embeddings(const TrainJob& job, const TrainerOptions& t) {
+  if (job.embeddings_out.empty()) return;
+  const int layers = t.model.num_layers();
+  if (job.embeddings_layer < 1 || job.embeddings_layer > layers)
+    throw option_error("--embeddings-layer", fmt::format("{} is not a layer of the {}-layer model (1 .. {}; {} = the logits)",
+                                                         job.embeddings_layer, layers, layers, layers));
+  if (!stores_h(t, job.embeddings_layer))
+    throw option_error("--embeddings-out",
+                       fmt::format("layer {}'s output stays on the GPU (the next layer's transform is fused into its "
+                                   "batches); add --no-fuse-transforms (the same results with an fp32 store) or "
+                                   "--gcn-order aggregate",
+                                   job.embeddings_layer));
+  const bool cache_off = t.gpu_cache == 0 || (job.backend == Backend::cpu && t.gpu_cache == kGpuCacheAuto);
+  if (!cache_off && job.embeddings_layer < layers)
+    throw option_error("--embeddings-out", "needs --gpu-cache off: the GPU cache may hold the hidden layers' outputs, "
+                                           "whose host copies it does not write (results are the same without it)");
 }
 
 // The first and last widths against the graph's features and classes.
@@ -853,6 +876,7 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   }
   check_dims(topt.model, shape, job.graph_path);
   topt.model.validate();
+  check_embeddings(job, topt);
   need = model_need(job, topt, shape);
   check_model_fits(job, *need);
   check_host_memory_early(job, topt, shape, sum.host_limit);
@@ -944,7 +968,8 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
 
   sum.seed = topt.model.seed;
   sum.run_index = job.run_index;
-  const bool outputs = !job.save_model.empty() || !job.predict_out.empty() || !job.logits_out.empty();
+  const bool outputs = !job.save_model.empty() || !job.predict_out.empty() || !job.logits_out.empty() ||
+                       !job.embeddings_out.empty();
   if (outputs && !job.predict_only) use_output_params(job, trainer, sum, loop);
   const RunLabels labels{trainer.store_on_device() ? "device" : "host", dtype_name(trainer.store_dtype()),
                          topt.overlap_copies, exec->name(),
@@ -962,17 +987,27 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
     if (is_npz_path(job.save_model)) files.push_back(write_model_npz(job.save_model, topt.model, trainer.params()));
     else model = write_model(job.save_model, topt.model, trainer.params());
   }
-  if (!job.predict_out.empty() || !job.logits_out.empty()) {
+  if (!job.predict_out.empty() || !job.logits_out.empty() || !job.embeddings_out.empty()) {
     if (!job.predict_only) {
       // (every process: the forward is the job's)
       const Evaluation again = trainer.evaluate();
       check_reproduced(sum, again);
     }
     const int64_t classes = topt.model.dims.back();
-    const std::vector<float> logits = gather_held_rows(job.transport, trainer.logits(), classes, trainer.held_rows());
+    std::vector<float> logits, embeddings;
+    if (!job.predict_out.empty() || !job.logits_out.empty())
+      logits = gather_held_rows(job.transport, trainer.logits(), classes, trainer.held_rows());
+    const int64_t width = topt.model.out_width(job.embeddings_layer - 1);
+    if (!job.embeddings_out.empty()) {
+      std::vector<float> rows = trainer.layer_output(job.embeddings_layer);
+      HT_CHECK(!rows.empty(), "--embeddings-out: layer {}'s output is not in the vertex store", job.embeddings_layer);
+      embeddings = gather_held_rows(job.transport, std::move(rows), width, trainer.held_rows());
+    }
     if (!root) return sum;
     if (!job.predict_out.empty()) files.push_back(write_predictions(job.predict_out, logits, classes, pipe.partition, g));
     if (!job.logits_out.empty()) files.push_back(write_logits_npy(job.logits_out, logits, classes, pipe.partition, g));
+    if (!job.embeddings_out.empty())
+      files.push_back(write_rows_npy(job.embeddings_out, embeddings, width, pipe.partition, g));
   }
   if (model) model->commit();
   for (auto& f : files) f->commit();

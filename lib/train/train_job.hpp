@@ -39,7 +39,7 @@ enum class Backend { automatic, cpu, cuda };
 const NameTable<Backend>& backend_names();
 std::string name_of(Backend backend);
 
-// Which parameters --predict-out, --logits-out and --save-model hold: those of the best validation epoch (the epoch whose
+// Which parameters --predict-out, --logits-out, --embeddings-out and --save-model hold: those of the best validation epoch (the epoch whose
 // test accuracy the summary reports), or of the last epoch trained.
 enum class OutputsFrom { best, last };
 // "best", "last": ht-train --outputs-from.
@@ -72,6 +72,11 @@ struct TrainJob {
   std::string resume_path;      // continue from this checkpoint (may equal checkpoint_path)
   bool predict_only = false;    // forward only, from --load-model or --resume
   OutputsFrom outputs_from = OutputsFrom::best;
+  // --embeddings-out: .npy [N, width] of layer `embeddings_layer`'s output
+  // h^l (1 .. L; L = the logits), rows in graph file order, of the epoch
+  // outputs_from picks (or of the --predict-only forward).
+  std::string embeddings_out;
+  int embeddings_layer = 1;
   // Stop criteria (besides --epochs): no better validation accuracy in
   // `early_stop` evaluations (0: off), or validation accuracy >= target_acc
   // (negative: off).

@@ -28,7 +28,7 @@ namespace {
 
 void refuse_single_run_outputs(const TrainJob& job, int runs) {
   for (const auto& [path, option] :
-       {std::pair{job.save_model, "--save-model"}, {job.predict_out, "--predict-out"}, {job.logits_out, "--logits-out"},
+       {std::pair{job.save_model, "--save-model"}, {job.predict_out, "--predict-out"}, {job.logits_out, "--logits-out"}, {job.embeddings_out, "--embeddings-out"},
         {job.checkpoint_path, "--checkpoint"}, {job.resume_path, "--resume"}, {job.timeline_out, "--timeline-out"},
         {job.load_model, "--load-model"}})
     if (!path.empty())

@@ -96,6 +96,16 @@ expect_refused "early stop negative" "--early-stop" 2 --epochs 2 --early-stop -1
 expect_refused "npz model loaded" "--load-model" 1 --predict-only --load-model m.npz --predict-out q.csv
 expect_refused "runs with predict-only" "--runs" 1 --predict-only --runs 2 --load-model m.npz --predict-out q.csv
 
+# Embeddings: the first hidden layer's output, N x 16, non-negative (after the ReLU).
+expect_refused "embeddings of a fused layer" "--no-fuse-transforms" 1 --epochs 2 --embeddings-out e.npy
+expect_refused "embeddings layer alone" "--embeddings-layer: needs --embeddings-out" 1 --epochs 2 --embeddings-layer 2
+"${T[@]}" --epochs 3 --no-fuse-transforms --embeddings-out e.npy >/dev/null 2>err.txt || fail "embeddings: $(cat err.txt)"
+"$PY" -c "
+import numpy as np
+e = np.load('e.npy')
+assert e.shape == (600, 16) and e.dtype == np.float32 and (e >= 0).all() and (e > 0).any(), e.shape
+" 2>py.txt || { fail "embeddings file"; cat py.txt; }
+
 # The bench's report on these runs and a baseline's result; the bench's argument handling.
 mkdir res
 cp m.jsonl res/g__hongtu-inmem-1gpu.jsonl

@@ -472,6 +472,8 @@ def read_hongtu(path):
             "best_epoch": summary["best_epoch"], "best_seconds": summary.get("best_train_seconds"),
             "setup_seconds": summary["setup_seconds"], "peak_gpu_bytes": summary["peak_device_bytes"],
             "gpus": summary["gpus"], "device": summary["backend"],
+            "note": "%s backend, %d GPU(s), n = %s, store %s" % (summary["backend"], summary["gpus"],
+                                                              summary.get("chunks"), summary.get("store")),
             "curve": [[e["train_seconds"], e["val_acc"], e["test_acc"], e["epoch"]] for e in epochs]}
 
 
@@ -532,7 +534,7 @@ def table(results, targets):
                 r["graph"], r["system"], "" if target is None else target, r.get("status"), r.get("note", "")))
             continue
         tt = time_to(r.get("curve", []), target) if target is not None else None
-        note = r.get("sampler_note") or r.get("implementation") or ""
+        note = r.get("sampler_note") or r.get("implementation") or r.get("note") or ""
         lines.append("| %s | %s | %s | %.4f | %s | %.4f | %.4f | %s | %d | %s | %s | %s |" % (
             r["graph"], r["system"], "—" if target is None else target, r["epoch_s_median"],
             fmt_s(tt) if target is not None else "—", r["best_val_acc"], r["test_acc_at_best_val"],

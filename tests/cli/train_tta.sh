@@ -38,7 +38,7 @@ assert s["epochs_planned"] == 300
 assert s["options"]["--early-stop"] == "3" and s["options"]["--backend"] == "cpu", s["options"]
 assert s["options"]["--outputs-from"] == "best" and s["options"]["--no-bias"] == "false", s["options"]
 assert s["version"].startswith("hongtu ") and s["host"] and s["start_time"].endswith("Z"), s
-assert 0 < s["best_train_seconds"] <= s["train_seconds"] and s["best_process_seconds"] > s["best_train_seconds"]
+assert 0 < s["best_train_seconds"] <= s["train_seconds"] and s["best_process_seconds"] + 0.011 > s["best_train_seconds"]  # /proc ticks: 10 ms
 assert all("train_seconds" in e and "process_seconds" in e for e in epochs)
 # The predictions score exactly the summary's test accuracy.
 g = htg.read_htg(sys.argv[4])

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -19,6 +20,7 @@
 #include "engine/cpu_executor.hpp"
 #include "train/host_memory_check.hpp"
 #include "train/train_job.hpp"
+#include "train/train_runs.hpp"
 #include "train_options.hpp"
 #ifdef HT_HAVE_CUDA
 #include "cuda/cuda_executor.hpp"
@@ -40,6 +42,7 @@ struct Context {
   std::string chunks = "1";
   std::string host_mem = "auto";
   std::string gpu_cache = "auto";
+  int runs = 1;
   ht::cli::CommonOptions common;
 };
 
@@ -50,12 +53,13 @@ void group_options(CLI::App& app) {
       {"Model", {"--model", "--layers", "--hidden", "--heads", "--out-heads", "--dropout", "--attn-dropout", "--no-bias"}},
       {"Optimization",
        {"--optimizer", "--lr", "--weight-decay", "--decay-first-layer-only", "--momentum", "--epochs", "--eval-every",
-        "--warmup", "--seed"}},
+        "--warmup", "--seed", "--early-stop", "--target-acc", "--runs"}},
       {"Execution",
        {"--backend", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--gpu-cache", "--host-mem", "--steps",
         "--merged-buffers", "--no-overlap", "--no-early-start", "--no-fuse-transforms",
         "--no-gradient-handoff", "--no-device-forwarding", "--no-gpu-accumulate"}},
-      {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out"}},
+      {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out", "--embeddings-out",
+                  "--embeddings-layer", "--outputs-from"}},
       {"Checkpoints and inference", {"--checkpoint", "--checkpoint-every", "--resume", "--load-model", "--predict-only"}},
   };
   for (const auto& [group, names] : groups)
@@ -89,9 +93,13 @@ void refuse_unused_options(const CLI::App& app, const Context& ctx, const ht::Tr
   if (ctx.backend == ht::Backend::cpu && job.chunks != ht::kChunksAuto)
     refuse("--gpu-mem", "applies to --backend cuda, or to --chunks auto as the GPU memory to choose for");
   if (job.checkpoint_path.empty()) refuse("--checkpoint-every", "needs --checkpoint FILE");
+  if (job.save_model.empty() && job.predict_out.empty() && job.logits_out.empty() && job.embeddings_out.empty())
+    refuse("--outputs-from", "applies to --save-model, --predict-out, --logits-out and --embeddings-out");
+  if (job.embeddings_out.empty()) refuse("--embeddings-layer", "needs --embeddings-out FILE.npy");
   if (job.predict_only)
     for (const char* o : {"--epochs", "--eval-every", "--warmup", "--lr", "--weight-decay", "--momentum", "--dropout",
-                          "--attn-dropout", "--optimizer", "--decay-first-layer-only"})
+                          "--attn-dropout", "--optimizer", "--decay-first-layer-only", "--early-stop", "--target-acc",
+                          "--runs", "--outputs-from"})
       refuse(o, "does not apply to --predict-only (no training)");
   if (job.store == ht::StoreChoice::device)
     refuse("--gpu-cache", "applies to a host vertex store (--store device keeps all of it on the GPU)");
@@ -149,6 +157,63 @@ void run_as_job(ht::Transport* transport, const std::function<void()>& body) {
   }
 }
 
+// Every option of the command line with its value, for the metrics file:
+// as given, else its default ("" for an option without one); flags "true"
+// when given, else "false". Enum options are recorded from the parsed values
+// by name (CLI11 keeps their validated numbers; --backend auto as resolved).
+std::vector<std::pair<std::string, std::string>> recorded_options(const CLI::App& app, const Context& ctx) {
+  const ht::TrainJob& job = ctx.job;
+  const std::map<std::string, std::string> enums{
+      {"--model", ht::name_of(ctx.model)},
+      {"--optimizer", ht::name_of(ctx.optimizer)},
+      {"--backend", ht::name_of(ctx.backend)},
+      {"--comm", ht::name_in(ht::comm_mode_names(), job.trainer.comm)},
+      {"--gcn-order", ht::name_in(ht::gcn_order_names(), job.trainer.gcn_order)},
+      {"--store", ht::name_in(ht::store_choice_names(), job.store)},
+      {"--host-dtype", std::string(ht::dtype_name(job.trainer.host_dtype))},
+      {"--outputs-from", ht::name_in(ht::outputs_from_names(), job.outputs_from)},
+      {"--steps", job.trainer.steps == ht::StepPlacement::streamed   ? "stream"
+                  : job.trainer.steps == ht::StepPlacement::resident ? "resident"
+                                                                     : "auto"}};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const CLI::Option* o : app.get_options()) {
+    std::string name = o->get_name(false, true);  // the long name, "--lr" ("--no-bias{false}" for a negated flag)
+    name = name.substr(0, name.find('{'));
+    if (name.rfind("--", 0) != 0 || name == "--help" || name == "--version") continue;
+    std::string value;
+    if (const auto e = enums.find(name); e != enums.end()) {
+      value = e->second;
+    } else if (o->get_expected_min() == 0) {
+      value = o->count() > 0 ? "true" : "false";
+    } else if (o->count() > 0) {
+      for (const std::string& r : o->results()) value += (value.empty() ? "" : " ") + r;
+    } else {
+      value = o->get_default_str();
+    }
+    out.emplace_back(name, value);
+  }
+  return out;
+}
+
+// "stopped after 57 of 200 epochs (early stop (patience 20)); best epoch 37 reached 4.21 s after the start
+// of training, 6.02 s after the start of the process; target 0.8 at epoch 30, 3.40 s (5.21 s)".
+std::string time_line(const ht::TrainSummary& s, double target_acc) {
+  std::string line = s.epochs < s.epochs_planned
+                          ? fmt::format("stopped after {} of {} epochs ({})", s.epochs, s.epochs_planned, s.stop_reason)
+                          : fmt::format("trained {} epochs", s.epochs);
+  line += fmt::format("; best epoch {} reached {:.2f} s after the start of training, {:.2f} s after the start of the "
+                      "process",
+                      s.best_epoch, s.best_time.train_seconds, s.best_time.process_seconds);
+  if (target_acc >= 0) {
+    if (s.target_time.epoch >= 0)
+      line += fmt::format("; target {} at epoch {}, {:.2f} s ({:.2f} s)", target_acc, s.target_time.epoch,
+                          s.target_time.train_seconds, s.target_time.process_seconds);
+    else line += fmt::format("; target {} not reached", target_acc);
+  }
+  if (!s.outputs_from.empty()) line += "; outputs from the " + s.outputs_from;
+  return line;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -189,6 +254,21 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", job.warmup, "Epochs left out of the median epoch time")->check(ht::cli::in_range(0, 1e9));
   app.add_option("--seed", job.trainer.model.seed, "Seed of weight initialization and dropout masks")
       ->check(ht::cli::unsigned_integer());
+  app.add_option("--early-stop", job.early_stop,
+                 "Stop when the validation accuracy has not improved for this many evaluations (0 = off); "
+                 "checkpoints keep the count")
+      ->check(ht::cli::in_range(0, 1e9))
+      ->capture_default_str();
+  app.add_option("--target-acc", job.target_acc,
+                 "Stop at the first evaluation whose validation accuracy reaches this fraction (e.g. 0.78); the "
+                 "summary gives the time to it. Default: off")
+      ->check(ht::cli::in_range(0, 1));
+  app.add_option("--runs", ctx.runs,
+                 "Train this many times with seeds --seed, --seed + 1, ...: per-run lines, and the mean ± standard "
+                 "deviation of the test accuracy at the best validation epoch and of the time to it (OGB's report). "
+                 "Not with --save-model, --predict-out, --logits-out, --checkpoint, --resume, --timeline-out")
+      ->check(ht::cli::in_range(1, 10000))
+      ->capture_default_str();
   ht::cli::add_enum(app, "--backend", ctx.backend, ht::backend_names(),
                     "Executor: cuda, cpu (the reference executor, emulates GPUs; slow), or auto = cuda when this "
                     "build has the CUDA executor and a GPU is visible, else cpu (the choice is logged)");
@@ -268,10 +348,25 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-out", job.metrics_out, "JSON lines: one object per epoch and a final summary");
   app.add_option("--timeline-out", job.timeline_out,
                  "JSON: every device queue's busy intervals (ms) in the last training epoch, to see what overlaps");
-  app.add_option("--save-model", job.save_model, "Write the final parameters to this checkpoint file");
+  app.add_option("--save-model", job.save_model,
+                 "Write the parameters (of the epoch --outputs-from picks) to this model file: FILE.npz = NumPy "
+                 "arrays per layer (docs/FORMATS.md), any other name = the HTMODEL container (--load-model reads it)");
   app.add_option("--load-model", job.load_model, "Start from this checkpoint")->check(CLI::ExistingFile);
   app.add_option("--predict-out", job.predict_out, "Write predictions (CSV id,prediction; original vertex ids)");
-  app.add_option("--logits-out", job.logits_out, "Write the final logits as .npy [N, C] f4 (rows in graph file order)");
+  app.add_option("--logits-out", job.logits_out,
+                 "Write the logits as .npy [N, C] f4 (rows in graph file order), of the epoch --outputs-from picks");
+  app.add_option("--embeddings-out", job.embeddings_out,
+                 "Write layer --embeddings-layer's output h^l as .npy [N, width] f4 (rows in graph file order), of "
+                 "the epoch --outputs-from picks (or of --predict-only's forward)");
+  app.add_option("--embeddings-layer", job.embeddings_layer,
+                 "Layer whose output --embeddings-out writes: 1 = the first hidden layer's (after its activation), "
+                 "L = the logits")
+      ->check(ht::cli::in_range(1, 1 << 20))
+      ->capture_default_str();
+  ht::cli::add_enum(app, "--outputs-from", job.outputs_from, ht::outputs_from_names(),
+                    "Parameters of --save-model, --predict-out, --logits-out and --embeddings-out: best = the best validation epoch "
+                    "(whose test accuracy the summary reports; one more forward at the end), last = the last epoch "
+                    "trained");
   app.add_option("--checkpoint", job.checkpoint_path,
                  "Training checkpoint (parameters, optimizer state, epoch, metrics so far), written atomically every "
                  "--checkpoint-every epochs, at the end and on SIGINT/SIGTERM");
@@ -352,7 +447,9 @@ int main(int argc, char** argv) {
     if (ctx.backend == ht::Backend::cuda) job.probe_link = [] { return ht::measure_link_bandwidth(0); };
     if (ctx.backend == ht::Backend::cuda) job.device_memory = [](int m) { return ht::cuda_usable_memory(m); };
 #endif
-    const ht::TrainSummary s = ht::run_train_job(job, factory);
+    job.options = recorded_options(app, ctx);
+    const ht::RunsSummary runs = ht::run_train_runs(job, ctx.runs, factory);
+    const ht::TrainSummary& s = runs.runs.back();
     if (transport && transport->rank() > 0) return;  // process 0 prints the job's summary
     if (s.predicted_only) {
       if (s.has_labels)
@@ -362,8 +459,14 @@ int main(int argc, char** argv) {
         fmt::print("predictions written; the graph has no labels (no accuracy)\n");
       return;
     }
+    if (ctx.runs > 1) {
+      for (const ht::TrainSummary& r : runs.runs) fmt::print("{}\n", ht::run_line(r));
+      fmt::print("{}\n", ht::runs_line(runs));
+      fmt::print("the lines below are the last run's\n");
+    }
     fmt::print("best validation accuracy {:.4f} at epoch {}; test accuracy there {:.4f}\n", s.best_val_acc,
                s.best_epoch, s.test_acc_at_best_val);
+    fmt::print("{}\n", time_line(s, job.target_acc));
     fmt::print("median epoch {:.2f} ms (busy: h2d {:.2f}, d2d {:.2f}, compute {:.2f}, cpu {:.2f}) over epochs after {} warm-up\n",
                s.epoch_ms_median, s.h2d_ms_median, s.d2d_ms_median, s.compute_ms_median, s.cpu_ms_median, s.warmup_used);
     fmt::print("{}\n", ht::exposed_line(s.exposed_ms_median, s.epoch_ms_median));

@@ -3,8 +3,10 @@
 #ifndef HT_VERSION
 #define HT_VERSION "0.0.0"
 #endif
-
 namespace ht {
+namespace detail {
+extern const char* const kBuildCommit;  // the generated build_commit.cpp (lib/CMakeLists.txt)
+}
 
 std::string version_string() {
 #ifdef HT_BUILT_WITH_CUDA
@@ -13,5 +15,7 @@ std::string version_string() {
   return std::string("hongtu ") + HT_VERSION + " (executors: cpu; built without CUDA)";
 #endif
 }
+
+std::string build_commit() { return detail::kBuildCommit; }
 
 }  // namespace ht

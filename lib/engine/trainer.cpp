@@ -128,6 +128,14 @@ std::vector<float> Trainer::logits() const {
   return out;
 }
 
+std::vector<float> Trainer::layer_output(int l) const {
+  if (l < 1 || l >= static_cast<int>(store_.h.size()) || !store_.h[l].data) return {};
+  const HostMat& z = store_.h[l];
+  std::vector<float> out(static_cast<size_t>(z.rows * z.cols));
+  exec_.store_read(z, out);
+  return out;
+}
+
 void Trainer::setup_devices(const TrainerInputs& in) {
   const ModelConfig& m = opt_.model;
   const int L = m.num_layers();

@@ -96,6 +96,11 @@ class Trainer {
   Optimizer& optimizer() { return optimizer_; }
   // Logits of the last forward, rows in new ids (row-major, N x C).
   std::vector<float> logits() const;
+  // Rows of h^l (1 <= l <= L; L: the logits) from the last forward, in new
+  // ids, as logits() reads them; empty when the store holds no h^l (a fused
+  // transform keeps it on the device: stores_h). A matrix the GPU cache holds
+  // whole is not read from there: the caller keeps the cache off for it.
+  std::vector<float> layer_output(int l) const;
   bool store_on_device() const { return store_.residence == Residence::device; }
   // The rows of the store this process holds: every row, or in a
   // multi-process job its own partitions' rows (logits() fills only those).

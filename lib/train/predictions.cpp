@@ -23,6 +23,11 @@ std::unique_ptr<AtomicFile> write_predictions(const std::string& path, const std
 
 std::unique_ptr<AtomicFile> write_logits_npy(const std::string& path, const std::vector<float>& logits,
                                              int64_t classes, const Partition& part, const GraphView& g) {
+  return write_rows_npy(path, logits, classes, part, g);
+}
+
+std::unique_ptr<AtomicFile> write_rows_npy(const std::string& path, const std::vector<float>& logits,
+                                           int64_t classes, const Partition& part, const GraphView& g) {
   // NPY version 1.0: magic, version, u16 header length, header padded with
   // spaces and a newline to a multiple of 64 bytes.
   std::string header = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", g.num_vertices,

@@ -18,5 +18,9 @@ std::unique_ptr<AtomicFile> write_predictions(const std::string& path, const std
                                               int64_t classes, const Partition& part, const GraphView& g);
 std::unique_ptr<AtomicFile> write_logits_npy(const std::string& path, const std::vector<float>& logits,
                                              int64_t classes, const Partition& part, const GraphView& g);
+// Any per-vertex matrix (rows in new ids, `cols` wide) as .npy [N, cols] f4 in
+// graph file order: --logits-out and --embeddings-out.
+std::unique_ptr<AtomicFile> write_rows_npy(const std::string& path, const std::vector<float>& rows, int64_t cols,
+                                           const Partition& part, const GraphView& g);
 
 }  // namespace ht

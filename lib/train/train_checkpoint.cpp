@@ -42,6 +42,15 @@ std::string info_text(const TrainCheckpoint& c) {
   put_d("final_train_acc", c.final_train_acc);
   put_d("final_val_acc", c.final_val_acc);
   put_d("final_test_acc", c.final_test_acc);
+  put("evals_since_best", std::to_string(c.evals_since_best));
+  put_d("train_seconds", c.train_seconds);
+  put_d("process_seconds", c.process_seconds);
+  put_d("best_train_seconds", c.best_train_seconds);
+  put_d("best_process_seconds", c.best_process_seconds);
+  put("target_epoch", std::to_string(c.target_epoch));
+  put_d("target_train_seconds", c.target_train_seconds);
+  put_d("target_process_seconds", c.target_process_seconds);
+  put_d("target_acc", c.target_acc);
   std::string names;
   for (const ParamTensor& p : c.tensors) names += (names.empty() ? "" : " ") + p.name;
   put("tensors", names);
@@ -118,6 +127,13 @@ void write_train_checkpoint(const std::string& path, const TrainCheckpoint& c) {
   w.add<float>("opt_m", concat(c.m));
   w.add<float>("opt_v", concat(c.v));
   w.add_section("metrics", DType::u8, c.metrics.size(), 1, c.metrics.data());
+  if (!c.best_tensors.empty()) {
+    HT_CHECK(c.best_tensors.size() == c.tensors.size(), "checkpoint: {} best-epoch tensors for {} tensors",
+             c.best_tensors.size(), c.tensors.size());
+    std::vector<std::vector<float>> best;
+    for (const ParamTensor& p : c.best_tensors) best.push_back(p.value);
+    w.add<float>("best_params", concat(best));
+  }
   w.commit();
 }
 
@@ -152,6 +168,15 @@ TrainCheckpoint read_train_checkpoint(const std::string& path, bool verify_check
   c.final_train_acc = to_double(info, "final_train_acc");
   c.final_val_acc = to_double(info, "final_val_acc");
   c.final_test_acc = to_double(info, "final_test_acc");
+  c.evals_since_best = static_cast<int>(to_int(path, info, "evals_since_best"));
+  c.train_seconds = to_double(info, "train_seconds");
+  c.process_seconds = to_double(info, "process_seconds");
+  c.best_train_seconds = to_double(info, "best_train_seconds");
+  c.best_process_seconds = to_double(info, "best_process_seconds");
+  c.target_epoch = info.count("target_epoch") ? static_cast<int>(to_int(path, info, "target_epoch")) : -1;
+  c.target_train_seconds = to_double(info, "target_train_seconds");
+  c.target_process_seconds = to_double(info, "target_process_seconds");
+  c.target_acc = info.count("target_acc") ? to_double(info, "target_acc") : -1;
   if (c.epochs_done < 1 || c.optimizer_steps < 0)
     throw file_error(path, fmt::format("checkpoint records {} epochs done", c.epochs_done));
 
@@ -181,6 +206,16 @@ TrainCheckpoint read_train_checkpoint(const std::string& path, bool verify_check
     at += p.size();
   }
   c.metrics = text("metrics");
+  if (r.has("best_params")) {
+    const auto best = r.array<float>("best_params", static_cast<uint64_t>(total));
+    at = 0;
+    for (const ParamTensor& p : c.tensors) {
+      ParamTensor b{p.name, p.layer, p.rows, p.cols, {}, {}};
+      b.value.assign(best.begin() + at, best.begin() + at + p.size());
+      c.best_tensors.push_back(std::move(b));
+      at += p.size();
+    }
+  }
   return c;
 }
 

@@ -44,6 +44,18 @@ struct TrainCheckpoint {
   std::vector<ParamTensor> tensors;         // values only (names, shapes)
   std::vector<std::vector<float>> m, v;     // optimizer moments per tensor
   std::string metrics;                      // JSON lines of the epochs done
+  // The best validation epoch's parameter values (--outputs-from best; empty
+  // in checkpoints of older versions: the optional section "best_params").
+  std::vector<ParamTensor> best_tensors;
+  int evals_since_best = 0;  // --early-stop's count
+  // Seconds since the start of training and of the process, summed over the
+  // runs so far (a resumed run's clocks go on from them), and when the best
+  // epoch and the target accuracy were reached (target_epoch -1: not yet).
+  double train_seconds = 0, process_seconds = 0;
+  double best_train_seconds = 0, best_process_seconds = 0;
+  int target_epoch = -1;
+  double target_train_seconds = 0, target_process_seconds = 0;
+  double target_acc = -1;  // the --target-acc those are for (negative: none)
 };
 
 // Written atomically (temporary file renamed into place).

@@ -1,11 +1,16 @@
 #include "train/train_job.hpp"
 
 #include <sys/sysinfo.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <limits>
 #include <optional>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +24,7 @@
 #include "core/memory.hpp"
 #include "core/signals.hpp"
 #include "core/timer.hpp"
+#include "core/version.hpp"
 #include "engine/memory_plan.hpp"
 #include "graph/graph_file.hpp"
 #include "graph/graph_shape.hpp"
@@ -33,6 +39,7 @@
 #include "train/host_memory_check.hpp"
 #include "train/job_processes.hpp"
 #include "train/metrics.hpp"
+#include "train/model_npz.hpp"
 #include "train/predictions.hpp"
 #include "train/train_checkpoint.hpp"
 
@@ -50,6 +57,38 @@ const NameTable<Backend>& backend_names() {
 }
 
 std::string name_of(Backend backend) { return name_in(backend_names(), backend); }
+
+const NameTable<OutputsFrom>& outputs_from_names() {
+  static const NameTable<OutputsFrom> names{{"best", OutputsFrom::best}, {"last", OutputsFrom::last}};
+  return names;
+}
+
+double process_seconds() {
+  // Field 22 of /proc/self/stat is the start time in clock ticks after boot;
+  // /proc/uptime is now in seconds after boot. The command name (field 2)
+  // may hold spaces: fields are counted after its closing parenthesis.
+  std::ifstream stat("/proc/self/stat"), up("/proc/uptime");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  double uptime = 0;
+  const size_t close = text.rfind(')');
+  if (!(up >> uptime) || close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string f;
+  for (int k = 3; k <= 22 && fields >> f; ++k)
+    if (k == 22) return std::max(0.0, uptime - std::strtod(f.c_str(), nullptr) / static_cast<double>(sysconf(_SC_CLK_TCK)));
+  return 0;
+}
+
+std::string process_start_utc() {
+  using namespace std::chrono;
+  const auto start = system_clock::now() - duration_cast<system_clock::duration>(duration<double>(process_seconds()));
+  const std::time_t t = system_clock::to_time_t(start);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 namespace {
 
@@ -214,14 +253,20 @@ JsonWriter& exposed_json(JsonWriter& w, const ExposedTimes& ms, std::string_view
 }
 
 // `ev` is null on epochs without evaluation (`eval_ms` is then not written).
-JsonWriter epoch_json(int e, const EpochResult& r, const Evaluation* ev, double eval_ms, const LinkCounters& moved) {
+// `at`: the end of this epoch (its evaluation included) from the start of
+// training and of the process (accuracy against wall time).
+JsonWriter epoch_json(int run, int e, const EpochResult& r, const Evaluation* ev, double eval_ms,
+                      const LinkCounters& moved, const RunTime& at) {
   JsonWriter w;
-  w.begin_object().field("type", "epoch").field("epoch", e).field("loss", r.loss);
+  w.begin_object().field("type", "epoch");
+  if (run >= 0) w.field("run", run);
+  w.field("epoch", e).field("loss", r.loss);
   if (ev) w.field("train_acc", ev->train_acc).field("val_acc", ev->val_acc).field("test_acc", ev->test_acc);
   w.field("epoch_ms", r.seconds * 1e3).field("h2d_ms", r.t_h2d * 1e3).field("d2d_ms", r.t_d2d * 1e3);
   w.field("compute_ms", r.t_compute * 1e3).field("cpu_ms", r.t_cpu * 1e3);
   exposed_json(w, exposed_ms(r), "");
   if (ev) w.field("eval_ms", eval_ms);
+  w.field("train_seconds", at.train_seconds).field("process_seconds", at.process_seconds);
   counters_json(w, moved).end_object();
   return w;
 }
@@ -246,11 +291,44 @@ void link_json(JsonWriter& w, const TrainSummary& sum) {
 
 // Where the epochs start (0, or the epochs a resumed checkpoint had done), the
 // last evaluation, and the checkpoint writer (empty: no --checkpoint).
+// The best epoch's parameters (values only) are kept for the outputs
+// (--outputs-from best) and the checkpoints; the clocks' offsets are the
+// training and process seconds of the runs this one resumed.
 struct EpochLoop {
   int first_epoch = 0;
   Evaluation ev;
   std::function<void(int epochs_done)> checkpoint;
+  ModelParams best_params;
+  int evals_since_best = 0;  // evaluations after the best one (--early-stop)
+  double train_offset = 0, process_offset = 0;
+  Timer train_clock;         // reset when the epochs start
+  RunTime now() const {
+    RunTime t;
+    t.train_seconds = train_offset + train_clock.seconds();
+    t.process_seconds = process_offset + process_seconds();
+    return t;
+  }
 };
+
+// Parameter values without gradients (what the outputs and checkpoints need).
+ModelParams values_of(const ModelParams& p) {
+  ModelParams out;
+  for (const ParamTensor& t : p.tensors) {
+    out.tensors.push_back(ParamTensor{t.name, t.layer, t.rows, t.cols, t.value, {}});
+  }
+  return out;
+}
+
+// Why the epochs end before --epochs, or "" to go on: checked after each
+// evaluation, and before the first epoch of a resumed run (whose checkpoint
+// may have been written at the stop).
+std::string stop_reason(const TrainJob& job, const TrainSummary& sum, const EpochLoop& loop) {
+  if (job.target_acc >= 0 && sum.target_time.epoch >= 0)
+    return fmt::format("target accuracy {} reached", job.target_acc);
+  if (job.early_stop > 0 && sum.best_epoch >= 0 && loop.evals_since_best >= job.early_stop)
+    return fmt::format("early stop (patience {})", job.early_stop);
+  return "";
+}
 
 std::string stopped_message(const TrainJob& job, int signal, int epochs_done) {
   const std::string what =
@@ -270,7 +348,11 @@ void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, T
   const int first = loop.first_epoch;
   sum.warmup_used = std::min(job.warmup, std::max(job.epochs - first - 1, 0));
   Evaluation& ev = loop.ev;
-  for (int e = first; e < job.epochs; ++e) {
+  sum.epochs = first;
+  sum.stop_reason = stop_reason(job, sum, loop);
+  if (!sum.stop_reason.empty()) log::info("the resumed run had stopped already: {}", sum.stop_reason);
+  loop.train_clock.reset();
+  for (int e = first; e < job.epochs && sum.stop_reason.empty(); ++e) {
     const LinkCounters before = trainer.counters();
     const EpochResult r = trainer.train_epoch(e);
     check_finite_epoch(e, r.loss, trainer.params());
@@ -296,23 +378,40 @@ void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, T
       ev = trainer.evaluate();
       eval_ms = eval_timer.millis();
       if (timed) series.eval.push_back(eval_ms);
+      const RunTime at = loop.now();
       if (sum.best_epoch < 0 || ev.val_acc > sum.best_val_acc) {
         sum.best_epoch = e;
         sum.best_val_acc = ev.val_acc;
         sum.test_acc_at_best_val = ev.test_acc;
+        sum.best_time = at;
+        sum.best_time.epoch = e;
+        loop.best_params = values_of(trainer.params());
+        loop.evals_since_best = 0;
+      } else {
+        ++loop.evals_since_best;
+      }
+      if (job.target_acc >= 0 && sum.target_time.epoch < 0 && ev.val_acc >= job.target_acc) {
+        sum.target_time = at;
+        sum.target_time.epoch = e;
       }
       log::info("epoch {:4d} | loss {:.4f} | acc train {:.4f} val {:.4f} test {:.4f} | {:.1f} ms (eval {:.1f} ms)", e,
                 r.loss, ev.train_acc, ev.val_acc, ev.test_acc, r.seconds * 1e3, eval_ms);
     }
-    metrics.write(epoch_json(e, r, eval_now ? &ev : nullptr, eval_ms, moved));
+    metrics.write(epoch_json(job.run_index, e, r, eval_now ? &ev : nullptr, eval_ms, moved, loop.now()));
     sum.final_loss = r.loss;
+    sum.epochs = e + 1;
+    // Every process evaluated the same numbers: they stop after the same epoch.
+    if (eval_now) sum.stop_reason = stop_reason(job, sum, loop);
+    if (!sum.stop_reason.empty()) log::info("stopping after epoch {}: {}", e, sum.stop_reason);
     // A stop asked of any process stops every one after the same epoch.
     const int stop = static_cast<int>(max_over_processes(job.transport, job.stop_requested ? job.stop_requested() : 0));
-    const bool last = e + 1 == job.epochs;
+    const bool last = e + 1 == job.epochs || !sum.stop_reason.empty();
     if (loop.checkpoint && ((e + 1) % job.checkpoint_every == 0 || last || stop)) loop.checkpoint(e + 1);
     if (stop && !last) throw signals::Interrupted(stop, stopped_message(job, stop, e + 1));
   }
-  sum.epochs = job.epochs;
+  if (sum.stop_reason.empty()) sum.stop_reason = "epochs";
+  sum.epochs_planned = job.epochs;
+  sum.train_seconds = loop.now().train_seconds;
   sum.final_train_acc = ev.train_acc;
   sum.final_val_acc = ev.val_acc;
   sum.final_test_acc = ev.test_acc;
@@ -352,9 +451,53 @@ void host_plan_json(JsonWriter& w, const TrainSummary& sum) {
   w.end_object();
 }
 
-JsonWriter summary_json(const TrainSummary& sum, const RunLabels& run) {
+// The host's name ("" when unknown).
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
+}
+
+// When the run got where: epoch and seconds, null when it did not.
+void run_time_json(JsonWriter& w, std::string_view prefix, const RunTime& t) {
+  auto key = [&](std::string_view what) { return fmt::format("{}_{}", prefix, what); };
+  w.key(key("epoch"));
+  if (t.epoch >= 0) w.value(t.epoch);
+  else w.null();
+  w.key(key("train_seconds"));
+  if (t.epoch >= 0) w.value(t.train_seconds);
+  else w.null();
+  w.key(key("process_seconds"));
+  if (t.epoch >= 0) w.value(t.process_seconds);
+  else w.null();
+}
+
+// What the run was and how it ended: the stop, the times to the best epoch
+// and to the target, the build, the machine and every option, so that a
+// metrics file says by itself where its numbers came from.
+void provenance_json(JsonWriter& w, const TrainJob& job, const TrainSummary& sum) {
+  w.field("seed", sum.seed);
+  if (sum.run_index >= 0) w.field("run", sum.run_index);
+  w.field("epochs_planned", sum.epochs_planned).field("stop_reason", sum.stop_reason);
+  w.field("train_seconds", sum.train_seconds);
+  run_time_json(w, "best", sum.best_time);
+  w.key("target_acc");
+  if (job.target_acc >= 0) w.value(job.target_acc);
+  else w.null();
+  run_time_json(w, "target", sum.target_time);
+  w.field("early_stop", job.early_stop).field("outputs_from", sum.outputs_from);
+  w.field("version", version_string()).field("commit", build_commit());
+  w.field("start_time", process_start_utc()).field("host", host_name());
+  w.key("options").begin_object();
+  for (const auto& [name, value] : job.options) w.field(name, value);
+  w.end_object();
+}
+
+JsonWriter summary_json(const TrainJob& job, const TrainSummary& sum, const RunLabels& run) {
   JsonWriter w;
-  w.begin_object().field("type", "summary").field("epochs", sum.epochs).field("best_epoch", sum.best_epoch);
+  w.begin_object().field("type", "summary");
+  if (sum.run_index >= 0) w.field("run", sum.run_index);
+  w.field("epochs", sum.epochs).field("best_epoch", sum.best_epoch);
   w.field("best_val_acc", sum.best_val_acc).field("test_acc_at_best_val", sum.test_acc_at_best_val);
   w.field("final_loss", sum.final_loss).field("final_test_acc", sum.final_test_acc);
   w.field("epoch_ms_median", sum.epoch_ms_median).field("h2d_ms_median", sum.h2d_ms_median);
@@ -379,6 +522,7 @@ JsonWriter summary_json(const TrainSummary& sum, const RunLabels& run) {
   w.field("backend", run.backend);
   w.field("gpus", sum.gpus).field("processes", sum.processes).field("chunks", run.chunks).field("comm", run.comm);
   if (!run.gcn_order.empty()) w.field("gcn_order", run.gcn_order);
+  provenance_json(w, job, sum);
   w.end_object();
   return w;
 }
@@ -391,13 +535,19 @@ void check_job(const TrainJob& job) {
   HT_CHECK(job.epochs >= 1, "--epochs must be >= 1");
   HT_CHECK(job.eval_every >= 1, "--eval-every must be >= 1");
   HT_CHECK(job.checkpoint_every >= 1, "--checkpoint-every must be >= 1");
+  HT_CHECK(job.early_stop >= 0, "--early-stop must be >= 0");
+  if (job.target_acc > 1) throw option_error("--target-acc", fmt::format("{} is above 1 (an accuracy is a fraction)", job.target_acc));
+  if (is_npz_path(job.load_model))
+    throw option_error("--load-model", fmt::format("'{}': reads the HTMODEL format of --save-model FILE (not .npz); "
+                                                   "the .npz layout is for other tools",
+                                                   job.load_model));
   if (!job.load_model.empty() && !job.resume_path.empty())
     throw option_error("--resume", "not with --load-model (a checkpoint holds the parameters already)");
   if (job.predict_only) {
     if (job.load_model.empty() && job.resume_path.empty())
       throw option_error("--predict-only", "needs the parameters: --load-model MODEL (or --resume CHECKPOINT)");
-    if (job.predict_out.empty() && job.logits_out.empty())
-      throw option_error("--predict-only", "needs an output: --predict-out CSV and/or --logits-out NPY");
+    if (job.predict_out.empty() && job.logits_out.empty() && job.embeddings_out.empty())
+      throw option_error("--predict-only", "needs an output: --predict-out CSV, --logits-out NPY and/or --embeddings-out NPY");
     for (const auto& [path, option] : {std::pair{job.metrics_out, "--metrics-out"}, {job.save_model, "--save-model"},
                                        {job.checkpoint_path, "--checkpoint"}, {job.timeline_out, "--timeline-out"}})
       if (!path.empty()) throw option_error(option, "not with --predict-only (no training)");
@@ -405,11 +555,34 @@ void check_job(const TrainJob& job) {
   const std::vector<std::string> inputs{job.graph_path, job.partition_path, job.plan_path, job.load_model};
   const std::vector<OutputPath> outputs{{job.checkpoint_path, "--checkpoint"}, {job.metrics_out, "--metrics-out"},
                                         {job.save_model, "--save-model"},       {job.predict_out, "--predict-out"},
-                                        {job.logits_out, "--logits-out"},       {job.timeline_out, "--timeline-out"}};
+                                        {job.logits_out, "--logits-out"},       {job.timeline_out, "--timeline-out"},
+                                        {job.embeddings_out, "--embeddings-out"}};
   check_output_paths(outputs, inputs);
   for (const OutputPath& o : outputs)
     if (o.option != "--checkpoint" && same_file(o.path, job.resume_path))
       throw option_error(o.option, fmt::format("'{}' is the checkpoint this run resumes from; choose another file", o.path));
+}
+
+// --embeddings-out reads h^l from the vertex store after the last forward:
+// the layer must exist, the store must hold it (a fused transform keeps a
+// transform-first layer's input on the GPU) and the GPU cache must not hold
+// it whole (its host copy is then not written). Refused before any work.
+void check_embeddings(const TrainJob& job, const TrainerOptions& t) {
+  if (job.embeddings_out.empty()) return;
+  const int layers = t.model.num_layers();
+  if (job.embeddings_layer < 1 || job.embeddings_layer > layers)
+    throw option_error("--embeddings-layer", fmt::format("{} is not a layer of the {}-layer model (1 .. {}; {} = the logits)",
+                                                         job.embeddings_layer, layers, layers, layers));
+  if (!stores_h(t, job.embeddings_layer))
+    throw option_error("--embeddings-out",
+                       fmt::format("layer {}'s output stays on the GPU (the next layer's transform is fused into its "
+                                   "batches); add --no-fuse-transforms (the same results with an fp32 store) or "
+                                   "--gcn-order aggregate",
+                                   job.embeddings_layer));
+  const bool cache_off = t.gpu_cache == 0 || (job.backend == Backend::cpu && t.gpu_cache == kGpuCacheAuto);
+  if (!cache_off && job.embeddings_layer < layers)
+    throw option_error("--embeddings-out", "needs --gpu-cache off: the GPU cache may hold the hidden layers' outputs, "
+                                           "whose host copies it does not write (results are the same without it)");
 }
 
 // The first and last widths against the graph's features and classes.
@@ -513,8 +686,9 @@ CheckpointTarget checkpoint_target(const TrainJob& job, const TrainerOptions& t,
 }
 
 TrainCheckpoint make_checkpoint(const CheckpointTarget& target, const TrainerOptions& t, Trainer& trainer,
-                                const TrainJob& job, const TrainSummary& sum, const Evaluation& ev, int done,
+                                const TrainJob& job, const TrainSummary& sum, const EpochLoop& loop, int done,
                                 const MetricsWriter& metrics) {
+  const Evaluation& ev = loop.ev;
   TrainCheckpoint c;
   c.target = target;
   c.hyperparameters = hyperparameters(t);
@@ -536,6 +710,17 @@ TrainCheckpoint make_checkpoint(const CheckpointTarget& target, const TrainerOpt
   c.m = opt.m();
   c.v = opt.v();
   c.metrics = metrics.text();
+  c.best_tensors = loop.best_params.tensors;
+  c.evals_since_best = loop.evals_since_best;
+  const RunTime now = loop.now();
+  c.train_seconds = now.train_seconds;
+  c.process_seconds = now.process_seconds;
+  c.best_train_seconds = sum.best_time.train_seconds;
+  c.best_process_seconds = sum.best_time.process_seconds;
+  c.target_epoch = sum.target_time.epoch;
+  c.target_train_seconds = sum.target_time.train_seconds;
+  c.target_process_seconds = sum.target_time.process_seconds;
+  c.target_acc = job.target_acc;
   return c;
 }
 
@@ -567,6 +752,15 @@ void resume(const TrainJob& job, const CheckpointTarget& target, const TrainerOp
   sum.best_val_acc = c.best_val_acc;
   sum.test_acc_at_best_val = c.test_acc_at_best_val;
   sum.final_loss = c.final_loss;
+  sum.best_time = {c.best_epoch, c.best_train_seconds, c.best_process_seconds};
+  // The time to a target is kept only for the same target (another one is looked for anew).
+  if (c.target_acc == job.target_acc) sum.target_time = {c.target_epoch, c.target_train_seconds, c.target_process_seconds};
+  loop.evals_since_best = c.evals_since_best;
+  loop.train_offset = c.train_seconds;
+  loop.process_offset = c.process_seconds;
+  // A checkpoint of an older version has no best-epoch parameters: its
+  // outputs can only be the last epoch's (said where the outputs are made).
+  if (!c.best_tensors.empty()) loop.best_params.tensors = std::move(c.best_tensors);
   loop.first_epoch = c.epochs_done;
   loop.ev.train_acc = c.final_train_acc;
   loop.ev.val_acc = c.final_val_acc;
@@ -642,6 +836,42 @@ std::unique_ptr<Executor> make_job_executor(const TrainJob& job, const Plan& pla
   return exec;
 }
 
+// --outputs-from best: the trainer gets the best validation epoch's
+// parameters back, and the outputs come from one more forward with them.
+// That forward is exact: evaluation has no dropout and the engine's forward
+// is a deterministic function of the parameters (fixed reduction orders on
+// both executors), so it recomputes the logits the best epoch's evaluation
+// had, bit for bit, at the cost of one evaluation; keeping that epoch's
+// logits instead would copy N x C values at every improvement.
+void use_output_params(const TrainJob& job, Trainer& trainer, TrainSummary& sum, const EpochLoop& loop) {
+  const int last = sum.epochs - 1;
+  if (job.outputs_from == OutputsFrom::last || sum.best_epoch < 0 || sum.best_epoch == last) {
+    sum.outputs_from = fmt::format("last epoch {}", last);
+    if (job.outputs_from == OutputsFrom::best && sum.best_epoch == last) sum.outputs_from = fmt::format("best epoch {}", last);
+    return;
+  }
+  if (loop.best_params.tensors.empty())
+    throw file_error(job.resume_path, "the checkpoint has no parameters of its best validation epoch (written by an "
+                                      "older ht-train); resume with --outputs-from last");
+  ModelParams p = trainer.params();
+  for (size_t k = 0; k < p.tensors.size(); ++k) p.tensors[k].value = loop.best_params.tensors[k].value;
+  trainer.set_params(p);
+  sum.outputs_from = fmt::format("best epoch {}", sum.best_epoch);
+  log::info("outputs from the best validation epoch {} (val {:.4f}, test {:.4f}); --outputs-from last for epoch {}'s",
+            sum.best_epoch, sum.best_val_acc, sum.test_acc_at_best_val, last);
+}
+
+// The outputs' forward against the evaluation it recomputes: a difference
+// would mean the forward is not reproducible (then the outputs are still
+// the chosen parameters', but their accuracies are not the summary's).
+void check_reproduced(const TrainSummary& sum, const Evaluation& again) {
+  if (sum.outputs_from.rfind("best", 0) != 0) return;
+  if (again.val_acc != sum.best_val_acc || again.test_acc != sum.test_acc_at_best_val)
+    log::warn("the outputs' forward with the best epoch's parameters gives val {:.6f}, test {:.6f}, not the "
+              "{:.6f}, {:.6f} evaluated at epoch {}",
+              again.val_acc, again.test_acc, sum.best_val_acc, sum.test_acc_at_best_val, sum.best_epoch);
+}
+
 TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, std::optional<ModelNeed>& need) {
   Timer setup;
   TrainSummary sum;
@@ -658,6 +888,7 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   }
   check_dims(topt.model, shape, job.graph_path);
   topt.model.validate();
+  check_embeddings(job, topt);
   need = model_need(job, topt, shape);
   check_model_fits(job, *need);
   check_host_memory_early(job, topt, shape, sum.host_limit);
@@ -709,13 +940,13 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
     trainer.set_params(p);
   }
   const bool root = !job.transport || job.transport->rank() == 0;  // the one process that writes
-  MetricsWriter metrics(root ? job.metrics_out : std::string());
+  MetricsWriter metrics(root && job.write_metrics ? job.metrics_out : std::string());
   EpochLoop loop;
   if (!job.resume_path.empty()) resume(job, target, topt, trainer, metrics, sum, loop);
   if (!job.checkpoint_path.empty() && root)
     loop.checkpoint = [&](int done) {
       write_train_checkpoint(job.checkpoint_path,
-                             make_checkpoint(target, topt, trainer, job, sum, loop.ev, done, metrics));
+                             make_checkpoint(target, topt, trainer, job, sum, loop, done, metrics));
     };
   lap("model and checkpoint");
   sum.setup_seconds = setup.seconds();
@@ -748,10 +979,16 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
                                             plan.m, sum.epoch_ms_median * 1e-3);
   }
 
+  sum.seed = topt.model.seed;
+  sum.run_index = job.run_index;
+  const bool outputs = !job.save_model.empty() || !job.predict_out.empty() || !job.logits_out.empty() ||
+                       !job.embeddings_out.empty();
+  if (outputs && !job.predict_only) use_output_params(job, trainer, sum, loop);
   const RunLabels labels{trainer.store_on_device() ? "device" : "host", dtype_name(trainer.store_dtype()),
                          topt.overlap_copies, exec->name(),
                          plan.n, name_of(job.trainer.comm), orders};
-  metrics.write(summary_json(sum, labels));
+  metrics.write(summary_json(job, sum, labels));
+  sum.metrics_text = metrics.text();
 
   // Every output is written to its temporary file first; then all are
   // renamed into place, so that a failure leaves none of them.
@@ -759,14 +996,31 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   std::unique_ptr<ContainerWriter> model;
   if (!job.timeline_out.empty() && root)
     files.push_back(write_timeline(job.timeline_out, trainer.last_timeline(), sum.epoch_ms_median));
-  if (!job.save_model.empty() && root) model = write_model(job.save_model, topt.model, trainer.params());
-  if (!job.predict_out.empty() || !job.logits_out.empty()) {
-    if (!job.predict_only) trainer.evaluate();  // (every process: the forward is the job's)
+  if (!job.save_model.empty() && root) {
+    if (is_npz_path(job.save_model)) files.push_back(write_model_npz(job.save_model, topt.model, trainer.params()));
+    else model = write_model(job.save_model, topt.model, trainer.params());
+  }
+  if (!job.predict_out.empty() || !job.logits_out.empty() || !job.embeddings_out.empty()) {
+    if (!job.predict_only) {
+      // (every process: the forward is the job's)
+      const Evaluation again = trainer.evaluate();
+      check_reproduced(sum, again);
+    }
     const int64_t classes = topt.model.dims.back();
-    const std::vector<float> logits = gather_held_rows(job.transport, trainer.logits(), classes, trainer.held_rows());
+    std::vector<float> logits, embeddings;
+    if (!job.predict_out.empty() || !job.logits_out.empty())
+      logits = gather_held_rows(job.transport, trainer.logits(), classes, trainer.held_rows());
+    const int64_t width = topt.model.out_width(job.embeddings_layer - 1);
+    if (!job.embeddings_out.empty()) {
+      std::vector<float> rows = trainer.layer_output(job.embeddings_layer);
+      HT_CHECK(!rows.empty(), "--embeddings-out: layer {}'s output is not in the vertex store", job.embeddings_layer);
+      embeddings = gather_held_rows(job.transport, std::move(rows), width, trainer.held_rows());
+    }
     if (!root) return sum;
     if (!job.predict_out.empty()) files.push_back(write_predictions(job.predict_out, logits, classes, pipe.partition, g));
     if (!job.logits_out.empty()) files.push_back(write_logits_npy(job.logits_out, logits, classes, pipe.partition, g));
+    if (!job.embeddings_out.empty())
+      files.push_back(write_rows_npy(job.embeddings_out, embeddings, width, pipe.partition, g));
   }
   if (model) model->commit();
   for (auto& f : files) f->commit();

@@ -11,6 +11,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/memory_limit.hpp"
 #include "core/names.hpp"
@@ -36,6 +38,12 @@ enum class Backend { automatic, cpu, cuda };
 // "auto", "cpu", "cuda": ht-train --backend.
 const NameTable<Backend>& backend_names();
 std::string name_of(Backend backend);
+
+// Which parameters --predict-out, --logits-out, --embeddings-out and --save-model hold: those of the best validation epoch (the epoch whose
+// test accuracy the summary reports), or of the last epoch trained.
+enum class OutputsFrom { best, last };
+// "best", "last": ht-train --outputs-from.
+const NameTable<OutputsFrom>& outputs_from_names();
 
 struct TrainJob {
   std::string graph_path, partition_path, plan_path;
@@ -63,6 +71,26 @@ struct TrainJob {
   int checkpoint_every = 1;     // at the end and when stopped by a signal
   std::string resume_path;      // continue from this checkpoint (may equal checkpoint_path)
   bool predict_only = false;    // forward only, from --load-model or --resume
+  OutputsFrom outputs_from = OutputsFrom::best;
+  // --embeddings-out: .npy [N, width] of layer `embeddings_layer`'s output
+  // h^l (1 .. L; L = the logits), rows in graph file order, of the epoch
+  // outputs_from picks (or of the --predict-only forward).
+  std::string embeddings_out;
+  int embeddings_layer = 1;
+  // Stop criteria (besides --epochs): no better validation accuracy in
+  // `early_stop` evaluations (0: off), or validation accuracy >= target_acc
+  // (negative: off).
+  int early_stop = 0;
+  double target_acc = -1;
+  // --runs: this run's index (0-based) recorded in every metrics line; -1:
+  // a single run (no "run" field).
+  int run_index = -1;
+  // false: the metrics lines are only collected (TrainSummary::metrics_text),
+  // metrics_out is checked but not written (--runs writes every run's at the end).
+  bool write_metrics = true;
+  // What the metrics summary records of the command: every option with its
+  // value (given or default), in --help order. Empty: none recorded.
+  std::vector<std::pair<std::string, std::string>> options;
   // Polled after every epoch: a signal number (SIGINT, SIGTERM) stops the run
   // after that epoch (with a checkpoint when one is configured) by throwing
   // signals::Interrupted. Empty: never stops.
@@ -87,8 +115,29 @@ struct TrainJob {
   Transport* transport = nullptr;
 };
 
+// When something happened in a run: epoch, and seconds from the start of
+// training (the first epoch of this run, plus the training time of the runs
+// it resumed) and from the start of the process (plus the process time of
+// the runs it resumed, up to their checkpoint).
+struct RunTime {
+  int epoch = -1;  // -1: not (yet) happened
+  double train_seconds = 0, process_seconds = 0;
+};
+
 struct TrainSummary {
-  int epochs = 0;
+  int epochs = 0;         // epochs trained in all (resumed ones included); fewer than planned when stopped early
+  int epochs_planned = 0;
+  std::string stop_reason;  // "epochs", "early stop (patience P)", "target accuracy A reached"
+  uint64_t seed = 0;
+  int run_index = -1;
+  // false: the metrics lines are only collected (TrainSummary::metrics_text),
+  // metrics_out is checked but not written (--runs writes every run's at the end).
+  bool write_metrics = true;
+  RunTime best_time;      // of the best validation epoch's evaluation
+  RunTime target_time;    // of the first evaluation at or above --target-acc
+  double train_seconds = 0;  // the whole training loop (resumed runs' included)
+  std::string outputs_from;  // "best epoch N" / "last epoch N" (empty: no output written)
+  std::string metrics_text;  // the metrics lines of this run (also when not written to a file: --runs)
   int resumed_from = 0;  // epochs restored from --resume (0: none)
   bool predicted_only = false;
   bool has_labels = false;
@@ -130,5 +179,10 @@ struct TrainSummary {
 using ExecutorFactory = std::function<std::unique_ptr<Executor>(int num_devices)>;
 
 TrainSummary run_train_job(const TrainJob& job, const ExecutorFactory& make_executor);
+
+// Seconds since this process started (Linux /proc; 10 ms resolution).
+double process_seconds();
+// The current UTC time as ISO 8601, "2026-11-26T17:50:00Z".
+std::string utc_now_iso8601();
 
 }  // namespace ht

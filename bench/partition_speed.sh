@@ -123,9 +123,8 @@ for graph in $GRAPHS; do
         (( DRY_RUN )) && continue
         t1=$(date +%s.%N)
         secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-        detail=$(grep -h -E "read and renumbered|plan built|plan checked|^.*wrote .* in" "$OUT/reorganize_$key.log" |
-                 sed -E 's/^.*(read and renumbered|plan built|plan checked|wrote)[^0-9]*in ([0-9.]+) s.*/\1 \2/' |
-                 paste -sd, - | sed 's/,/, /g')
+        # The tool's phase line: "phases: read X s, renumber X s, build X s (...), check X s, write X s; total X s".
+        detail=$(sed -n -E 's/^.*phases: (.*); total.*$/\1/p' "$OUT/reorganize_$key.log" | sed -E 's/ \([^)]*\)//')
         printf '%s\treorganize\t%s\t%s\t\t\t%s\t%s\n' "$graph" "$check" "$threads" "$secs" "$detail" >> "$TABLE"
       done
     fi

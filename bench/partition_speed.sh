@@ -134,6 +134,10 @@ done
 (( DRY_RUN )) && exit 0
 echo
 echo "partition_speed: m $PARTS, n $CHUNKS, $(nproc) cores, commit $(git -C "$(dirname "${BASH_SOURCE[0]}")" rev-parse --short HEAD 2>/dev/null || echo '?')"
-column -t -s $'\t' "$TABLE" | tee "$OUT/table.txt"
+# One more column: each partition's cut relative to METIS's on the same graph (any thread count).
+awk -F'\t' -v OFS='\t' 'NR == FNR { if ($2 == "partition" && $3 == "metis" && $5 ~ /^[0-9.]+$/) metis[$1] = $5; next }
+  FNR == 1 { print $1, $2, $3, $4, $5, "cut/metis", $6, $7, $8; next }
+  { r = ($2 == "partition" && $5 ~ /^[0-9.]+$/ && metis[$1] > 0) ? sprintf("%.3f", $5 / metis[$1]) : ""
+    print $1, $2, $3, $4, $5, r, $6, $7, $8 }' "$TABLE" "$TABLE" | column -t -s $'\t' | tee "$OUT/table.txt"
 (( failed > 0 )) && exit 1
 exit 0

@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
                     "balanced ranges would; balanced for range and random");
   ht::cli::add_enum(app, "--method", p.method, ht::partition_method_names(),
                     "auto: metis where METIS takes the graph quickly (symmetrized adjacency within its 32-bit "
-                    "idx_t and at most 2^28 entries, memory within MemAvailable), multilevel otherwise; the pick "
+                    "idx_t and at most 2^22 entries, memory within MemAvailable), multilevel otherwise (faster there at a cut "
+                    "within 5% of METIS's, docs/PARTITION.md); the pick "
                     "and why are logged. metis: METIS on the symmetrized graph (fewest cut edges; single-threaded, "
                     "slowest, most memory; at most 2^31 - 1 adjacency entries). multilevel: parallel (OpenMP) "
                     "label-propagation coarsening, METIS on the coarse graph, label-propagation refinement; 64-bit, "

@@ -36,12 +36,17 @@ int main(int argc, char** argv) {
   app.add_option("--stats-json", opt.stats_json_path, "Also write the statistics as one JSON object to this file");
   app.add_flag("--no-verify{false}", opt.verify,
                "Skip the inputs' section checksums and the symbolic check of the new plan (huge inputs)");
+  app.add_flag("--no-check{false}", opt.check,
+               "Skip only the symbolic check of the new plan (keep the checksums): the builder is tested against "
+               "the same checker, which costs about a fifth of a run (docs/PLAN.md); ht-reorganize --check can "
+               "check the plan file later");
   return ht::cli::run(app, common, argc, argv, [&] {
     opt.t_hd_given = app.count("--t-hd") > 0;
     opt.t_dd_given = app.count("--t-dd") > 0;
     opt.t_ru_given = app.count("--t-ru") > 0;
     if (!opt.check_path.empty()) {
       if (!opt.output_path.empty()) throw ht::option_error("--output", "not used with --check");
+      if (!opt.check) throw ht::option_error("--no-check", "not used with --check (which checks a plan file)");
       ht::run_plan_check_tool(opt);
     } else {
       if (opt.output_path.empty()) throw ht::option_error("--output", "required (or --check PLAN to check a plan)");

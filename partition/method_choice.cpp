@@ -59,7 +59,9 @@ MethodChoice choose_partition_method(const GraphView& g, const PartitionParams& 
     return c;
   }
   if (a > kAutoMetisMaxEntries) {
-    c.reason = fmt::format("{}: more than {}, where METIS takes too long", what, kAutoMetisMaxEntries);
+    c.reason = fmt::format("{}: more than {}, where METIS takes too long (the multilevel partitioner is faster at a "
+                           "cut within 5% of METIS's)",
+                           what, kAutoMetisMaxEntries);
     return c;
   }
   const int64_t need = metis_memory_estimate(g);

@@ -9,14 +9,15 @@
 
 namespace ht {
 
-// Above this many symmetrized adjacency entries METIS is expected to take
-// too long, and --method auto picks the multilevel partitioner. METIS is
-// single-threaded and took about 1.1 µs of CPU per adjacency entry on the
-// development VM (141 s for the 122 M entries of the 2.45 M-vertex community
-// graph), so 2^28 entries is about 5 minutes and 17 GB; the bench graphs
-// (products size, up to 247 M entries) stay on METIS. docs/PARTITION.md has
-// the measurements.
-inline constexpr int64_t kAutoMetisMaxEntries = int64_t{1} << 28;
+// Above this many symmetrized adjacency entries --method auto picks the
+// multilevel partitioner: there it was faster than METIS already on one
+// thread, at a cut within 5 % of METIS's (issue 33; community, web and R-MAT
+// graphs of 1-24 M entries on the development VM: the crossover is at
+// 1-4 M entries, and the multilevel partitioner gains with every core while
+// METIS is single-threaded). Below it both take about a second and METIS's
+// cut is the reference, so small graphs (the whole test suite) keep exactly
+// METIS's partitions. docs/PARTITION.md has the measurements.
+inline constexpr int64_t kAutoMetisMaxEntries = int64_t{1} << 22;
 
 struct MethodChoice {
   PartitionMethod method = PartitionMethod::metis;

@@ -3,9 +3,12 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
 
 #include <fmt/format.h>
 
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
 
@@ -108,6 +111,117 @@ void fill_parts(const GraphView& g, const Partition& p, PartitionStats& s, Progr
   }
 }
 
+// The masks path: one pass over all in-edges, in parallel over blocks of
+// destinations (not over chunks or partitions: with m = 4 the partitions'
+// pass of the markers path ran on 4 threads whatever the machine had; 46.9 s
+// of a 131 s partition at 1.2 B edges on 16 cores). Each source (old id)
+// gets a bit set of the m·n chunks it feeds, set with an atomic OR; a second
+// pass over the sources counts the bits per chunk and per partition. Every
+// figure is an integer sum: the same for any thread count and equal to the
+// markers path's (tested).
+constexpr int64_t kMaskBlock = 4096;
+constexpr int64_t kMaskBudgetBytes = int64_t{2} << 30;
+
+int64_t mask_words(const Partition& p) { return (static_cast<int64_t>(p.m()) * p.n() + 63) / 64; }
+
+void fill_by_masks(const GraphView& g, const Partition& p, PartitionStats& s, Progress& progress) {
+  const int m = p.m(), n = p.n();
+  const int64_t k = static_cast<int64_t>(m) * n, words = mask_words(p), nv = p.num_vertices;
+  std::vector<uint64_t> mask;
+  resize_for_overwrite(mask, static_cast<size_t>(nv * words));
+  parallel_blocks(nv * words, [&](int64_t b, int64_t e) { std::fill(mask.begin() + b, mask.begin() + e, 0); });
+  std::vector<int64_t> in_edges(k, 0), cut_chunk(k, 0), cut_part(k, 0), nbr_chunk(k, 0), nbr_part(m, 0);
+  const int64_t blocks = (nv + kMaskBlock - 1) / kMaskBlock;
+#pragma omp parallel
+  {
+    std::vector<int64_t> my_edges(k, 0), my_cut_chunk(k, 0), my_cut_part(k, 0);
+#pragma omp for schedule(dynamic, 1) nowait
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int64_t vb = blk * kMaskBlock, ve = std::min(nv, vb + kMaskBlock);
+      // The chunk of vb: the last chunk starting at or before it (empty chunks skipped).
+      int64_t c = std::upper_bound(p.chunk_offsets.begin(), p.chunk_offsets.end(), vb) - p.chunk_offsets.begin() - 1;
+      int64_t edges = 0;
+      for (int64_t v = vb; v < ve; ++v) {
+        while (v >= p.chunk_offsets[c + 1]) ++c;
+        const int64_t cb = p.chunk_offsets[c], ce = p.chunk_offsets[c + 1];
+        const int64_t pb = p.part_offsets[c / n], pe = p.part_offsets[c / n + 1];
+        const uint64_t bit = uint64_t{1} << (c % 64);
+        const int64_t word = c / 64;
+        const auto row = g.in_neighbors(p.new_to_old[v]);
+        int64_t out_chunk = 0, out_part = 0;
+        for (vid_t u : row) {
+          const int64_t nu = p.old_to_new[u];
+          out_chunk += nu < cb || nu >= ce ? 1 : 0;
+          out_part += nu < pb || nu >= pe ? 1 : 0;
+          uint64_t& w = mask[static_cast<size_t>(static_cast<int64_t>(u) * words + word)];
+          std::atomic_ref<uint64_t> a(w);
+          // Most sources feed a chunk many times: read before writing.
+          if (!(a.load(std::memory_order_relaxed) & bit)) a.fetch_or(bit, std::memory_order_relaxed);
+        }
+        my_edges[c] += static_cast<int64_t>(row.size());
+        my_cut_chunk[c] += out_chunk;
+        my_cut_part[c] += out_part;
+        edges += static_cast<int64_t>(row.size());
+      }
+      progress.add(edges);
+    }
+#pragma omp critical
+    for (int64_t j = 0; j < k; ++j) {
+      in_edges[j] += my_edges[j];
+      cut_chunk[j] += my_cut_chunk[j];
+      cut_part[j] += my_cut_part[j];
+    }
+  }
+  // The implicit barrier above: every mask is complete.
+#pragma omp parallel
+  {
+    std::vector<int64_t> my_chunk(k, 0), my_part(m, 0);
+#pragma omp for schedule(static) nowait
+    for (int64_t u = 0; u < nv; ++u) {
+      int64_t last_part = -1;
+      for (int64_t w = 0; w < words; ++w) {
+        // Bits ascend with the chunk, so partitions come in ascending order.
+        for (uint64_t bits = mask[static_cast<size_t>(u * words + w)]; bits != 0; bits &= bits - 1) {
+          const int64_t c = w * 64 + std::countr_zero(bits);
+          ++my_chunk[c];
+          if (c / n != last_part) {
+            last_part = c / n;
+            ++my_part[last_part];
+          }
+        }
+      }
+    }
+#pragma omp critical
+    {
+      for (int64_t j = 0; j < k; ++j) nbr_chunk[j] += my_chunk[j];
+      for (int i = 0; i < m; ++i) nbr_part[i] += my_part[i];
+    }
+  }
+  progress.add(g.num_edges);  // the markers path counts the edges twice (chunks, then partitions)
+  const double cw = p.params.chunk_vertex_weight;
+  s.chunks.resize(static_cast<size_t>(k));
+  s.parts.assign(m, PartStats{});
+  for (int64_t j = 0; j < k; ++j) {
+    ChunkStats& cs = s.chunks[j];
+    cs.part = static_cast<int>(j / n);
+    cs.chunk = static_cast<int>(j % n);
+    cs.vertices = p.chunk_offsets[j + 1] - p.chunk_offsets[j];
+    cs.in_edges = in_edges[j];
+    cs.in_neighbors = nbr_chunk[j];
+    cs.cut_in_edges = cut_chunk[j];
+    cs.weight = static_cast<double>(cs.in_edges) + static_cast<double>(cs.vertices) * cw;
+    PartStats& ps = s.parts[cs.part];
+    ps.in_edges += in_edges[j];
+    ps.cut_in_edges += cut_part[j];
+  }
+  for (int i = 0; i < m; ++i) {
+    PartStats& ps = s.parts[i];
+    ps.vertices = p.part_offsets[i + 1] - p.part_offsets[i];
+    ps.in_neighbors = nbr_part[i];
+    ps.weight = static_cast<double>(ps.in_edges) + static_cast<double>(ps.vertices) * cw;
+  }
+}
+
 void summarize(PartitionStats& s) {
   const double nv = static_cast<double>(std::max<int64_t>(1, s.num_vertices));
   int64_t replicas = 0, part_replicas = 0;
@@ -133,7 +247,7 @@ void summarize(PartitionStats& s) {
 
 }  // namespace
 
-PartitionStats compute_partition_stats(const GraphView& g, const Partition& p) {
+PartitionStats compute_partition_stats(const GraphView& g, const Partition& p, StatsMethod method) {
   HT_CHECK(g.num_vertices == p.num_vertices && g.num_edges == p.num_edges,
            "partition ({} vertices, {} edges) does not fit the graph ({} vertices, {} edges)", p.num_vertices,
            p.num_edges, g.num_vertices, g.num_edges);
@@ -143,8 +257,16 @@ PartitionStats compute_partition_stats(const GraphView& g, const Partition& p) {
   s.num_vertices = g.num_vertices;
   s.num_edges = g.num_edges;
   Progress progress("statistics", 2 * g.num_edges, "edges");
-  fill_chunks(g, p, s, progress);
-  fill_parts(g, p, s, progress);
+  if (method == StatsMethod::automatic)
+    method = static_cast<int64_t>(sizeof(uint64_t)) * mask_words(p) * p.num_vertices <= kMaskBudgetBytes
+                 ? StatsMethod::masks
+                 : StatsMethod::markers;
+  if (method == StatsMethod::masks) {
+    fill_by_masks(g, p, s, progress);
+  } else {
+    fill_chunks(g, p, s, progress);
+    fill_parts(g, p, s, progress);
+  }
   progress.finish();
   summarize(s);
   return s;

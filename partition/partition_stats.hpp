@@ -43,9 +43,17 @@ struct PartitionStats {
   double chunk_imbalance = 1;      // max / mean of the computation weight over all m·n chunks
 };
 
-// Computed on the input graph (old ids) and the partition; O(E) time and one
-// N-sized marker array per thread.
-PartitionStats compute_partition_stats(const GraphView& g, const Partition& p);
+// How the distinct in-neighbors are counted. masks: one parallel pass over
+// all edges with a bit set of the m·n chunks per source (8·ceil(m·n/64)
+// bytes per vertex); markers: chunks and partitions one per thread, each with
+// an N-sized marker array (parallel only over the m·n chunks and then the m
+// partitions). automatic: masks when they fit 2 GiB. Both give the same
+// statistics (tested); the choice is for speed and memory only.
+enum class StatsMethod { automatic, masks, markers };
+
+// Computed on the input graph (old ids) and the partition; O(E) time.
+PartitionStats compute_partition_stats(const GraphView& g, const Partition& p,
+                                       StatsMethod method = StatsMethod::automatic);
 
 // Readable table: one row per chunk plus a total row per partition, or, when
 // m·n exceeds `max_chunk_rows`, one row per partition with the min/max of its

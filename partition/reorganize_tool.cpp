@@ -48,6 +48,7 @@ struct Inputs {
   Partition partition;
   FileIdentity partition_identity;
   Graph g_new;  // topology only: no features, labels or split (plans never read them)
+  double read_seconds = 0, renumber_seconds = 0;
 };
 
 Inputs load_inputs(const ReorganizeToolOptions& opt) {
@@ -71,8 +72,12 @@ Inputs load_inputs(const ReorganizeToolOptions& opt) {
   topology.sources = g.sources;
   topology.weights = g.weights;
   topology.flags = g.flags;
+  in.read_seconds = t.seconds();
+  Timer r;
   in.g_new = renumber(topology, in.partition);
-  log::info("read and renumbered in {:.2f} s", t.seconds());
+  in.renumber_seconds = r.seconds();
+  log::info("read and renumbered in {:.2f} s (read {:.2f} s, renumber {:.2f} s)", t.seconds(), in.read_seconds,
+            in.renumber_seconds);
   return in;
 }
 
@@ -84,6 +89,7 @@ void report_problems(const std::vector<std::string>& problems, const std::string
 }  // namespace
 
 void run_reorganize_tool(const ReorganizeToolOptions& opt) {
+  Timer total;
   const std::array inputs{opt.graph_path, opt.partition_path};
   const std::array outputs{OutputPath{opt.output_path, "--output"}, OutputPath{opt.stats_json_path, "--stats-json"}};
   if (opt.output_path.empty()) check_output_path(opt.output_path, "--output");
@@ -100,27 +106,38 @@ void run_reorganize_tool(const ReorganizeToolOptions& opt) {
   plan.partition_identity = in.partition_identity;
   log::info("plan built in {:.2f} s", plan.seconds);
   double check_seconds = 0;
-  if (opt.verify) {
+  if (opt.verify && opt.check) {
     Timer t;
     const auto problems = check_plan(plan, in.g_new.view(), in.partition);
     if (!problems.empty()) report_problems(problems, "internal error: the new plan");
     check_seconds = t.seconds();
-    log::info("plan checked in {:.2f} s (--no-verify skips)", check_seconds);
+    log::info("plan checked in {:.2f} s (--no-check skips)", check_seconds);
+  } else {
+    log::info("plan not checked ({})", opt.verify ? "--no-check" : "--no-verify");
   }
   // Writing needs the plan only: the renumbered graph and the partition go first.
+  const double read_seconds = in.read_seconds, renumber_seconds = in.renumber_seconds;
   in = Inputs{};
   Timer t;
   write_plan(opt.output_path, plan, params);
-  log::info("wrote {} in {:.2f} s", opt.output_path, t.seconds());
+  const double write_seconds = t.seconds();
+  log::info("wrote {} in {:.2f} s", opt.output_path, write_seconds);
+  log::info("phases: read {:.2f} s, renumber {:.2f} s, build {:.2f} s (topology {:.2f}, reorganize {:.2f}, assemble "
+            "{:.2f}), check {:.2f} s, write {:.2f} s; total {:.2f} s",
+            read_seconds, renumber_seconds, plan.seconds, times.topology, times.reorganize, times.assemble,
+            check_seconds, write_seconds, total.seconds());
   fmt::print("{}", format_plan_stats(plan, params));
   std::fflush(stdout);
   if (!opt.stats_json_path.empty())
     write_text_file_atomic(opt.stats_json_path,
                            plan_stats_json(plan, params,
-                                           {{"topology_seconds", times.topology},
+                                           {{"read_seconds", read_seconds},
+                                            {"renumber_seconds", renumber_seconds},
+                                            {"topology_seconds", times.topology},
                                             {"reorganize_seconds", times.reorganize},
                                             {"assemble_seconds", times.assemble},
-                                            {"check_seconds", check_seconds}}));
+                                            {"check_seconds", check_seconds},
+                                            {"write_seconds", write_seconds}}));
 }
 
 void run_plan_check_tool(const ReorganizeToolOptions& opt) {

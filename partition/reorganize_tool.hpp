@@ -16,6 +16,7 @@ struct ReorganizeToolOptions {
   std::string profile_path;     // empty: built-in throughputs
   bool reorganize = true;
   bool verify = true;           // input checksums + symbolic check of the new plan
+  bool check = true;            // symbolic check of the new plan (--no-check: off, checksums kept)
   double row_bytes = 0;         // 0: 4 * F of the graph (4 if it has no features)
   CostProfile profile;          // --t-hd/--t-dd/--t-ru values
   bool t_hd_given = false, t_dd_given = false, t_ru_given = false;

@@ -379,6 +379,9 @@ void check_job(const TrainJob& job) {
   HT_CHECK(job.epochs >= 1, "--epochs must be >= 1");
   HT_CHECK(job.eval_every >= 1, "--eval-every must be >= 1");
   HT_CHECK(job.checkpoint_every >= 1, "--checkpoint-every must be >= 1");
+  if (job.transport && job.transport->size() > 1 && job.store == StoreChoice::device)
+    throw option_error("--store", "device (the in-memory mode) is one GPU's: not with several processes (use "
+                                  "--store host or auto)");
   if (!job.load_model.empty() && !job.resume_path.empty())
     throw option_error("--resume", "not with --load-model (a checkpoint holds the parameters already)");
   if (job.predict_only) {
@@ -634,6 +637,10 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   Timer setup;
   TrainSummary sum;
   check_job(job);
+  // Before anything else collective: processes given other options would
+  // take other steps (and wait for each other forever) or exchange rows of
+  // other sizes.
+  check_same_options(job.transport, options_that_must_agree(job));
   probe_link(job, sum);
   // The model and the host memory plan from the files' headers, so that a run
   // that cannot fit stops before the graph is read.

@@ -199,7 +199,12 @@ int run(CLI::App& app, CommonOptions& common, int argc, char** argv, const std::
   } catch (const CLI::ParseError& e) {
     // --help and --version print and succeed; a usage error is one line.
     if (e.get_exit_code() == 0) return app.exit(e);
-    fmt::print(stderr, "{}: error: {} (see --help)\n", app.get_name(), usage_message(e));
+    std::string message = usage_message(e);
+    // CLI11 checks the required options before it complains of unknown ones:
+    // `--grpah g.htg` would be reported as "--graph is required", hiding the typo.
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && !app.remaining().empty())
+      message = CLI::ExtrasError(app.remaining()).what();
+    fmt::print(stderr, "{}: error: {} (see --help)\n", app.get_name(), message);
     return 2;
   }
   if (common.quiet) log::set_level(log::Level::warn);

@@ -275,6 +275,29 @@ TEST_F(TrainResume, ModelWithNonFiniteParametersIsRefused) {
   EXPECT_NE(e.find("parameter l1.W holds inf at element 2"), std::string::npos) << e;
 }
 
+// A signal during setup (as ht-train installs the handlers: graceful) ends
+// the run at the next setup phase, not after the first epoch (which a large
+// graph reaches after minutes): a Ctrl-C was ignored meanwhile.
+TEST_F(TrainResume, SignalDuringSetupStopsBeforeTheFirstEpoch) {
+  signals::install("test_train_resume", true);
+  std::raise(SIGTERM);
+  TrainJob j = job(ModelKind::gcn, OptimizerKind::adam, 3);
+  j.metrics_out = dir.file("m.jsonl");
+  int polls = 0;
+  j.stop_requested = [&] { return ++polls, signals::stop_signal(); };
+  try {
+    run(j);
+    ADD_FAILURE() << "no stop";
+  } catch (const signals::Interrupted& e) {
+    EXPECT_EQ(e.exit_code(), 143);
+    EXPECT_NE(std::string(e.what()).find("stopped by SIGTERM during setup, before the first epoch"), std::string::npos)
+        << e.what();
+  }
+  signals::clear_stop_signal();
+  EXPECT_EQ(polls, 0) << "stopped after an epoch";
+  EXPECT_FALSE(file_exists(j.metrics_out));
+}
+
 TEST_F(TrainResume, DivergenceStopsAtOnceAndWritesNothing) {
   TrainJob j = job(ModelKind::gcn, OptimizerKind::sgd, 30);
   j.trainer.optimizer.momentum = 0;
@@ -288,6 +311,27 @@ TEST_F(TrainResume, DivergenceStopsAtOnceAndWritesNothing) {
   EXPECT_NE(e.find("layer"), std::string::npos) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos);
   for (const char* f : {"m.jsonl", "model", "p.csv"}) EXPECT_FALSE(file_exists(dir.file(f))) << f;
+}
+
+// A NaN feature makes the first epoch diverge whatever the learning rate:
+// the error names the graph file, the vertex and the column, not --lr.
+TEST_F(TrainResume, NonFiniteFeaturesAreBlamedOnTheFeatures) {
+  gen::CommunityParams p;
+  p.num_vertices = 300;
+  p.num_classes = 3;
+  p.feature_dim = 6;
+  p.seed = 3;
+  Graph g = gen::community_graph(p);
+  g.features[17 * 6 + 4] = std::nanf("");
+  write_graph(dir.file("nan.htg"), g.view());
+  TrainJob j = job(ModelKind::gcn, OptimizerKind::adam, 3);
+  j.graph_path = dir.file("nan.htg");
+  j.metrics_out = dir.file("m.jsonl");
+  const std::string e = test::error_of([&] { run(j); });
+  EXPECT_NE(e.find("nan.htg"), std::string::npos) << e;
+  EXPECT_NE(e.find("feature 4 of vertex 17 is NaN"), std::string::npos) << e;
+  EXPECT_EQ(e.find("--lr"), std::string::npos) << e;
+  EXPECT_FALSE(file_exists(j.metrics_out));
 }
 
 TEST_F(TrainResume, OutputsCheckedBeforeAnyWork) {

@@ -96,6 +96,11 @@ Pipeline load_or_build(const TrainJob& job, const GraphFile& gf) {
     check_partition_matches(p.partition, gf);
   } else {
     HT_CHECK(job.plan_path.empty(), "--plan needs the --partition it was made from");
+    // In ht-train's terms: m is --gpus (times the processes), not ht-partition's --parts.
+    if (job.parts > gf.view().num_vertices)
+      throw option_error("--gpus", fmt::format("{} GPUs for a graph of {} vertices (every GPU needs at least one "
+                                               "vertex)",
+                                               job.parts, gf.view().num_vertices));
     PartitionParams params;
     params.parts = job.parts;
     const bool auto_chunks = job.chunks == kChunksAuto;
@@ -252,6 +257,18 @@ std::string stopped_message(const TrainJob& job, int signal, int epochs_done) {
                      epochs_done, job.epochs, what);
 }
 
+// A stop signal that arrived during setup (minutes on a large graph): the run
+// ends at the next setup phase, there being nothing to checkpoint yet. Read
+// from the signal state itself (stop_requested is polled after epochs);
+// several processes stop together after the first epoch instead.
+void stop_if_signalled_in_setup(const TrainJob& job) {
+  if (job.transport || !job.stop_requested) return;
+  if (const int stop = signals::stop_signal())
+    throw signals::Interrupted(stop, fmt::format("stopped by {} during setup, before the first epoch; no output "
+                                                 "written",
+                                                 signals::signal_name(stop)));
+}
+
 // The training epochs with periodic evaluation: one metrics line per epoch,
 // accuracies and the medians over the timed epochs into `sum`. Stops at the
 // first non-finite loss, gradient or parameter, and after an epoch in which
@@ -387,8 +404,6 @@ void check_job(const TrainJob& job) {
   if (job.predict_only) {
     if (job.load_model.empty() && job.resume_path.empty())
       throw option_error("--predict-only", "needs the parameters: --load-model MODEL (or --resume CHECKPOINT)");
-    if (job.predict_out.empty() && job.logits_out.empty())
-      throw option_error("--predict-only", "needs an output: --predict-out CSV and/or --logits-out NPY");
     for (const auto& [path, option] : {std::pair{job.metrics_out, "--metrics-out"}, {job.save_model, "--save-model"},
                                        {job.checkpoint_path, "--checkpoint"}, {job.timeline_out, "--timeline-out"}})
       if (!path.empty()) throw option_error(option, "not with --predict-only (no training)");
@@ -662,6 +677,7 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   auto lap = [&](const char* name) {
     phases.add(name, t.seconds());
     t.reset();
+    stop_if_signalled_in_setup(job);
   };
   GraphFile gf(job.graph_path, {job.verify_checksums});
   const GraphView& g = gf.view();
@@ -716,8 +732,8 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   sum.setup_seconds = setup.seconds();
   log::info("setup {:.2f} s: {}", sum.setup_seconds, phase_text(phases));
   const std::string orders = layer_orders(topt.model, job.trainer.gcn_order);
-  log::info("training {} {} on {} (N = {}, E = {}): backend {}, m = {}{}, n = {}, comm {}, store {}{}{}, setup {:.2f} s",
-            topt.model.kind == ModelKind::gcn ? "GCN" : "GAT",
+  log::info("{} {} {} on {} (N = {}, E = {}): backend {}, m = {}{}, n = {}, comm {}, store {}{}{}, setup {:.2f} s",
+            job.predict_only ? "predicting with" : "training", topt.model.kind == ModelKind::gcn ? "GCN" : "GAT",
             fmt::join(topt.model.dims, "-"), job.graph_path, g.num_vertices, g.num_edges, exec->name(), plan.m,
             job.transport ? fmt::format(" ({} processes of {})", job.transport->size(), exec->num_devices()) : "",
             plan.n, name_of(job.trainer.comm), trainer.store_on_device() ? "device" : "host",
@@ -725,7 +741,14 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
             sum.setup_seconds);
 
   if (job.predict_only) predict(trainer, sum);
-  else run_epochs(job, trainer, metrics, sum, loop);
+  else {
+    try {
+      run_epochs(job, trainer, metrics, sum, loop);
+    } catch (const DivergenceError&) {
+      check_finite_features(g, job.graph_path);  // NaN features are no --lr's fault
+      throw;
+    }
+  }
   // Several processes: the largest process's (each holds its own partitions' rows).
   sum.peak_device_bytes = max_over_processes(job.transport, exec->peak_device_bytes());
   sum.host_buffer_bytes = max_over_processes(job.transport, exec->host_bytes());

@@ -76,7 +76,7 @@ int cuda_gpus_visible() {
 void refuse_unused_options(const CLI::App& app, const Context& ctx, const ht::TrainJob& job) {
   auto given = [&](const char* name) { return app.count(name) > 0; };
   auto refuse = [&](const char* name, const std::string& why) {
-    if (given(name)) throw ht::option_error(name, why);
+    if (given(name)) throw ht::usage_error(name, why);
   };
   if (ctx.model == ht::ModelKind::gcn) {
     for (const char* o : {"--heads", "--out-heads", "--attn-dropout"}) refuse(o, "applies to --model gat only");

@@ -127,7 +127,7 @@ TransformOptions transforms_for(const ConvertOptions& o) {
 }
 
 void check_options(const ConvertOptions& o) {
-  if (o.input.empty()) throw option_error("--input", "required with --format");
+  if (o.input.empty()) throw usage_error("--input", "required with --format");
   if (o.format != InputFormat::planetoid && o.format != InputFormat::facebook && !std::filesystem::exists(o.input))
     throw file_error(o.input, "input file not found");
   if ((o.format == InputFormat::planetoid || o.format == InputFormat::facebook) && !std::filesystem::is_directory(o.input))

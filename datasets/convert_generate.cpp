@@ -50,8 +50,8 @@ gen::GeneratedGraph generate_random(const GenerateOptions& o) {
   reject(o.avg_degree || o.homophily || o.degree_exponent || o.signal || o.noise,
          "--avg-degree/--homophily/--degree-exponent/--signal/--noise", o.kind);
   gen::RandomParams p;
-  if (!o.vertices || *o.vertices <= 0) throw option_error("--vertices", "required (> 0) for --generate random");
-  if (!o.edges || *o.edges < 0) throw option_error("--edges", "required (>= 0) for --generate random");
+  if (!o.vertices || *o.vertices <= 0) throw usage_error("--vertices", "required (> 0) for --generate random");
+  if (!o.edges || *o.edges < 0) throw usage_error("--edges", "required (>= 0) for --generate random");
   p.num_vertices = *o.vertices;
   p.num_edges = *o.edges;
   p.seed = o.seed;

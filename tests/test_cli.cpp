@@ -142,6 +142,27 @@ TEST(CliRun, ExitCodes) {
     EXPECT_EQ(run_app(app, common, {}, err, [] { throw std::bad_alloc(); }), 1);
     EXPECT_EQ(err, "tool: error: out of memory\n");
   }
+  {  // a usage error found after parsing (a required option missing, modes that exclude each other): 2
+    CLI::App app{"test", "tool"};
+    cli::CommonOptions common;
+    int epochs = 0;
+    make(app, common, epochs);
+    EXPECT_EQ(run_app(app, common, {}, err, [] { throw usage_error("--output", "required: the file to write"); }), 2);
+    EXPECT_EQ(err, "tool: error: option --output: required: the file to write\n");
+  }
+  {  // an unknown option is reported before a missing required one (the typo is the news)
+    CLI::App app{"test", "tool"};
+    cli::CommonOptions common;
+    std::string graph;
+    cli::setup_app(app, common);
+    app.add_option("--graph", graph, "Graph")->required();
+    EXPECT_EQ(run_app(app, common, {"--grpah", "g.htg"}, err), 2);
+    EXPECT_NE(err.find("not expected"), std::string::npos) << err;
+    EXPECT_NE(err.find("--grpah"), std::string::npos) << err;
+    EXPECT_EQ(err.find("required"), std::string::npos) << err;
+    EXPECT_EQ(run_app(app, common, {}, err), 2);  // nothing unknown: the required option is named
+    EXPECT_NE(err.find("--graph is required"), std::string::npos) << err;
+  }
   {  // --version prints and succeeds
     CLI::App app{"test", "tool"};
     cli::CommonOptions common;

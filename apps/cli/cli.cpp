@@ -215,6 +215,9 @@ int run(CLI::App& app, CommonOptions& common, int argc, char** argv, const std::
   } catch (const signals::Interrupted& e) {
     fmt::print(stderr, "{}: {}\n", app.get_name(), e.what());
     return e.exit_code();
+  } catch (const ht::UsageError& e) {
+    fmt::print(stderr, "{}: error: {}\n", app.get_name(), e.what());
+    return 2;  // the command line, as a parse error
   } catch (const ht::Error& e) {
     fmt::print(stderr, "{}: error: {}\n", app.get_name(), e.what());
   } catch (const std::bad_alloc&) {

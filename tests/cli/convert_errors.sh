@@ -58,6 +58,12 @@ grep -q -- "--inspect" help.txt || fail "--help lacks --inspect"
 "$BIN" --version >/dev/null 2>&1 || fail "--version exit code"
 expect_error "no mode" "give exactly one of them"
 expect_error "two modes" "give exactly one of them" --format edgelist -i x --inspect y
+# Usage errors exit 2 in every tool (a missing mode, output or input; an option of another mode).
+for args in "" "--generate rmat --vertices 64" "--format edgelist -o out.htg" "--format mtx -i x --json -o out.htg"; do
+  "$BIN" -q $args >/dev/null 2>&1
+  rc=$?
+  [[ $rc -eq 2 ]] || fail "usage error '$args': exit code $rc, not 2"
+done
 expect_parse_error "unknown format" "--format: 'dot' is not one of edgelist, facebook, mtx, npz, planetoid" --format dot -i x -o out.htg
 
 # --- bad inputs ------------------------------------------------------------------

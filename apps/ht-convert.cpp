@@ -102,7 +102,7 @@ void add_generator_options(CLI::App& app, Context& c) {
                 "random: edge count; rmat: edge count (default 16 * 2^scale); web: links (default 28 * vertices)")
       ->check(ht::cli::in_range(0, 9.2e18));
   g->add_option("--scale", o.scale, "rmat: N = 2^scale (default 16)")
-      ->check(ht::cli::in_range(1, 40));
+      ->check(ht::cli::in_range(1, 30));
   g->add_option("--rmat-a", o.rmat_a, "rmat: quadrant probability a (default 0.57)")
       ->check(ht::cli::in_range(0, 1));
   g->add_option("--rmat-b", o.rmat_b, "rmat: quadrant probability b (default 0.19)")

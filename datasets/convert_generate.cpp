@@ -26,7 +26,15 @@ namespace {
 // Rejects options that the chosen generator does not have, so that a typo in
 // a batch script is not silently ignored.
 void reject(bool given, const char* option, GeneratorKind kind) {
-  if (given) throw option_error(option, fmt::format("does not apply to --generate {}", name_in(generator_names(), kind)));
+  if (given) throw usage_error(option, fmt::format("does not apply to --generate {}", name_in(generator_names(), kind)));
+}
+
+// More classes than vertices leave classes without a vertex (community and
+// web refuse them too).
+void check_classes(int64_t classes, int64_t vertices) {
+  if (classes > vertices)
+    throw option_error("--classes", fmt::format("{} classes for {} vertices: every class needs a vertex", classes,
+                                                vertices));
 }
 
 gen::VertexDataParams vertex_data(const GenerateOptions& o, gen::VertexDataParams d) {
@@ -56,6 +64,7 @@ gen::GeneratedGraph generate_random(const GenerateOptions& o) {
   p.num_edges = *o.edges;
   p.seed = o.seed;
   p.data = vertex_data(o, p.data);
+  check_classes(p.data.num_classes, p.num_vertices);
   check_split_fractions(p.data.train_fraction, p.data.val_fraction);
   return gen::generate(p);
 }
@@ -68,8 +77,13 @@ gen::GeneratedGraph generate_rmat(const GenerateOptions& o) {
   gen::RmatParams p;
   p.scale = o.scale.value_or(p.scale);
   if (p.scale < 1 || p.scale > 30) throw option_error("--scale", "must be in 1..30");
+  // Given, --edges is the edge count (0 is not the default in disguise:
+  // leave the option out for 16 * 2^scale).
+  if (o.edges && *o.edges < 1)
+    throw option_error("--edges", fmt::format("{} edges: must be >= 1 for --generate rmat (leave it out for the "
+                                              "default 16 * 2^scale)",
+                                              *o.edges));
   p.num_edges = o.edges.value_or(p.num_edges);
-  if (p.num_edges < 0) throw option_error("--edges", "must be >= 0 (0 = 16 * 2^scale)");
   p.a = o.rmat_a.value_or(p.a);
   p.b = o.rmat_b.value_or(p.b);
   p.c = o.rmat_c.value_or(p.c);
@@ -79,6 +93,7 @@ gen::GeneratedGraph generate_rmat(const GenerateOptions& o) {
                                                      p.c, p.d));
   p.seed = o.seed;
   p.data = vertex_data(o, p.data);
+  check_classes(p.data.num_classes, int64_t{1} << p.scale);
   check_split_fractions(p.data.train_fraction, p.data.val_fraction);
   return gen::generate(p);
 }
@@ -128,7 +143,10 @@ gen::GeneratedGraph generate_web(const GenerateOptions& o) {
   p.host_size = o.host_size.value_or(p.host_size);
   p.host_order = o.host_order;
   if (p.num_vertices <= 0) throw option_error("--vertices", "must be > 0");
-  if (p.num_edges < 0) throw option_error("--edges", "must be >= 0 (0 = 28 per vertex)");
+  if (o.edges && *o.edges < 1)
+    throw option_error("--edges", fmt::format("{} links: must be >= 1 for --generate web (leave it out for the "
+                                              "default 28 per vertex)",
+                                              *o.edges));
   if (p.num_classes <= 0) throw option_error("--classes", "must be > 0 for --generate web");
   if (p.homophily < 0 || p.homophily > 1) throw option_error("--homophily", "must be in [0, 1]");
   if (p.degree_exponent <= 1) throw option_error("--degree-exponent", "must be > 1");

@@ -97,6 +97,18 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 expect_parse_error "bad enum" "--self-loops: 'maybe' is not one of add, auto, drop, keep" --format edgelist -i good.txt --self-loops maybe -o out.htg
 expect_error "option of another generator" "does not apply to --generate rmat" --generate rmat --vertices 10 -o out.htg
+# Generators asked for the impossible refuse before writing (issue 35).
+expect_error "rmat: more classes than vertices" "option --classes: 20 classes for 16 vertices" \
+  --generate rmat --scale 4 --classes 20 -o out.htg
+expect_error "random: more classes than vertices" "option --classes: 6 classes for 5 vertices" \
+  --generate random --vertices 5 --edges 3 --classes 6 -o out.htg
+expect_error "rmat --edges 0" "option --edges: 0 edges: must be >= 1 for --generate rmat" \
+  --generate rmat --scale 4 --edges 0 -o out.htg
+expect_error "web --edges 0" "option --edges: 0 links: must be >= 1 for --generate web" \
+  --generate web --vertices 100 --edges 0 -o out.htg
+expect_parse_error "--scale beyond 30" "--scale" --generate rmat --scale 31 -o out.htg
+"$BIN" -q --generate random --vertices 5 --edges 0 -o out.htg || fail "random --edges 0 (an edgeless graph) refused"
+rm -f out.htg
 expect_error "option of another mode" "option --json: does not apply to --format edgelist" --format edgelist -i good.txt --json -o out.htg
 expect_error "option of another format" "option --header: does not apply to --format mtx" --format mtx -i short.mtx --header -o out.htg
 

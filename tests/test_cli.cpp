@@ -199,6 +199,23 @@ TEST(CliConfig, ChecksEveryLineBeforeParsing) {
   EXPECT_NE(err.find("is not a 'key = value' line"), std::string::npos) << err;
   EXPECT_EQ(run_with("epochs = 0\n", err, epochs), 2);
   EXPECT_NE(err.find("must be >= 1, got 0"), std::string::npos) << err;
+  // A list for an option of one value: said so (CLI11 saw it given once per element).
+  EXPECT_EQ(run_with("epochs = [3, 4]\n", err, epochs), 2);
+  EXPECT_NE(err.find("c.toml:1: 'epochs' takes one value, not a list"), std::string::npos) << err;
+  EXPECT_EQ(err.find("given 2 times"), std::string::npos) << err;
+  {  // --layers: the line to write instead
+    const std::string path = dir.file("l.toml");
+    test::write_file(path, "layers = [32, 16,5]\n");
+    CLI::App app{"test", "tool"};
+    cli::CommonOptions common;
+    cli::setup_app(app, common);
+    std::string layers;
+    app.add_option("--layers", layers, "Widths");
+    EXPECT_EQ(run_app(app, common, {"--config", path}, err), 2);
+    EXPECT_NE(err.find("'layers' takes one value, not a list (widths are one value: layers = \"32-16-5\")"),
+              std::string::npos)
+        << err;
+  }
 }
 
 }  // namespace

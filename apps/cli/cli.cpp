@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -161,6 +162,20 @@ void check_config_file(const CLI::App& app, const std::string& path) {
     if (!known_key || key == "config" || key == "help" || key == "version")
       throw line_error(path, line_no, fmt::format("unknown option '{}' (keys are long option names without --)", key));
     if (value.empty()) throw line_error(path, line_no, fmt::format("'{}' has no value", key));
+    // A TOML array for an option of one value would reach CLI11 as the
+    // option given once per element ("--layers given 3 times").
+    const CLI::Option* option = app.get_option_no_throw("--" + key);
+    if (value.front() == '[' && option->get_expected_max() <= 1) {
+      std::string items = value.substr(1, value.find(']') == std::string::npos ? std::string::npos : value.find(']') - 1);
+      for (char& c : items)
+        if (c == ',') c = ' ';
+      std::string joined;
+      for (std::istringstream words(items); words >> raw;) joined += (joined.empty() ? "" : "-") + raw;
+      throw line_error(path, line_no,
+                       fmt::format("'{}' takes one value, not a list{}", key,
+                                   key == "layers" ? fmt::format(" (widths are one value: layers = \"{}\")", joined)
+                                                   : std::string()));
+    }
   }
 }
 

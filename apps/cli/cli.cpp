@@ -23,7 +23,8 @@ void setup_app(CLI::App& app, CommonOptions& common) {
   app.set_config("--config", "", "Read options from a TOML/INI config file (keys = long option names)");
   app.allow_config_extras(CLI::config_extras_mode::error);
   app.add_flag("-v,--verbose", common.verbose, "More output (repeat for debug)");
-  app.add_flag("-q,--quiet", common.quiet, "Only warnings and errors");
+  app.add_flag("-q,--quiet", common.quiet,
+               "Log only warnings and errors on stderr (results printed on stdout still print)");
   app.get_formatter()->column_width(34);
 }
 

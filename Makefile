@@ -4,7 +4,7 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build configure test demo deps clean
+.PHONY: all build configure test demo deps install clean
 
 all: build
 
@@ -22,6 +22,12 @@ test: build
 
 deps:
 	@scripts/install_deps.sh
+
+# The tools, plot_metrics and the helpers under PREFIX (no root needed for a
+# folder of one's own: make install PREFIX=$$HOME/.local).
+PREFIX ?= /usr/local
+install: build
+	@cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 # deps + build + the end-to-end job on the generated default dataset.
 demo: deps build

@@ -110,7 +110,7 @@ void add_generator_options(CLI::App& app, Context& c) {
                 "random: edge count; rmat: edge count (default 16 * 2^scale); web: links (default 28 * vertices)")
       ->check(ht::cli::in_range(0, 9.2e18));
   g->add_option("--scale", o.scale, "rmat: N = 2^scale (default 16)")
-      ->check(ht::cli::in_range(1, 40));
+      ->check(ht::cli::in_range(1, 30));
   g->add_option("--rmat-a", o.rmat_a, "rmat: quadrant probability a (default 0.57)")
       ->check(ht::cli::in_range(0, 1));
   g->add_option("--rmat-b", o.rmat_b, "rmat: quadrant probability b (default 0.19)")
@@ -257,13 +257,13 @@ const std::vector<std::pair<const char*, std::set<std::string>>> kScopes{
 void check_scopes(const CLI::App& app, const std::string& mode, const std::string& shown) {
   for (const auto& [option, modes] : kScopes)
     if (app.get_option(option)->count() > 0 && !modes.count(mode))
-      throw ht::option_error(option, fmt::format("does not apply to {}", shown));
+      throw ht::usage_error(option, fmt::format("does not apply to {}", shown));
 }
 
 void run(const CLI::App& app, Context& c) {
   const int modes = !c.format.empty() + !c.generator.empty() + !c.inspect.path.empty();
   if (modes != 1)
-    throw ht::option_error("--format/--generate/--inspect", "give exactly one of them (see --help)");
+    throw ht::usage_error("--format/--generate/--inspect", "give exactly one of them (see --help)");
   if (!c.format.empty()) check_scopes(app, c.format, "--format " + c.format);
   if (!c.generator.empty()) check_scopes(app, "generate", "--generate");
   if (!c.inspect.path.empty()) check_scopes(app, "inspect", "--inspect");

@@ -38,7 +38,7 @@ struct Context {
   ht::OptimizerKind optimizer = ht::OptimizerKind::adam;
   ht::Backend backend = ht::Backend::automatic;
   int gpus = 0;
-  double gpu_mem_gib = 0;
+  std::string gpu_mem = "0";  // --gpu-mem SIZE (a bare number: GiB)
   std::string chunks = "1";
   std::string host_mem = "auto";
   std::string gpu_cache = "auto";
@@ -80,7 +80,7 @@ int cuda_gpus_visible() {
 void refuse_unused_options(const CLI::App& app, const Context& ctx, const ht::TrainJob& job) {
   auto given = [&](const char* name) { return app.count(name) > 0; };
   auto refuse = [&](const char* name, const std::string& why) {
-    if (given(name)) throw ht::option_error(name, why);
+    if (given(name)) throw ht::usage_error(name, why);
   };
   if (ctx.model == ht::ModelKind::gcn) {
     for (const char* o : {"--heads", "--out-heads", "--attn-dropout"}) refuse(o, "applies to --model gat only");
@@ -326,10 +326,10 @@ int main(int argc, char** argv) {
                     "bf16 or fp16 halve host memory and host-link bytes; compute stays fp32 (rows are widened and "
                     "rounded to nearest even in the copy kernels). fp16 refuses features beyond ±65504. Host stores "
                     "only (with a 16-bit dtype --store auto keeps the store on the host)");
-  app.add_option("--gpu-mem", ctx.gpu_mem_gib,
-                 "Cap on GPU memory per device in GiB (cuda; 0 = all free memory); with --chunks auto, the memory "
-                 "to choose the chunk count for (also on the CPU backend)")
-      ->check(ht::cli::in_range(0, 1 << 20));
+  app.add_option("--gpu-mem", ctx.gpu_mem,
+                 "Cap on GPU memory per device, a size like 80G or 40GiB (a bare number is GiB; cuda; 0 = all free "
+                 "memory); with --chunks auto, the memory to choose the chunk count for (also on the CPU backend)")
+      ->capture_default_str();
   app.add_option("--gpu-cache", ctx.gpu_cache,
                  "GPU cache: vertex-store matrices kept in GPU memory instead of crossing the host link, taken by "
                  "the host-link and host-add bytes each saves per byte of GPU memory, each that fits: the input "
@@ -349,9 +349,10 @@ int main(int argc, char** argv) {
   app.add_option("--timeline-out", job.timeline_out,
                  "JSON: every device queue's busy intervals (ms) in the last training epoch, to see what overlaps");
   app.add_option("--save-model", job.save_model,
-                 "Write the parameters (of the epoch --outputs-from picks) to this model file: FILE.npz = NumPy "
-                 "arrays per layer (docs/FORMATS.md), any other name = the HTMODEL container (--load-model reads it)");
-  app.add_option("--load-model", job.load_model, "Start from this checkpoint")->check(CLI::ExistingFile);
+                 "Write the parameters (of the epoch --outputs-from picks) to this model file (not a training "
+                 "checkpoint: see --checkpoint): FILE.npz = NumPy arrays per layer (docs/FORMATS.md), any other name "
+                 "= the HTMODEL container (--load-model reads it)");
+  app.add_option("--load-model", job.load_model, "Start from this model file (--save-model's HTMODEL)")->check(CLI::ExistingFile);
   app.add_option("--predict-out", job.predict_out, "Write predictions (CSV id,prediction; original vertex ids)");
   app.add_option("--logits-out", job.logits_out,
                  "Write the logits as .npy [N, C] f4 (rows in graph file order), of the epoch --outputs-from picks");
@@ -399,6 +400,11 @@ int main(int argc, char** argv) {
     if (ctx.backend == ht::Backend::cuda)
       throw ht::option_error("--backend", "this build has no CUDA executor (nvcc and the CUDA libraries were not "
                                           "found when it was configured); use --backend cpu");
+#else
+    // Asked before the link probe, whose first CUDA call would otherwise say
+    // "CUDA error 35 ... cudaGetDevice" on a machine without a driver.
+    if (ctx.backend == ht::Backend::cuda && !automatic && cuda_gpus_visible() == 0)
+      throw ht::option_error("--backend", "cuda: no CUDA GPU is visible; use --backend cpu");
 #endif
     job.chunks = ht::tools::chunk_count(ctx.chunks);
     refuse_unused_options(app, ctx, job);
@@ -413,7 +419,12 @@ int main(int argc, char** argv) {
     job.backend = ctx.backend;
     job.trainer.model.dims = ht::tools::parse_layers(ctx.layers);
     job.trainer.gpu_cache = ht::tools::parse_gpu_cache(ctx.gpu_cache);
-    job.gpu_mem_bytes = static_cast<int64_t>(ctx.gpu_mem_gib * (1ll << 30));
+    // Sizes as --host-mem and ht-partition's --gpu-mem take them (80G, 40GiB, 512M).
+    const std::optional<int64_t> gpu_mem = ht::parse_memory_size(ctx.gpu_mem);
+    if (!gpu_mem || *gpu_mem > (int64_t{1} << 50))
+      throw ht::option_error("--gpu-mem", fmt::format("'{}' is not 0 or a size like 80G or 40GiB (at most 1 PiB)",
+                                                      ctx.gpu_mem));
+    job.gpu_mem_bytes = *gpu_mem;
     job.hidden = ctx.hidden;
     const std::optional<int64_t> host_mem = ht::parse_memory_size(ctx.host_mem);
     if (!host_mem)
@@ -434,7 +445,7 @@ int main(int argc, char** argv) {
         throw ht::option_error("--gpus", fmt::format("the plan is for {} GPUs, not {}", m, ctx.gpus));
       if (ctx.backend == ht::Backend::cpu) return std::make_unique<ht::CpuExecutor>(m);
 #ifdef HT_HAVE_CUDA
-      return ht::make_cuda_executor(m, static_cast<int64_t>(ctx.gpu_mem_gib * (1ll << 30)),
+      return ht::make_cuda_executor(m, job.gpu_mem_bytes,
                                     first_gpu_of(launch, m, cuda_gpus_visible()));
 #else
       throw ht::option_error("--backend", "this build has no CUDA executor (nvcc and the CUDA libraries were not "

@@ -138,6 +138,14 @@ inline void wire_chunk_choice(const CLI::App& app, const ChunkSizingOptions& s, 
     throw option_error("--chunks", "auto needs --gpu-mem SIZE, the GPU memory per GPU to choose for (e.g. 80G)");
   const std::optional<int64_t> bytes = parse_memory_size(s.gpu_mem);
   if (!bytes || *bytes <= 0) throw option_error("--gpu-mem", fmt::format("'{}' is not a size like 80G or 40GiB", s.gpu_mem));
+  // Options ht-train would refuse with this model: the chunks chosen for them
+  // would be for a model that cannot train.
+  const auto given = [&](const char* name) { return app.count(name) > 0; };
+  if (s.trainer.model.kind == ModelKind::gcn)
+    for (const char* name : {"--heads", "--out-heads"})
+      if (given(name)) throw usage_error(name, "applies to --model gat only");
+  if (given("--hidden") && s.layers != "auto")
+    throw usage_error("--hidden", "applies to --layers auto only (--layers gives every width)");
   TrainerOptions t = s.trainer;
   t.model.dims = parse_layers(s.layers);
   t.gpu_cache = parse_gpu_cache(s.gpu_cache);
@@ -146,6 +154,13 @@ inline void wire_chunk_choice(const CLI::App& app, const ChunkSizingOptions& s, 
   const int hidden = s.hidden;
   opt.params.chunks = 1;
   opt.choose_chunks = [=](const GraphView& g, Partition base, PartitionRunInfo& info) {
+    // --layers against the graph, as ht-train checks it.
+    if (!t.model.dims.empty() && t.model.dims.front() != g.feature_dim)
+      throw option_error("--layers", fmt::format("starts with {} but the graph has {} feature columns",
+                                                 t.model.dims.front(), g.feature_dim));
+    if (!t.model.dims.empty() && g.num_classes > 0 && t.model.dims.back() != g.num_classes)
+      throw option_error("--layers", fmt::format("ends with {} but the graph has {} classes", t.model.dims.back(),
+                                                 g.num_classes));
     ChunkChoice c = choose_model_chunks(g, std::move(base), requested, t, hidden, budget);
     if (c.chunks > 1) info.chunking = std::move(c.chunking);  // (n = 1: base's, as made)
     return std::move(c.partition);

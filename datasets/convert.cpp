@@ -152,7 +152,7 @@ TransformOptions transforms_for(const ConvertOptions& o) {
 }
 
 void check_options(const ConvertOptions& o) {
-  if (o.input.empty()) throw option_error("--input", "required with --format");
+  if (o.input.empty()) throw usage_error("--input", "required with --format");
   const bool folder =
       o.format == InputFormat::planetoid || o.format == InputFormat::facebook || o.format == InputFormat::ogb;
   if (!folder && !std::filesystem::exists(o.input)) throw file_error(o.input, "input file not found");

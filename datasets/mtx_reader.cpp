@@ -1,5 +1,6 @@
 #include "datasets/mtx_reader.hpp"
 
+#include <cmath>
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -24,6 +25,7 @@ std::string lower(std::string s) {
 struct Banner {
   bool pattern = false;
   bool symmetric = false;
+  bool integer = false;
 };
 
 Banner parse_banner(std::string_view line, const std::string& path) {
@@ -43,7 +45,7 @@ Banner parse_banner(std::string_view line, const std::string& path) {
     throw line_error(path, 1, fmt::format("unsupported field '{}' (real, integer or pattern)", field));
   if (symmetry != "general" && symmetry != "symmetric")
     throw line_error(path, 1, fmt::format("unsupported symmetry '{}' (general or symmetric)", symmetry));
-  return {field == "pattern", symmetry == "symmetric"};
+  return {field == "pattern", symmetry == "symmetric", field == "integer"};
 }
 
 int64_t parse_count(std::string_view tok, const std::string& path, int64_t line, const char* what) {
@@ -111,7 +113,28 @@ MtxData read_matrix_market(const std::string& path, bool keep_weights) {
     throw file_error(path, fmt::format("the size line (line {}) announces {} entries but the file has {}{}", line_no,
                                        entries, out.edges.size(),
                                        out.edges.size() < entries ? " (truncated file?)" : ""));
-  if (banner.symmetric) mirror(out.edges);
+  // What the banner promises: integer values, and one triangle of a
+  // symmetric matrix (both would give every edge twice once mirrored).
+  if (banner.integer)
+    for (int64_t k = 0; k < static_cast<int64_t>(out.edges.weight.size()); ++k)
+      if (const float w = out.edges.weight[k]; w != std::floor(w))
+        throw file_error(path, fmt::format("the banner says integer but entry {} ({} {}) has the value {}; use "
+                                           "'real' in the banner",
+                                           k + 1, out.edges.src[k] + 1, out.edges.dst[k] + 1, w));
+  if (banner.symmetric) {
+    int64_t lower = -1, upper = -1;  // an entry of each triangle
+    for (int64_t k = 0; k < out.edges.size() && (lower < 0 || upper < 0); ++k) {
+      if (out.edges.src[k] > out.edges.dst[k] && lower < 0) lower = k;
+      if (out.edges.src[k] < out.edges.dst[k] && upper < 0) upper = k;
+    }
+    if (lower >= 0 && upper >= 0)
+      throw file_error(path, fmt::format("the banner says symmetric (one triangle stored) but entries lie in both "
+                                         "triangles (entry {}: {} {}; entry {}: {} {}): every edge would be there "
+                                         "twice; use 'general' in the banner",
+                                         lower + 1, out.edges.src[lower] + 1, out.edges.dst[lower] + 1, upper + 1,
+                                         out.edges.src[upper] + 1, out.edges.dst[upper] + 1));
+    mirror(out.edges);
+  }
   return out;
 }
 

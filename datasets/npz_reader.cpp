@@ -36,7 +36,11 @@ void apply_mask(const NpyArray& m, int split_index, Split code, std::vector<uint
     throw file_error(m.path(), fmt::format("--split-index {} is outside 0..{}", split_index, splits - 1));
   const int64_t base = one ? 0 : split_index * cols;
   for (int64_t v = 0; v < n; ++v) {
-    if (m.as_int64(base + v) == 0) continue;
+    const int64_t x = m.as_int64(base + v);
+    if (x == 0) continue;
+    if (x != 1)  // as the .npy masks: 0/1 only
+      throw offset_error(m.path(), m.offset_of(base + v),
+                         fmt::format("split {}: mask value {} of node {} is not 0/1 (boolean)", split_index, x, v));
     if (split[v] != static_cast<uint8_t>(Split::none))
       throw offset_error(m.path(), m.offset_of(base + v),
                          fmt::format("split {}: node {} is in two masks", split_index, v));

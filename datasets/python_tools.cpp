@@ -56,9 +56,21 @@ std::string python_executable() {
   return env && *env ? env : "/usr/bin/python3";
 }
 
+// An installed tool (make install) finds its helpers in PREFIX/share/hongtu/datasets
+// beside its own PREFIX/bin; a build tree's, in the sources.
+std::string installed_scripts_dir() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const std::filesystem::path dir = exe.parent_path().parent_path() / "share" / "hongtu" / "datasets";
+  return std::filesystem::is_directory(dir, ec) ? dir.string() : "";
+}
+
 std::string helper_script(const std::string& name) {
   const char* env = std::getenv("HT_DATASETS_SCRIPTS");
-  const std::string dir = env && *env ? env : std::string(HT_SOURCE_DIR) + "/datasets";
+  const std::string installed = env && *env ? std::string() : installed_scripts_dir();
+  const std::string dir =
+      env && *env ? env : (!installed.empty() ? installed : std::string(HT_SOURCE_DIR) + "/datasets");
   const std::string path = dir + "/" + name;
   if (!file_exists(path))
     throw file_error(path, "helper script not found (set HT_DATASETS_SCRIPTS to the folder holding it)");

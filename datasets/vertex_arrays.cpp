@@ -48,6 +48,10 @@ void load_features(const NpyArray& a, VertexData& out) {
   claim_rows(out, a, "feature");
   if (a.cols() > std::numeric_limits<int32_t>::max())
     throw file_error(path, fmt::format("{} feature columns are too many", a.cols()));
+  // A [N, 0] array would make a graph without features that looks as if it had them.
+  if (a.cols() < 1)
+    throw file_error(path, fmt::format("the feature array {} has no columns (a [N, F] array with F >= 1 is needed)",
+                                       a.shape_text()));
   out.feature_dim = static_cast<int32_t>(a.cols());
   out.features = a.to_float32();
   log::debug("{}: features {} {}", path, npy_type_name(a.type()), a.shape_text());

@@ -347,7 +347,7 @@ Plan build_plan(const GraphView& g, const Partition& p, const PlanBuildOptions& 
       run = std::move(candidate_run);
       reorganized = true;
     } else {
-      log::warn("reorganized order would raise the cost of Eq. 4 ({:.4g} -> {:.4g} s per row byte); keeping the "
+      log::info("reorganized order would raise the cost of Eq. 4 ({:.4g} -> {:.4g} s per row byte); keeping the "
                 "partitioner's order",
                 cost_before, cost_after);
     }

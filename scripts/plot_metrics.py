@@ -5,12 +5,14 @@ Run through scripts/plot_metrics, which picks the Python (HT_PYTHON, default
 
   plot_metrics METRICS.jsonl [-o DIR]
       accuracy.png     loss and train/val/test accuracy per epoch
-      epoch_time.png   epoch time per epoch, stacked H2D / D2D / compute / CPU / other
+      epoch_time.png   epoch time per epoch, the exposed times stacked (compute, H2D, D2H, host
+                       work, idle: they add up to the epoch; busy times for older files)
       link_bytes.png   bytes moved per epoch on each link, and achieved bandwidth
   plot_metrics --compare RUN.jsonl RUN.jsonl ... [-o DIR] [--labels A,B,...]
       compare_accuracy.png  loss and validation accuracy of every run
       compare_time.png      median epoch time of every run, stacked by phase, with speedups
-      compare_bytes.png     bytes per epoch on each link, one bar per run
+      compare_bytes.png     bytes per epoch on each link, one bar per run (log axis)
+  --format svg|pdf writes the same figures as .svg or .pdf.
 
 Runs are labelled by the summary fields that differ between them (backend,
 comm, gpus, chunks), else by file or folder name. Errors are one line on
@@ -31,7 +33,19 @@ PHASES = [
     ("compute_ms", "compute", "#59a14f"),
     ("cpu_ms", "CPU accumulation", "#e15759"),
 ]
+# The epoch split by what was exposed (x_*_ms of each epoch line): these add
+# up to the epoch, where the busy times above overlap on a GPU. Files written
+# before ht-train recorded them are drawn with the busy times.
+EXPOSED = [
+    ("x_compute_ms", "compute", "#59a14f"),
+    ("x_h2d_ms", "host→device exposed", "#4e79a7"),
+    ("x_d2h_ms", "device→host exposed", "#76b7b2"),
+    ("x_host_ms", "host work exposed", "#e15759"),
+    ("x_idle_ms", "idle (waits)", "#edc948"),
+]
 OTHER_COLOR = "#bab0ac"
+# Image format of every figure (--format).
+FORMAT = "png"
 # (bytes key, rows key, label, colour, time key for bandwidth) per link.
 LINKS = [
     ("h2d_bytes", "h2d_rows", "host→device", "#4e79a7", "h2d_ms"),
@@ -147,12 +161,20 @@ def describe(run):
     return ", ".join(parts)
 
 
+def phases_of(run):
+    """The exposed split when the file has it, else the busy times (older files)."""
+    if run.epochs and all(k in run.epochs[0] for k, _, _ in EXPOSED):
+        return EXPOSED, "exposed"
+    return PHASES, "busy"
+
+
 def save(fig, out_dir, name, written):
-    """Writes the figure atomically (temporary file, then rename)."""
+    """Writes the figure atomically (temporary file, then rename), in --format."""
+    name = name[: -len(".png")] + "." + FORMAT if name.endswith(".png") else name
     path = os.path.join(out_dir, name)
-    tmp = os.path.join(out_dir, f".{name}.tmp.png")
+    tmp = os.path.join(out_dir, f".{name}.tmp.{FORMAT}")
     try:
-        fig.savefig(tmp, dpi=120)
+        fig.savefig(tmp, dpi=120, format=FORMAT)
         os.replace(tmp, path)
     except OSError as e:
         if os.path.exists(tmp):
@@ -213,18 +235,20 @@ def plot_epoch_time(plt, run, out_dir, written):
     xs = [e["epoch"] for e in run.epochs]
     bottom = [0.0] * len(xs)
     width = 0.8 if len(xs) <= 100 else 1.0
-    for key, label, color in PHASES:
+    phases, kind = phases_of(run)
+    for key, label, color in phases:
         vals = [float(e.get(key, 0.0)) for e in run.epochs]
         ax.bar(xs, vals, width, bottom=bottom, label=label, color=color, linewidth=0)
         bottom = [b + v for b, v in zip(bottom, vals)]
     other = [max(float(e["epoch_ms"]) - b, 0.0) for e, b in zip(run.epochs, bottom)]
-    ax.bar(xs, other, width, bottom=bottom, label="other (sync, bookkeeping)", color=OTHER_COLOR, linewidth=0)
+    ax.bar(xs, other, width, bottom=bottom, label="other (not accounted)" if kind == "exposed" else
+           "other (sync, bookkeeping)", color=OTHER_COLOR, linewidth=0)
     ax.set_xlabel("epoch")
     ax.set_ylabel("time (ms)")
     med = run.median("epoch_ms")
     ax.axhline(med, color="black", ls="--", lw=1, label=f"median epoch {med:.1f} ms")
-    parts = ", ".join(f"{label.split(' (')[0]} {run.median(key):.1f}" for key, label, _ in PHASES)
-    ax.set_title(f"Epoch time by phase — medians (ms): {parts}", fontsize=10)
+    parts = ", ".join(f"{label.split(' (')[0]} {run.median(key):.1f}" for key, label, _ in phases)
+    ax.set_title(f"Epoch time, {kind} times stacked — medians (ms): {parts}", fontsize=10)
     # Below the axes: tall epochs (warm-up, contention) would hide behind a legend inside.
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), fontsize=8, ncol=6, frameon=False)
     ax.grid(axis="y", alpha=0.3)
@@ -341,7 +365,9 @@ def compare_time(plt, runs, common, out_dir, written):
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(runs) + 3), 5))
     xs = list(range(len(runs)))
     bottom = [0.0] * len(runs)
-    for key, label, color in PHASES:
+    # Every run's exposed split when each has one (they add up to the epoch), else the busy times.
+    phases = EXPOSED if all(phases_of(r)[1] == "exposed" for r in runs) else PHASES
+    for key, label, color in phases:
         vals = [r.median(key) for r in runs]
         ax.bar(xs, vals, 0.6, bottom=bottom, label=label, color=color)
         bottom = [b + v for b, v in zip(bottom, vals)]
@@ -381,8 +407,12 @@ def compare_bytes(plt, runs, common, out_dir, written):
                             va="bottom", fontsize=6, rotation=90)
     ax.set_xticks(range(len(LINKS)))
     ax.set_xticklabels([label for _, _, label, _, _ in LINKS], fontsize=9)
-    ax.set_ylabel(f"per epoch ({unit})")
-    ax.set_ylim(0, max(v / div for v in allv + [1.0]) * 1.35)
+    ax.set_ylabel(f"per epoch ({unit}, log scale)")
+    # A log axis: a link that moves 1000 times less than another still shows.
+    positive = [v / div for v in allv if v > 0]
+    if positive:
+        ax.set_yscale("log")
+        ax.set_ylim(min(positive) / 3, max(positive) * 8)
     ax.set_title("Data moved per epoch, by link" + (f" — {common}" if common else ""), fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
@@ -416,7 +446,7 @@ def make_out_dir(path):
 
 def main(argv):
     ap = ArgParser(
-        prog=PROG, description="PNG figures from ht-train metrics files (--metrics-out JSON lines).",
+        prog=PROG, description="Figures (PNG, or --format svg|pdf) from ht-train metrics files (--metrics-out JSON lines).",
         epilog="One run: accuracy.png, epoch_time.png, link_bytes.png. --compare: compare_accuracy.png, "
                "compare_time.png, compare_bytes.png.")
     ap.add_argument("metrics", nargs="+", help="metrics file(s); one, or several with --compare")
@@ -424,7 +454,11 @@ def main(argv):
     ap.add_argument("-o", "--output", help="output folder (default: plots/ beside the metrics file; "
                                            "with --compare: ./compare-plots)")
     ap.add_argument("--labels", help="comma-separated run labels for --compare (default: from the summaries)")
+    ap.add_argument("--format", choices=["png", "svg", "pdf"], default="png",
+                    help="image format of the figures (default: png)")
     args = ap.parse_args(argv)
+    global FORMAT
+    FORMAT = args.format
     if not args.compare and len(args.metrics) != 1:
         raise PlotError("several metrics files given: plot one at a time, or add --compare")
     if args.labels and not args.compare:

@@ -142,6 +142,27 @@ TEST(CliRun, ExitCodes) {
     EXPECT_EQ(run_app(app, common, {}, err, [] { throw std::bad_alloc(); }), 1);
     EXPECT_EQ(err, "tool: error: out of memory\n");
   }
+  {  // a usage error found after parsing (a required option missing, modes that exclude each other): 2
+    CLI::App app{"test", "tool"};
+    cli::CommonOptions common;
+    int epochs = 0;
+    make(app, common, epochs);
+    EXPECT_EQ(run_app(app, common, {}, err, [] { throw usage_error("--output", "required: the file to write"); }), 2);
+    EXPECT_EQ(err, "tool: error: option --output: required: the file to write\n");
+  }
+  {  // an unknown option is reported before a missing required one (the typo is the news)
+    CLI::App app{"test", "tool"};
+    cli::CommonOptions common;
+    std::string graph;
+    cli::setup_app(app, common);
+    app.add_option("--graph", graph, "Graph")->required();
+    EXPECT_EQ(run_app(app, common, {"--grpah", "g.htg"}, err), 2);
+    EXPECT_NE(err.find("not expected"), std::string::npos) << err;
+    EXPECT_NE(err.find("--grpah"), std::string::npos) << err;
+    EXPECT_EQ(err.find("required"), std::string::npos) << err;
+    EXPECT_EQ(run_app(app, common, {}, err), 2);  // nothing unknown: the required option is named
+    EXPECT_NE(err.find("--graph is required"), std::string::npos) << err;
+  }
   {  // --version prints and succeeds
     CLI::App app{"test", "tool"};
     cli::CommonOptions common;
@@ -178,6 +199,23 @@ TEST(CliConfig, ChecksEveryLineBeforeParsing) {
   EXPECT_NE(err.find("is not a 'key = value' line"), std::string::npos) << err;
   EXPECT_EQ(run_with("epochs = 0\n", err, epochs), 2);
   EXPECT_NE(err.find("must be >= 1, got 0"), std::string::npos) << err;
+  // A list for an option of one value: said so (CLI11 saw it given once per element).
+  EXPECT_EQ(run_with("epochs = [3, 4]\n", err, epochs), 2);
+  EXPECT_NE(err.find("c.toml:1: 'epochs' takes one value, not a list"), std::string::npos) << err;
+  EXPECT_EQ(err.find("given 2 times"), std::string::npos) << err;
+  {  // --layers: the line to write instead
+    const std::string path = dir.file("l.toml");
+    test::write_file(path, "layers = [32, 16,5]\n");
+    CLI::App app{"test", "tool"};
+    cli::CommonOptions common;
+    cli::setup_app(app, common);
+    std::string layers;
+    app.add_option("--layers", layers, "Widths");
+    EXPECT_EQ(run_app(app, common, {"--config", path}, err), 2);
+    EXPECT_NE(err.find("'layers' takes one value, not a list (widths are one value: layers = \"32-16-5\")"),
+              std::string::npos)
+        << err;
+  }
 }
 
 }  // namespace

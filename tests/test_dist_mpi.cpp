@@ -209,14 +209,23 @@ TEST(DistMpi, ExchangeErrors) {
   EXPECT_NE(e.find(fmt::format("MPI receive from rank {} is not a process of this job", t.size())), std::string::npos)
       << e;
   // A message shorter than the receive (to itself: no other process is
-  // involved). A longer one is MPI_ERR_TRUNCATE from MPI_Waitall, named the
-  // same way, but is not tested: Open MPI 4.1 truncates a message to itself
-  // silently, and between two processes the sender at times never completes
-  // (the receiver, which throws, is to abort the job).
+  // involved).
   e = message({{r, 9, bytes(a)}}, {{r, 9, bytes(b)}});
   EXPECT_EQ(e, fmt::format("MPI receive from rank {} with tag 9 (20 bytes at byte 0 of 20): 10 bytes arrived; the "
                            "processes disagree on the message's size",
                            r));
+  // A longer one, around the ring: refused before it is received, and never
+  // written past the buffer (Open MPI wrote it there: heap corruption when
+  // processes were given different widths). The bytes after the 10 the
+  // receive expects are a guard that must stay as it was.
+  const int p = t.size(), next = (r + 1) % p, prev = (r + p - 1) % p;
+  std::vector<std::byte> longer(30, std::byte{7}), guarded(30, std::byte{0xee});
+  e = message({{next, 11, bytes(longer)}}, {{prev, 11, {guarded.data(), 10}}});
+  EXPECT_EQ(e, fmt::format("MPI receive from rank {} with tag 11 (10 bytes at byte 0 of 10): 30 bytes arrived; the "
+                           "processes disagree on the message's size",
+                           prev));
+  for (size_t i = 10; i < guarded.size(); ++i) EXPECT_EQ(guarded[i], std::byte{0xee}) << "byte " << i;
+  t.barrier();  // nothing of it is left in flight: the next exchange and collectives match as usual
   EXPECT_THROW(MpiTransport(0), Error);
   EXPECT_THROW(MpiTransport(int64_t{1} << 31), Error);
 }
@@ -235,6 +244,16 @@ TEST(DistMpi, Allgather) {
     }
     std::vector<std::byte> mine(4), wrong(4 * static_cast<size_t>(p) + 1);
     EXPECT_THROW(t.allgather(mine, bytes(wrong)), Error);
+    // Processes that disagree on the size (process 0 gives 4 bytes, the
+    // others 8): every one refuses before anything is gathered.
+    std::vector<std::byte> own(r == 0 ? 4 : 8), every(own.size() * static_cast<size_t>(p));
+    std::string e;
+    try {
+      t.allgather(own, bytes(every));
+    } catch (const Error& x) {
+      e = x.what();
+    }
+    EXPECT_EQ(e, "MPI allgather: process 1 gives 8 bytes and process 0 4; the processes disagree on the size");
   }
   // The typed helper.
   MpiTransport& t = *g_world;
@@ -258,6 +277,17 @@ TEST(DistMpi, Broadcast) {
   }
   std::vector<std::byte> v(1);
   EXPECT_THROW(t.broadcast(bytes(v), t.size()), Error);
+  // A root that sends more than the others expect: refused by them, nothing
+  // written past their buffers (the root itself returns).
+  std::vector<std::byte> w(t.rank() == 0 ? 20 : 10);
+  std::string e;
+  try {
+    t.broadcast(bytes(w), 0);
+  } catch (const Error& x) {
+    e = x.what();
+  }
+  EXPECT_EQ(e, t.rank() == 0 ? "" : fmt::format("MPI broadcast: process 0 (the root) sends 20 bytes but process {} "
+                                                "expects 10", t.rank()));
 }
 
 // Nobody leaves the barrier before the last one enters it.

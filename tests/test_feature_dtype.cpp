@@ -145,11 +145,14 @@ TEST(FeatureDtype, OutOfRangeRefusedNamingVertexAndColumn) {
     EXPECT_NE(m.find("65504"), std::string::npos) << m;
   }
   EXPECT_FALSE(std::filesystem::exists(dir.file("g.htg")));
-  // 65504 is fp16's largest value; 65519.99 still rounds to it; 65520 does not.
-  g.features[2 * 4 + 1] = 65519.99f;
+  // 65504 is fp16's largest value; 65519.99 would still round to it, but it
+  // is refused as ht-train's fp16 store refuses it (one boundary, ±65504).
+  g.features[2 * 4 + 1] = -65504.f;
   EXPECT_NO_THROW(write_graph(dir.file("g.htg"), g.view(), {4, StoreDtype::f16}));
-  g.features[2 * 4 + 1] = 65520.f;
-  EXPECT_THROW(write_graph(dir.file("g.htg"), g.view(), {4, StoreDtype::f16}), Error);
+  for (const float x : {65504.01f, 65519.99f, -65510.f, 65520.f}) {
+    g.features[2 * 4 + 1] = x;
+    EXPECT_THROW(write_graph(dir.file("g.htg"), g.view(), {4, StoreDtype::f16}), Error) << x;
+  }
   // bf16 has fp32's exponent range but rounds the largest floats to Inf.
   EXPECT_NO_THROW(write_graph(dir.file("g.htg"), g.view(), {4, StoreDtype::bf16}));
   g.features[2 * 4 + 1] = std::numeric_limits<float>::max();

@@ -256,11 +256,15 @@ TEST(FormatFuzz, EveryBinaryFormatGivesACleanErrorOrTheSameResult) {
   c.target.optimizer = "adam";
   c.epochs_done = 3;
   c.optimizer_steps = 3;
-  c.metrics = "{\"type\":\"epoch\"}\n";
+  // A checkpoint a run could write: one metrics line per epoch done, Adam's
+  // second moments not negative (the reader checks both).
+  c.metrics = "{\"type\":\"epoch\",\"epoch\":0}\n{\"type\":\"epoch\",\"epoch\":1}\n{\"type\":\"epoch\",\"epoch\":2}\n";
   for (const ParamTensor& t : params.tensors) {
     c.tensors.push_back(t);
     c.m.push_back(t.value);
-    c.v.push_back(t.value);
+    std::vector<float> v = t.value;
+    for (float& x : v) x *= x;
+    c.v.push_back(std::move(v));
   }
   write_train_checkpoint(dir.file("c.htckpt"), c);
   fuzz(dir.file("c.htckpt"), [](const std::string& p) {

@@ -5,6 +5,7 @@
 // blocks against build_device_plan's, the emulated device memory and the
 // host store against what the CPU executor allocates for a Trainer; the
 // phases' arithmetic; and the one-line error with advice that fits.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -463,6 +464,40 @@ TEST(HostMemoryPlan, PhasesAndItems) {
   EXPECT_EQ(item(q, "emulated device memory"), nullptr);  // a GPU's memory is not the host's
   const std::string text = host_items_text(q, q.peak_phase, q.peak, false, 2);
   EXPECT_NE(text.find("other "), std::string::npos) << text;
+}
+
+// The parameters the plan counts are init_params' (GCN and GAT, with and
+// without bias, several heads), counted without making them: a model of
+// 10^10 parameters (40 GB each for values and gradients) is planned at once.
+TEST(HostMemoryPlan, ParametersAreCountedWithoutAllocatingThem) {
+  HostPlanInputs in = big_inputs();
+  const int64_t n = in.graph.vertices;
+  const auto planned = [&](const ModelConfig& m) {
+    in.opt.model = m;
+    const HostMemoryItem* it = item(plan_host_memory(in), "vertex ids, degrees, parameters");
+    EXPECT_NE(it, nullptr);
+    return it ? (it->bytes - 8 * n - (m.kind == ModelKind::gcn ? 4 * n : 0)) / 16 : -1;
+  };
+  ModelConfig gcn_model;
+  gcn_model.dims = {100, 256, 256, 47};
+  EXPECT_EQ(planned(gcn_model), init_params(gcn_model).count());
+  gcn_model.bias = false;
+  EXPECT_EQ(planned(gcn_model), init_params(gcn_model).count());
+  ModelConfig gat;
+  gat.kind = ModelKind::gat;
+  gat.dims = {100, 8, 16, 47};
+  gat.heads = 4;
+  gat.out_heads = 3;
+  EXPECT_EQ(planned(gat), init_params(gat).count());
+  gat.bias = false;
+  EXPECT_EQ(planned(gat), init_params(gat).count());
+
+  ModelConfig huge;
+  huge.dims = {100, 100'000, 100'000, 47};
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(planned(huge), int64_t{100} * 100'000 + 100'000 + int64_t{100'000} * 100'000 + 100'000 +
+                               int64_t{100'000} * 47 + 47);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
 }
 
 TEST(HostMemoryCheck, RefusesWithAdviceThatFits) {

@@ -6,6 +6,7 @@
 // derived lists are not the derivation's refused at write, and corrupted or
 // lying files -> ht::Error.
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -17,6 +18,7 @@
 #include "partition/plan_check.hpp"
 #include "plan/plan_derive.hpp"
 #include "plan/plan_file.hpp"
+#include "plan/plan_shape.hpp"
 #include "plan/plan_shape.hpp"
 #include "plan_test_graphs.hpp"
 #include "test_util.hpp"
@@ -301,6 +303,56 @@ TEST(PlanFile, RecordedCountsThatLieAreRejected) {
     EXPECT_NE(e.find("step 4"), std::string::npos) << e;
     EXPECT_NE(test::error_of([&] { read_plan(path); }).find("checksum"), std::string::npos);
   }
+}
+
+// An index whose end is raised by 2^47 (a flipped byte) read without
+// checksums: refused against its section's length before any work is made
+// from it (it used to grow without bound).
+TEST(PlanFile, IndexBeyondItsSectionIsRejectedWithoutChecksums) {
+  test::TempDir dir;
+  Graph g;
+  Partition p;
+  const std::string path = dir.file("i.htplan");
+  write_plan(path, sample_plan(g, p));
+  const std::vector<char> good = test::read_bytes(path);
+  for (const char* name : {"nbr_index", "offsets_index", "edge_index"}) {
+    const SectionInfo index = ContainerReader(path, kPlanMagic, kPlanVersion).section(name);
+    std::vector<char> bad = good;
+    int64_t x;
+    const size_t at = index.offset + index.length - 8;  // the last entry: the end of the last step
+    std::memcpy(&x, bad.data() + at, 8);
+    x += int64_t{1} << 47;
+    std::memcpy(bad.data() + at, &x, 8);
+    test::write_bytes(path, bad);
+    const auto start = std::chrono::steady_clock::now();
+    const std::string e = test::error_of([&] { read_plan(path, {false}); });
+    EXPECT_NE(e.find(fmt::format("section '{}': ", name)), std::string::npos) << e;
+    if (std::string(name) == "nbr_index") {
+      EXPECT_NE(e.find("holds"), std::string::npos) << e;
+    }
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0) << name;
+    test::write_bytes(path, good);
+  }
+}
+
+// A recorded max_dst of 200 M (a flipped byte, the sections' checksums not
+// yet verified): the shape the memory check reads first is refused (nullopt:
+// not planned as memory and blamed on the machine), and read_plan names it.
+TEST(PlanFile, ShapeWithMaximaThatAreNotTheStepsIsRefused) {
+  test::TempDir dir;
+  Graph g;
+  Partition p;
+  const std::string path = dir.file("s.htplan");
+  write_plan(path, sample_plan(g, p));
+  ASSERT_TRUE(read_plan_shape(path).has_value());
+  const SectionInfo sizes = ContainerReader(path, kPlanMagic, kPlanVersion).section("max_sizes");
+  std::vector<char> bad = test::read_bytes(path);
+  const int64_t huge = 200'000'000;
+  std::memcpy(bad.data() + sizes.offset, &huge, 8);  // GPU 0's max_dst
+  test::write_bytes(path, bad);
+  EXPECT_FALSE(read_plan_shape(path).has_value());
+  const std::string e = test::error_of([&] { read_plan(path, {false}); });
+  EXPECT_NE(e.find("max_dst 200000000"), std::string::npos) << e;
 }
 
 // A plan file of format 1 (every list stored) is refused with what to do.

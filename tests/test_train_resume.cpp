@@ -3,11 +3,14 @@
 // for bit (parameters, metrics, predictions); checkpoints of another run are
 // refused; training stops at the first non-finite value; outputs are checked
 // before any work and committed together.
+#include <cmath>
 #include <csignal>
+#include <limits>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "core/container.hpp"
 #include "core/file_io.hpp"
 #include "core/signals.hpp"
 #include "datasets/generators.hpp"
@@ -172,6 +175,129 @@ TEST_F(TrainResume, CheckpointOfAnotherRunIsRefused) {
   EXPECT_NE(e.find(dir.file("m")), std::string::npos) << e;
 }
 
+// A copy of checkpoint `from` at `to`, resealed (valid checksums) with the
+// header's epochs done `meta0` (unless negative) and each `edits` pair's
+// first text replaced by its second in the info and metrics sections, and
+// params[`nan_at`] (unless negative) made NaN: what a forger or a damaged
+// writer makes, which the checksums alone accept.
+void reseal(const std::string& from, const std::string& to, int64_t meta0,
+            const std::vector<std::pair<std::string, std::string>>& edits, int64_t nan_at = -1) {
+  ContainerReader r(from, kCheckpointMagic, kCheckpointVersion);
+  ContainerWriter w(to, kCheckpointMagic, kCheckpointVersion);
+  for (int k = 0; k < container::kNumMeta; ++k) w.set_meta(k, r.meta(k));
+  if (meta0 >= 0) w.set_meta(0, static_cast<uint64_t>(meta0));
+  for (const SectionInfo& s : r.sections()) {
+    const auto raw = r.bytes(s.name, s.dtype);
+    std::vector<std::byte> b(raw.begin(), raw.end());
+    if (s.name == "info" || s.name == "metrics") {
+      std::string text(reinterpret_cast<const char*>(b.data()), b.size());
+      for (const auto& [was, is] : edits)
+        if (const size_t at = text.find(was); at != std::string::npos) text.replace(at, was.size(), is);
+      b.assign(reinterpret_cast<const std::byte*>(text.data()), reinterpret_cast<const std::byte*>(text.data()) + text.size());
+      w.add_section(s.name, s.dtype, b.size(), 1, b.data());
+      continue;
+    }
+    if (s.name == "params" && nan_at >= 0) reinterpret_cast<float*>(b.data())[nan_at] = std::nanf("");
+    w.add_section(s.name, s.dtype, s.shape[0], s.shape[1], b.data(), static_cast<int>(s.ndim));
+  }
+  w.commit();
+}
+
+TEST_F(TrainResume, ForgedCheckpointsAreRefusedNamingTheField) {
+  TrainJob j = job(ModelKind::gcn, OptimizerKind::adam, 3);
+  j.eval_every = 1;
+  j.checkpoint_path = dir.file("ck");
+  run(j);
+  ASSERT_EQ(read_train_checkpoint(j.checkpoint_path).epochs_done, 3);
+  const std::string forged = dir.file("forged");
+  const auto refused = [&](int64_t meta0, const std::vector<std::pair<std::string, std::string>>& edits,
+                           int64_t nan_at = -1) {
+    reseal(j.checkpoint_path, forged, meta0, edits, nan_at);
+    return test::error_of([&] { read_train_checkpoint(forged); });
+  };
+  // The copy itself reads back: the checks accept what a run writes.
+  EXPECT_EQ(refused(-1, {}), "");
+  EXPECT_EQ(read_train_checkpoint(forged).epochs_done, 3);
+
+  std::string e = refused(-1, {{"epochs_done 3", "epochs_done 9"}});
+  EXPECT_NE(e.find("checkpoint info records 9 epochs done but its header 3"), std::string::npos) << e;
+  e = refused(9, {{"epochs_done 3", "epochs_done 9"}});  // header and info agree: the metrics do not
+  EXPECT_NE(e.find("checkpoint metrics hold 3 epoch lines but its info records 9 epochs done"), std::string::npos)
+      << e;
+  e = refused(-1, {{"epochs_done 3", "epochs_done 4000000000"}});
+  EXPECT_NE(e.find("checkpoint info: epochs_done 4000000000 is not in [1, 1000000000]"), std::string::npos) << e;
+  e = refused(-1, {{"optimizer_steps 3", "optimizer_steps -2"}});
+  EXPECT_NE(e.find("checkpoint info: optimizer_steps -2 is not in"), std::string::npos) << e;
+  e = refused(-1, {{"best_epoch ", "best_epoch 7"}});  // "7<old>": beyond the epochs done
+  EXPECT_NE(e.find("checkpoint info: best_epoch 7"), std::string::npos) << e;
+  e = refused(-1, {{"best_val_acc ", "best_val_acc nan"}});
+  EXPECT_NE(e.find("checkpoint info: bad best_val_acc"), std::string::npos) << e;
+  e = refused(-1, {{"\"epoch\":1,", "\"epoch\":7,"}});
+  EXPECT_NE(e.find("checkpoint metrics, line 2: epoch 7 where epoch 1 was due"), std::string::npos) << e;
+  e = refused(-1, {{"{\"type\"", "garbage{\"type\""}});
+  EXPECT_NE(e.find("checkpoint metrics, line 1: not a JSON object"), std::string::npos) << e;
+  e = refused(-1, {}, 5);
+  EXPECT_NE(e.find("checkpoint value of parameter l0.W holds nan at element 5 of [6, 16]"), std::string::npos) << e;
+  EXPECT_EQ(e.find("diverged"), std::string::npos) << e;
+
+  // Resuming from it (and --predict-only) stops at the same line, before any epoch.
+  TrainJob again = job(ModelKind::gcn, OptimizerKind::adam, 4);
+  again.resume_path = forged;
+  e = test::error_of([&] { run(again); });
+  EXPECT_NE(e.find("holds nan"), std::string::npos) << e;
+  again.predict_only = true;
+  again.predict_out = dir.file("p.csv");
+  e = test::error_of([&] { run(again); });
+  EXPECT_NE(e.find("holds nan"), std::string::npos) << e;
+  EXPECT_FALSE(file_exists(again.predict_out));
+}
+
+// A model file (--load-model) with a NaN parameter: refused naming it.
+TEST_F(TrainResume, ModelWithNonFiniteParametersIsRefused) {
+  TrainJob j = job(ModelKind::gcn, OptimizerKind::adam, 1);
+  j.save_model = dir.file("m");
+  run(j);
+  ContainerReader r(j.save_model, kModelMagic, kModelVersion);
+  ContainerWriter w(dir.file("bad"), kModelMagic, kModelVersion);
+  for (int k = 0; k < container::kNumMeta; ++k) w.set_meta(k, r.meta(k));
+  for (const SectionInfo& s : r.sections()) {
+    const auto v = r.array<float>(s.name);
+    std::vector<float> b(v.begin(), v.end());
+    if (s.name == "l1.W") b[2] = std::numeric_limits<float>::infinity();
+    w.add_section(s.name, s.dtype, s.shape[0], s.shape[1], b.data(), static_cast<int>(s.ndim));
+  }
+  w.commit();
+  TrainJob p = job(ModelKind::gcn, OptimizerKind::adam, 1);
+  p.load_model = dir.file("bad");
+  p.predict_only = true;
+  p.predict_out = dir.file("p.csv");
+  const std::string e = test::error_of([&] { run(p); });
+  EXPECT_NE(e.find("parameter l1.W holds inf at element 2"), std::string::npos) << e;
+}
+
+// A signal during setup (as ht-train installs the handlers: graceful) ends
+// the run at the next setup phase, not after the first epoch (which a large
+// graph reaches after minutes): a Ctrl-C was ignored meanwhile.
+TEST_F(TrainResume, SignalDuringSetupStopsBeforeTheFirstEpoch) {
+  signals::install("test_train_resume", true);
+  std::raise(SIGTERM);
+  TrainJob j = job(ModelKind::gcn, OptimizerKind::adam, 3);
+  j.metrics_out = dir.file("m.jsonl");
+  int polls = 0;
+  j.stop_requested = [&] { return ++polls, signals::stop_signal(); };
+  try {
+    run(j);
+    ADD_FAILURE() << "no stop";
+  } catch (const signals::Interrupted& e) {
+    EXPECT_EQ(e.exit_code(), 143);
+    EXPECT_NE(std::string(e.what()).find("stopped by SIGTERM during setup, before the first epoch"), std::string::npos)
+        << e.what();
+  }
+  signals::clear_stop_signal();
+  EXPECT_EQ(polls, 0) << "stopped after an epoch";
+  EXPECT_FALSE(file_exists(j.metrics_out));
+}
+
 TEST_F(TrainResume, DivergenceStopsAtOnceAndWritesNothing) {
   TrainJob j = job(ModelKind::gcn, OptimizerKind::sgd, 30);
   j.trainer.optimizer.momentum = 0;
@@ -185,6 +311,27 @@ TEST_F(TrainResume, DivergenceStopsAtOnceAndWritesNothing) {
   EXPECT_NE(e.find("layer"), std::string::npos) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos);
   for (const char* f : {"m.jsonl", "model", "p.csv"}) EXPECT_FALSE(file_exists(dir.file(f))) << f;
+}
+
+// A NaN feature makes the first epoch diverge whatever the learning rate:
+// the error names the graph file, the vertex and the column, not --lr.
+TEST_F(TrainResume, NonFiniteFeaturesAreBlamedOnTheFeatures) {
+  gen::CommunityParams p;
+  p.num_vertices = 300;
+  p.num_classes = 3;
+  p.feature_dim = 6;
+  p.seed = 3;
+  Graph g = gen::community_graph(p);
+  g.features[17 * 6 + 4] = std::nanf("");
+  write_graph(dir.file("nan.htg"), g.view());
+  TrainJob j = job(ModelKind::gcn, OptimizerKind::adam, 3);
+  j.graph_path = dir.file("nan.htg");
+  j.metrics_out = dir.file("m.jsonl");
+  const std::string e = test::error_of([&] { run(j); });
+  EXPECT_NE(e.find("nan.htg"), std::string::npos) << e;
+  EXPECT_NE(e.find("feature 4 of vertex 17 is NaN"), std::string::npos) << e;
+  EXPECT_EQ(e.find("--lr"), std::string::npos) << e;
+  EXPECT_FALSE(file_exists(j.metrics_out));
 }
 
 TEST_F(TrainResume, OutputsCheckedBeforeAnyWork) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -22,7 +23,8 @@ void setup_app(CLI::App& app, CommonOptions& common) {
   app.set_config("--config", "", "Read options from a TOML/INI config file (keys = long option names)");
   app.allow_config_extras(CLI::config_extras_mode::error);
   app.add_flag("-v,--verbose", common.verbose, "More output (repeat for debug)");
-  app.add_flag("-q,--quiet", common.quiet, "Only warnings and errors");
+  app.add_flag("-q,--quiet", common.quiet,
+               "Log only warnings and errors on stderr (results printed on stdout still print)");
   app.get_formatter()->column_width(34);
 }
 
@@ -161,6 +163,20 @@ void check_config_file(const CLI::App& app, const std::string& path) {
     if (!known_key || key == "config" || key == "help" || key == "version")
       throw line_error(path, line_no, fmt::format("unknown option '{}' (keys are long option names without --)", key));
     if (value.empty()) throw line_error(path, line_no, fmt::format("'{}' has no value", key));
+    // A TOML array for an option of one value would reach CLI11 as the
+    // option given once per element ("--layers given 3 times").
+    const CLI::Option* option = app.get_option_no_throw("--" + key);
+    if (value.front() == '[' && option->get_expected_max() <= 1) {
+      std::string items = value.substr(1, value.find(']') == std::string::npos ? std::string::npos : value.find(']') - 1);
+      for (char& c : items)
+        if (c == ',') c = ' ';
+      std::string joined;
+      for (std::istringstream words(items); words >> raw;) joined += (joined.empty() ? "" : "-") + raw;
+      throw line_error(path, line_no,
+                       fmt::format("'{}' takes one value, not a list{}", key,
+                                   key == "layers" ? fmt::format(" (widths are one value: layers = \"{}\")", joined)
+                                                   : std::string()));
+    }
   }
 }
 
@@ -199,7 +215,12 @@ int run(CLI::App& app, CommonOptions& common, int argc, char** argv, const std::
   } catch (const CLI::ParseError& e) {
     // --help and --version print and succeed; a usage error is one line.
     if (e.get_exit_code() == 0) return app.exit(e);
-    fmt::print(stderr, "{}: error: {} (see --help)\n", app.get_name(), usage_message(e));
+    std::string message = usage_message(e);
+    // CLI11 checks the required options before it complains of unknown ones:
+    // `--grpah g.htg` would be reported as "--graph is required", hiding the typo.
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && !app.remaining().empty())
+      message = CLI::ExtrasError(app.remaining()).what();
+    fmt::print(stderr, "{}: error: {} (see --help)\n", app.get_name(), message);
     return 2;
   }
   if (common.quiet) log::set_level(log::Level::warn);
@@ -210,6 +231,9 @@ int run(CLI::App& app, CommonOptions& common, int argc, char** argv, const std::
   } catch (const signals::Interrupted& e) {
     fmt::print(stderr, "{}: {}\n", app.get_name(), e.what());
     return e.exit_code();
+  } catch (const ht::UsageError& e) {
+    fmt::print(stderr, "{}: error: {}\n", app.get_name(), e.what());
+    return 2;  // the command line, as a parse error
   } catch (const ht::Error& e) {
     fmt::print(stderr, "{}: error: {}\n", app.get_name(), e.what());
   } catch (const std::bad_alloc&) {

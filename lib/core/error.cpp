@@ -49,5 +49,8 @@ Error offset_error(const std::string& file, uint64_t offset, const std::string& 
 Error option_error(const std::string& option, const std::string& message) {
   return Error(message, ErrorContext{{}, {}, {}, option});
 }
+UsageError usage_error(const std::string& option, const std::string& message) {
+  return UsageError(message, ErrorContext{{}, {}, {}, option});
+}
 
 }  // namespace ht

@@ -30,11 +30,20 @@ class Error : public std::runtime_error {
   ErrorContext ctx_;
 };
 
+// A command-line error found after parsing (a required option missing,
+// options that exclude each other or do not apply): the tools exit with 2,
+// as for an option CLI11 cannot parse (apps/cli).
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Factories for the common contexts.
 Error file_error(const std::string& file, const std::string& message);
 Error line_error(const std::string& file, int64_t line, const std::string& message);
 Error offset_error(const std::string& file, uint64_t offset, const std::string& message);
 Error option_error(const std::string& option, const std::string& message);
+UsageError usage_error(const std::string& option, const std::string& message);
 
 }  // namespace ht
 

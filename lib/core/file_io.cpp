@@ -205,7 +205,7 @@ bool same_file(const std::string& a, const std::string& b) {
 
 void check_output_path(const std::string& path, const std::string& option, std::span<const std::string> inputs) {
   namespace fs = std::filesystem;
-  if (path.empty()) throw option_error(option, "required: the file to write");
+  if (path.empty()) throw usage_error(option, "required: the file to write");
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw option_error(option, fmt::format("'{}' is a directory; give a file name", path));
   const fs::path dir = fs::absolute(path, ec).parent_path();

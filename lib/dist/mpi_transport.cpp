@@ -99,30 +99,58 @@ void MpiTransport::exchange(std::span<const TransportMessage> sends, std::span<c
   };
   for (const TransportMessage& m : recvs) check(m, true);
   for (const TransportMessage& m : sends) check(m, false);
-  const auto post = [&](const TransportMessage& m, bool receive) {
-    const auto bytes = static_cast<int64_t>(m.bytes.size());
-    for (int64_t p = 0, n = piece_count(bytes, piece_bytes_); p < n; ++p) {
-      const int64_t offset = p * piece_bytes_;
-      const int count = static_cast<int>(std::min(piece_bytes_, bytes - offset));
-      std::byte* data = m.bytes.data() + offset;
-      MPI_Request& r = requests.emplace_back(MPI_REQUEST_NULL);
-      if (receive) HT_MPI_TRY(MPI_Irecv(data, count, MPI_BYTE, m.rank, m.tag, MPI_COMM_WORLD, &r));
-      else HT_MPI_TRY(MPI_Isend(data, count, MPI_BYTE, m.rank, m.tag, MPI_COMM_WORLD, &r));
-      posted.push_back({&m, receive, offset, count});
-    }
-  };
-  // Receives first: a message that arrives finds its buffer posted and is
-  // not copied through MPI's unexpected-message queue.
-  for (const TransportMessage& m : recvs) post(m, true);
-  for (const TransportMessage& m : sends) post(m, false);
-
-  std::vector<MPI_Status> statuses(requests.size());
-  const int rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
   const auto which = [&](size_t i) {
     const Posted& p = posted[i];
     return fmt::format("{} rank {} with tag {} ({} bytes at byte {} of {})", p.receive ? "receive from" : "send to",
                        p.message->rank, p.message->tag, p.count, p.offset, p.message->bytes.size());
   };
+  // Sends first, all at once; then each piece to receive is matched
+  // (MPI_Mprobe) and its size compared with the buffer's before it is
+  // received into it (MPI_Imrecv). A piece longer than the receive expects
+  // must never reach the buffer: Open MPI 4.1 writes such a message past the
+  // buffer over shared memory instead of reporting MPI_ERR_TRUNCATE (heap
+  // corruption where processes disagreed on a width). Every process posts
+  // its sends before it waits for a message, so the probes cannot deadlock.
+  for (const TransportMessage& m : sends) {
+    const auto bytes = static_cast<int64_t>(m.bytes.size());
+    for (int64_t p = 0, n = piece_count(bytes, piece_bytes_); p < n; ++p) {
+      const int64_t offset = p * piece_bytes_;
+      const int count = static_cast<int>(std::min(piece_bytes_, bytes - offset));
+      MPI_Request& r = requests.emplace_back(MPI_REQUEST_NULL);
+      HT_MPI_TRY(MPI_Isend(m.bytes.data() + offset, count, MPI_BYTE, m.rank, m.tag, MPI_COMM_WORLD, &r));
+      posted.push_back({&m, false, offset, count});
+    }
+  }
+  for (const TransportMessage& m : recvs) {
+    const auto bytes = static_cast<int64_t>(m.bytes.size());
+    for (int64_t p = 0, n = piece_count(bytes, piece_bytes_); p < n; ++p) {
+      const int64_t offset = p * piece_bytes_;
+      const int count = static_cast<int>(std::min(piece_bytes_, bytes - offset));
+      posted.push_back({&m, true, offset, count});
+      MPI_Message message = MPI_MESSAGE_NULL;
+      MPI_Status status;
+      HT_MPI_TRY(MPI_Mprobe(m.rank, m.tag, MPI_COMM_WORLD, &message, &status));
+      int got = 0;
+      HT_MPI_TRY(MPI_Get_count(&status, MPI_BYTE, &got));
+      if (got != count) {
+        // The receives posted so far hold buffers that the caller frees
+        // while the error unwinds: their messages have arrived (they were
+        // probed), so they complete; wait for them first. The wrong piece
+        // is drained aside, so that its sender completes too.
+        for (size_t i = 0; i < requests.size(); ++i)
+          if (posted[i].receive) MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
+        std::vector<std::byte> aside(static_cast<size_t>(got));
+        MPI_Mrecv(aside.data(), got, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+        throw Error(fmt::format("MPI {}: {} bytes arrived; the processes disagree on the message's size",
+                                which(posted.size() - 1), got));
+      }
+      MPI_Request& r = requests.emplace_back(MPI_REQUEST_NULL);
+      HT_MPI_TRY(MPI_Imrecv(m.bytes.data() + offset, count, MPI_BYTE, &message, &r));
+    }
+  }
+
+  std::vector<MPI_Status> statuses(requests.size());
+  const int rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
   if (rc == MPI_ERR_IN_STATUS) {
     for (size_t i = 0; i < statuses.size(); ++i) {
       const int e = statuses[i].MPI_ERROR;
@@ -131,15 +159,6 @@ void MpiTransport::exchange(std::span<const TransportMessage> sends, std::span<c
     }
   }
   if (rc != MPI_SUCCESS) throw_mpi_error(rc, "MPI_Waitall", __FILE__, __LINE__);
-  // A shorter message than the receiver expects is no MPI error: both sides
-  // must agree on every size, and a disagreement is a bug worth stopping on.
-  for (size_t i = 0; i < statuses.size(); ++i) {
-    if (!posted[i].receive) continue;
-    int got = 0;
-    HT_MPI_TRY(MPI_Get_count(&statuses[i], MPI_BYTE, &got));
-    HT_CHECK(got == posted[i].count, "MPI {}: {} bytes arrived; the processes disagree on the message's size",
-             which(i), got);
-  }
 }
 
 void MpiTransport::allgather(std::span<const std::byte> mine, std::span<std::byte> all) {
@@ -147,6 +166,15 @@ void MpiTransport::allgather(std::span<const std::byte> mine, std::span<std::byt
   HT_CHECK(static_cast<int64_t>(all.size()) == n * size_,
            "MPI allgather: {} bytes to receive, but {} processes of {} bytes each make {}", all.size(), size_, n,
            n * size_);
+  // Every process's size first (8 bytes from each, alike everywhere): a
+  // process that gives more bytes than this one expects would otherwise be
+  // written past `all`. Every process sees the same sizes and throws alike.
+  std::vector<int64_t> sizes(static_cast<size_t>(size_));
+  HT_MPI_TRY(MPI_Allgather(&n, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, MPI_COMM_WORLD));
+  for (int r = 0; r < size_; ++r)
+    HT_CHECK(sizes[static_cast<size_t>(r)] == sizes[0],
+             "MPI allgather: process {} gives {} bytes and process 0 {}; the processes disagree on the size", r,
+             sizes[static_cast<size_t>(r)], sizes[0]);
   if (n == 0) return;
   if (n <= piece_bytes_) {
     HT_MPI_TRY(MPI_Allgather(mine.data(), static_cast<int>(n), MPI_BYTE, all.data(), static_cast<int>(n), MPI_BYTE,
@@ -170,6 +198,12 @@ void MpiTransport::allgather(std::span<const std::byte> mine, std::span<std::byt
 void MpiTransport::broadcast(std::span<std::byte> bytes, int root) {
   HT_CHECK(root >= 0 && root < size_, "MPI broadcast root {} is not a process of this job (0..{})", root, size_ - 1);
   const auto n = static_cast<int64_t>(bytes.size());
+  // The root's size first: a longer broadcast than a process expects would be
+  // written past its buffer.
+  int64_t root_n = n;
+  HT_MPI_TRY(MPI_Bcast(&root_n, 1, MPI_INT64_T, root, MPI_COMM_WORLD));
+  HT_CHECK(root_n == n, "MPI broadcast: process {} (the root) sends {} bytes but process {} expects {}", root, root_n,
+           rank_, n);
   for (int64_t offset = 0; offset < n; offset += piece_bytes_) {
     const int len = static_cast<int>(std::min(piece_bytes_, n - offset));
     HT_MPI_TRY(MPI_Bcast(bytes.data() + offset, len, MPI_BYTE, root, MPI_COMM_WORLD));

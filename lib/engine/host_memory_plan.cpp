@@ -50,10 +50,24 @@ int64_t buffer_rows(const PlanShape& p, int gpu, CommMode mode) {
   return mode == CommMode::baseline ? p.nbr_capacity[gpu] : p.merged_capacity(gpu);
 }
 
-// Σ over the parameter tensors of their sizes (values; gradients are as many).
+// Σ over the parameter tensors of their sizes (values; gradients are as many):
+// init_params' layout counted from the widths, without making the tensors
+// (the check that refuses a model too large for memory must not allocate
+// it). Products in 64 bits: a width times its heads may not fit an int.
 int64_t parameter_count(const ModelConfig& m) {
+  m.validate();
   int64_t c = 0;
-  for (const ParamTensor& t : init_params(m).tensors) c += t.size();
+  for (int l = 0; l < m.num_layers(); ++l) {
+    const int64_t in = m.in_width(l), out = m.dims[static_cast<size_t>(l) + 1], heads = m.layer_heads(l);
+    if (m.kind == ModelKind::gcn) {
+      c += in * out;                     // W [in, out]
+      if (m.bias) c += out;              // b [out]
+    } else {
+      c += in * heads * out;             // W [in, heads * out]
+      c += 2 * heads * out;              // att_src, att_dst [heads, out]
+      if (m.bias) c += m.out_width(l);   // b [heads * out | out]
+    }
+  }
   return c;
 }
 

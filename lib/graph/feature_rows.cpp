@@ -32,8 +32,9 @@ void fill_feature_bytes(const FeatureRows& rows, StoreDtype t, uint64_t offset, 
     for (uint64_t i = lo; i < hi; ++i) {
       const float x = row[i - v * dim];
       const uint16_t h = narrow16(x, t);
-      // A finite value that rounds to ±Inf is beyond the dtype's range.
-      if (std::isfinite(x) && !std::isfinite(widen16(h, t))) {
+      // A finite value beyond the dtype's range (as narrow_features: fp16
+      // beyond ±65504, bf16 rounding to ±Inf).
+      if (std::isfinite(x) && (t == StoreDtype::f16 ? std::fabs(x) > kF16Max : !std::isfinite(widen16(h, t)))) {
         const std::string range = t == StoreDtype::f16 ? fmt::format("±{}", kF16Max) : "±3.39e38";
         throw Error(fmt::format("feature of vertex {}, column {} is {}, beyond {}'s range ({}): {} cannot store it{}",
                                 v, i - v * dim, x, dtype_name(t), range, dtype_name(t),

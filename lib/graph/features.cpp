@@ -34,8 +34,11 @@ std::vector<uint16_t> narrow_features(std::span<const float> x, int32_t dim, Sto
   for (int64_t i = 0; i < n; ++i) {
     const uint16_t h = narrow16(x[i], t);
     out[i] = h;
-    // A finite value that rounds to ±Inf is beyond the dtype's range.
-    if (std::isfinite(x[i]) && !std::isfinite(widen16(h, t))) bad = std::min(bad, i);
+    // A finite value beyond the dtype's range: for fp16 beyond ±65504 (what
+    // ht-train's fp16 store refuses; up to 65519 would round to 65504), for
+    // bf16 one that rounds to ±Inf.
+    if (std::isfinite(x[i]) && (t == StoreDtype::f16 ? std::fabs(x[i]) > kF16Max : !std::isfinite(widen16(h, t))))
+      bad = std::min(bad, i);
   }
   if (bad < n) {
     const int64_t v = bad / dim, c = bad % dim;

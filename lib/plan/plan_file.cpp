@@ -158,7 +158,8 @@ class PlanReader {
   [[noreturn]] void fail(const std::string& section, const std::string& what) const { r_.fail_in(section, what); }
   size_t steps() const { return plan_.steps.size(); }
   int part(size_t s) const { return plan_.steps[s].part; }
-  StepIndex index(const std::string& name, const std::vector<int64_t>* expected_sizes = nullptr) const;
+  StepIndex index(const std::string& name, const std::string& values,
+                  const std::vector<int64_t>* expected_sizes = nullptr) const;
   template <typename T>
   std::span<const T> values(const std::string& name, const StepIndex& index) const {
     return r_.array<T>(name, static_cast<uint64_t>(index.total()));
@@ -276,7 +277,11 @@ void PlanReader::read_per_gpu() {
 
 // An offset table: steps + 1 entries from 0, non-decreasing; optionally each
 // step's count must equal expected_sizes[s].
-StepIndex PlanReader::index(const std::string& name, const std::vector<int64_t>* expected_sizes) const {
+// The index of section `values`, checked against that section's length
+// before any work item is made from it: with --no-verify a flipped byte is
+// met here, not by an index that claims 2^47 elements.
+StepIndex PlanReader::index(const std::string& name, const std::string& values,
+                            const std::vector<int64_t>* expected_sizes) const {
   auto idx = r_.array<int64_t>(name, steps() + 1);
   if (idx[0] != 0) fail(name, "must start at 0");
   for (size_t s = 0; s < steps(); ++s) {
@@ -285,6 +290,9 @@ StepIndex PlanReader::index(const std::string& name, const std::vector<int64_t>*
     if (expected_sizes && len != (*expected_sizes)[s])
       fail(name, fmt::format("step {} has {} entries, expected {}", s, len, (*expected_sizes)[s]));
   }
+  const uint64_t held = r_.section(values).count();
+  if (static_cast<uint64_t>(idx[steps()]) != held)
+    fail(name, fmt::format("ends at {} but section '{}' holds {} elements", idx[steps()], values, held));
   return StepIndex({idx.begin(), idx.end()});
 }
 
@@ -307,7 +315,7 @@ void PlanReader::read_counts() {
 
 void PlanReader::read_topology() {
   const int64_t nv = plan_.num_vertices;
-  const StepIndex nbr_index = index("nbr_index");
+  const StepIndex nbr_index = index("nbr_index", "nbr");
   const auto nbr = values<vid_t>("nbr", nbr_index);
   // Strictly ascending per step: the transition sets and merged rows are
   // derived by merging these lists.
@@ -321,7 +329,7 @@ void PlanReader::read_topology() {
 
   std::vector<int64_t> offset_sizes;
   for (const ChunkPlan& cp : plan_.steps) offset_sizes.push_back(cp.num_dst() + 1);
-  const StepIndex off_index = index("offsets_index", &offset_sizes);
+  const StepIndex off_index = index("offsets_index", "offsets", &offset_sizes);
   const auto offsets = values<int64_t>("offsets", off_index);
   const int64_t bad = load(offsets, off_index, &ChunkPlan::offsets, [&](size_t s, int64_t k, int64_t x) {
     return k == off_index.at[s] ? x == 0 : x >= offsets[k - 1];
@@ -334,7 +342,7 @@ void PlanReader::read_topology() {
   }
   std::vector<int64_t> edge_sizes;
   for (const ChunkPlan& cp : plan_.steps) edge_sizes.push_back(cp.offsets.back());
-  const StepIndex edge_index = index("edge_index", &edge_sizes);
+  const StepIndex edge_index = index("edge_index", "src_local", &edge_sizes);
   load_checked(
       "src_local", edge_index, &ChunkPlan::src_local,
       [&](size_t s, int64_t, uint32_t x) { return x < plan_.steps[s].nbr.size(); },

@@ -1,5 +1,7 @@
 #include "plan/plan_shape.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "plan/plan_file.hpp"
 
@@ -43,6 +45,30 @@ bool step_counts(const ContainerReader& r, const char* index, const char* data, 
   return true;
 }
 
+// What read_plan would refuse among the numbers a shape holds: recorded
+// maxima that are not its steps' (a corrupt max_dst of 200 M would otherwise
+// be planned as host memory and blamed on the machine), counts beyond the
+// capacities, capacities beyond the graph.
+bool plausible(const PlanShape& s) {
+  const size_t m = static_cast<size_t>(s.m);
+  std::vector<int64_t> dst(m, 0), edges(m, 0), nbr(m, 0);
+  for (size_t k = 0; k < s.steps.size(); ++k) {
+    const StepShape& t = s.steps[k];
+    const size_t i = k % m;  // step (j, i) is steps[j * m + i]
+    if (t.dst > s.num_vertices || t.nbr > s.num_vertices || t.trans > s.trans_capacity[i] ||
+        t.remote > s.remote_capacity[i] || t.reused > t.trans || t.flush > t.trans)
+      return false;
+    dst[i] = std::max(dst[i], t.dst);
+    edges[i] = std::max(edges[i], t.edges);
+    nbr[i] = std::max(nbr[i], t.nbr);
+  }
+  for (size_t i = 0; i < m; ++i)
+    if (s.max_dst[i] != dst[i] || s.max_edges[i] != edges[i] || s.nbr_capacity[i] != nbr[i] ||
+        s.trans_capacity[i] > s.num_vertices || s.remote_capacity[i] > s.num_vertices)
+      return false;
+  return true;
+}
+
 }  // namespace
 
 std::optional<PlanShape> read_plan_shape(const std::string& path) {
@@ -77,6 +103,7 @@ std::optional<PlanShape> read_plan_shape(const std::string& path) {
       s.max_dst.push_back(sizes[2 * i]);
       s.max_edges.push_back(sizes[2 * i + 1]);
     }
+    if (!plausible(s)) return std::nullopt;
     return s;
   } catch (const Error&) {
     return std::nullopt;  // read_plan reports what is wrong with the file

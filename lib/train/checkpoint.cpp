@@ -1,5 +1,7 @@
 #include "train/checkpoint.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/container.hpp"
@@ -38,6 +40,11 @@ void load_model(const std::string& path, const ModelConfig& cfg, ModelParams& pa
       throw file_error(path, fmt::format("parameter {} is [{}, {}] in the checkpoint but [{}, {}] in the model", t.name,
                                          s.shape[0], s.shape[1], t.rows, t.cols));
     auto v = r.array<float>(t.name, static_cast<uint64_t>(t.size()));
+    // Never written by a run (a diverged one stops first): damage, named as such.
+    for (size_t i = 0; i < v.size(); ++i)
+      if (!std::isfinite(v[i]))
+        r.fail_in(t.name, fmt::format("parameter {} holds {} at element {} of [{}, {}]", t.name, v[i], i, t.rows,
+                                      t.cols));
     t.value.assign(v.begin(), v.end());
   }
 }

@@ -27,13 +27,26 @@ void check_finite_epoch(int epoch, double loss, const ModelParams& params) {
       const std::vector<float>& v = what[0] == 'g' ? t.grad : t.value;
       const int64_t i = first_non_finite(v);
       if (i >= 0)
-        throw Error(fmt::format("training diverged at epoch {}: layer {}'s {} {} is {} at [{}, {}]; {}", epoch, t.layer,
+        throw DivergenceError(fmt::format("training diverged at epoch {}: layer {}'s {} {} is {} at [{}, {}]; {}", epoch, t.layer,
                                 t.name, what[0] == 'g' ? "gradient" : "parameter", shown(v[i]), i / std::max(t.cols, 1),
                                 i % std::max(t.cols, 1), hint));
     }
   }
   if (!std::isfinite(loss))
-    throw Error(fmt::format("training diverged at epoch {}: the training loss is {}; {}", epoch, shown(loss), hint));
+    throw DivergenceError(fmt::format("training diverged at epoch {}: the training loss is {}; {}", epoch, shown(loss), hint));
+}
+
+void check_finite_features(const GraphView& g, const std::string& graph_path) {
+  std::vector<float> row(static_cast<size_t>(g.feature_dim));
+  for (int64_t v = 0; v < g.num_vertices && g.has_features(); ++v) {
+    g.load_feature_row(v, row);
+    const int64_t c = first_non_finite(row);
+    if (c >= 0)
+      throw file_error(graph_path, fmt::format("feature {} of vertex {} is {}: the graph's features must be finite "
+                                               "(training diverged on them, whatever the learning rate); fix the "
+                                               "features and convert again",
+                                               c, v, shown(row[static_cast<size_t>(c)])));
+  }
 }
 
 }  // namespace ht

@@ -4,8 +4,10 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/hash.hpp"
 
 namespace ht {
 namespace {
@@ -30,6 +32,34 @@ void check_same_inputs(Transport* t, std::span<const std::pair<std::string, File
                path, r, all[static_cast<size_t>(r)].bytes, all[static_cast<size_t>(r)].checksum, all[0].bytes,
                all[0].checksum);
   }
+}
+
+void check_same_options(Transport* t, std::span<const JobOption> options) {
+  if (!t) return;
+  // The count first: a process of another build (another list) differs there.
+  const size_t k = options.size() + 1;
+  std::vector<uint64_t> mine, all(k * static_cast<size_t>(t->size()));
+  mine.push_back(options.size());
+  for (const JobOption& o : options) mine.push_back(xxh64(o.value.data(), o.value.size()));
+  allgather_values<uint64_t>(*t, mine, all);
+  const auto value = [&](int r, size_t i) { return all[static_cast<size_t>(r) * k + i]; };
+  for (int r = 1; r < t->size(); ++r)
+    HT_CHECK(value(r, 0) == value(0, 0),
+             "process {} compares {} options and process 0 {}: every process of a job must run the same ht-train",
+             r, value(r, 0), value(0, 0));
+  std::string differ;
+  for (size_t i = 0; i < options.size(); ++i) {
+    std::vector<int> ranks;
+    for (int r = 1; r < t->size(); ++r)
+      if (value(r, i + 1) != value(0, i + 1)) ranks.push_back(r);
+    if (ranks.empty()) continue;
+    differ += fmt::format("{}{} (process{} {} against process 0)", differ.empty() ? "" : ", ", options[i].name,
+                          ranks.size() > 1 ? "es" : "", fmt::join(ranks, ", "));
+  }
+  HT_CHECK(differ.empty(),
+           "the job's processes were given different options: {}; every process of a job must be given the same "
+           "training options",
+           differ);
 }
 
 int64_t max_over_processes(Transport* t, int64_t mine) {

@@ -12,12 +12,19 @@
 #include "core/container.hpp"
 #include "engine/executor.hpp"
 #include "engine/transport.hpp"
+#include "train/job_options.hpp"
 
 namespace ht {
 
 // Throws, naming the file and the processes, unless every process read files
 // with the same identities (size and checksum; a zero identity: not read).
 void check_same_inputs(Transport* t, std::span<const std::pair<std::string, FileIdentity>> files);
+
+// Throws unless every process was given the same values of `options` (the
+// same list in every process: train/job_options.hpp), in one line naming each
+// option that differs and the processes whose value is not process 0's. One
+// allgather of a hash per option.
+void check_same_options(Transport* t, std::span<const JobOption> options);
 
 // The largest of every process's value (a stop signal, a peak).
 int64_t max_over_processes(Transport* t, int64_t mine);

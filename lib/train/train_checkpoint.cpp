@@ -1,6 +1,9 @@
 #include "train/train_checkpoint.hpp"
 
+#include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <span>
 #include <map>
 #include <sstream>
 
@@ -81,9 +84,67 @@ int64_t to_int(const std::string& path, const Info& info, const std::string& key
   return v;
 }
 
-double to_double(const Info& info, const std::string& key) {
+// A field that must lie in [lo, hi]: a damaged or forged file is refused
+// naming the field, not by whatever its value would break later.
+int64_t int_field(const std::string& path, const Info& info, const std::string& key, int64_t lo, int64_t hi) {
+  const int64_t v = to_int(path, info, key);
+  if (v < lo || v > hi)
+    throw file_error(path, fmt::format("checkpoint info: {} {} is not in [{}, {}]", key,
+                                       info.count(key) ? info.at(key) : "(absent)", lo, hi));
+  return v;
+}
+
+// A number in [lo, hi] (NaN is not); absent: 0.
+double to_double(const std::string& path, const Info& info, const std::string& key, double lo, double hi) {
   const auto it = info.find(key);
-  return it == info.end() ? 0.0 : std::strtod(it->second.c_str(), nullptr);
+  if (it == info.end()) return 0.0;
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  if (end == it->second.c_str() || *end != '\0') throw file_error(path, fmt::format("checkpoint info: bad {}", key));
+  if (!(v >= lo && v <= hi))
+    throw file_error(path, fmt::format("checkpoint info: {} {} is not in [{}, {}]", key, it->second, lo, hi));
+  return v;
+}
+
+// Refuses a NaN or infinite value (or a negative one where `non_negative`),
+// naming the tensor and its element: a checkpoint of a run that diverged is
+// never written, so such values are damage, not a learning rate too large.
+void check_finite(const std::string& path, std::string_view what, const ParamTensor& p, std::span<const float> values,
+                  bool non_negative = false) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    const float x = values[i];
+    if (std::isfinite(x) && !(non_negative && x < 0)) continue;
+    throw file_error(path, fmt::format("checkpoint {} of parameter {} holds {} at element {} of [{}, {}]", what, p.name,
+                                       x, i, p.rows, p.cols));
+  }
+}
+
+// The metrics lines of the epochs done: JSON objects, the epochs' lines
+// numbered 0 .. epochs_done - 1 in order (the lines a resumed run copies
+// into --metrics-out).
+void check_metrics(const std::string& path, std::string_view text, int epochs_done) {
+  int epochs = 0;
+  int64_t line_no = 0;
+  for (size_t at = 0; at < text.size();) {
+    const size_t nl = text.find('\n', at);
+    const std::string_view line = text.substr(at, nl == std::string_view::npos ? std::string_view::npos : nl - at);
+    at = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line_no;
+    const auto bad = [&](const std::string& why) {
+      return file_error(path, fmt::format("checkpoint metrics, line {}: {}", line_no, why));
+    };
+    if (line.size() < 2 || line.front() != '{' || line.back() != '}') throw bad("not a JSON object");
+    if (line.find("\"type\":\"epoch\"") == std::string_view::npos) continue;
+    const size_t k = line.find("\"epoch\":");
+    const std::string number(line.substr(k == std::string_view::npos ? line.size() : k + 8, 12));
+    char* end = nullptr;
+    const long e = std::strtol(number.c_str(), &end, 10);
+    if (end == number.c_str() || e != epochs) throw bad(fmt::format("epoch {} where epoch {} was due", number.substr(0, static_cast<size_t>(end - number.c_str())), epochs));
+    ++epochs;
+  }
+  if (epochs != epochs_done)
+    throw file_error(path, fmt::format("checkpoint metrics hold {} epoch lines but its info records {} epochs done",
+                                       epochs, epochs_done));
 }
 
 FileIdentity to_identity(const std::string& path, const Info& info, const std::string& key) {
@@ -155,30 +216,33 @@ TrainCheckpoint read_train_checkpoint(const std::string& path, bool verify_check
   t.graph = to_identity(path, info, "graph");
   t.partition = to_identity(path, info, "partition");
   t.plan = to_identity(path, info, "plan");
-  t.m = static_cast<int>(to_int(path, info, "m"));
-  t.n = static_cast<int>(to_int(path, info, "n"));
+  t.m = static_cast<int>(int_field(path, info, "m", 1, 1 << 20));
+  t.n = static_cast<int>(int_field(path, info, "n", 1, 1 << 30));
   c.hyperparameters = info.count("hyperparameters") ? info.at("hyperparameters") : "";
-  c.epochs_done = static_cast<int>(to_int(path, info, "epochs_done"));
-  c.epochs_planned = static_cast<int>(to_int(path, info, "epochs_planned"));
-  c.optimizer_steps = to_int(path, info, "optimizer_steps");
-  c.best_epoch = static_cast<int>(to_int(path, info, "best_epoch"));
-  c.best_val_acc = to_double(info, "best_val_acc");
-  c.test_acc_at_best_val = to_double(info, "test_acc_at_best_val");
-  c.final_loss = to_double(info, "final_loss");
-  c.final_train_acc = to_double(info, "final_train_acc");
-  c.final_val_acc = to_double(info, "final_val_acc");
-  c.final_test_acc = to_double(info, "final_test_acc");
-  c.evals_since_best = static_cast<int>(to_int(path, info, "evals_since_best"));
-  c.train_seconds = to_double(info, "train_seconds");
-  c.process_seconds = to_double(info, "process_seconds");
-  c.best_train_seconds = to_double(info, "best_train_seconds");
-  c.best_process_seconds = to_double(info, "best_process_seconds");
-  c.target_epoch = info.count("target_epoch") ? static_cast<int>(to_int(path, info, "target_epoch")) : -1;
-  c.target_train_seconds = to_double(info, "target_train_seconds");
-  c.target_process_seconds = to_double(info, "target_process_seconds");
-  c.target_acc = info.count("target_acc") ? to_double(info, "target_acc") : -1;
-  if (c.epochs_done < 1 || c.optimizer_steps < 0)
-    throw file_error(path, fmt::format("checkpoint records {} epochs done", c.epochs_done));
+  constexpr int64_t kMaxEpochs = 1'000'000'000;  // ht-train --epochs' bound
+  c.epochs_done = static_cast<int>(int_field(path, info, "epochs_done", 1, kMaxEpochs));
+  if (r.meta(0) != static_cast<uint64_t>(c.epochs_done))
+    throw file_error(path, fmt::format("checkpoint info records {} epochs done but its header {}", c.epochs_done,
+                                       r.meta(0)));
+  c.epochs_planned = static_cast<int>(int_field(path, info, "epochs_planned", 0, kMaxEpochs));
+  c.optimizer_steps = int_field(path, info, "optimizer_steps", 0, int64_t{1} << 53);
+  c.best_epoch = static_cast<int>(int_field(path, info, "best_epoch", -1, c.epochs_done - 1));
+  const double inf = std::numeric_limits<double>::infinity();
+  c.best_val_acc = to_double(path, info, "best_val_acc", 0, 1);
+  c.test_acc_at_best_val = to_double(path, info, "test_acc_at_best_val", 0, 1);
+  c.final_loss = to_double(path, info, "final_loss", -inf, inf);  // finite: a diverged run writes no checkpoint
+  c.final_train_acc = to_double(path, info, "final_train_acc", 0, 1);
+  c.final_val_acc = to_double(path, info, "final_val_acc", 0, 1);
+  c.final_test_acc = to_double(path, info, "final_test_acc", 0, 1);
+  c.evals_since_best = static_cast<int>(int_field(path, info, "evals_since_best", 0, kMaxEpochs));
+  c.train_seconds = to_double(path, info, "train_seconds", 0, inf);
+  c.process_seconds = to_double(path, info, "process_seconds", 0, inf);
+  c.best_train_seconds = to_double(path, info, "best_train_seconds", 0, inf);
+  c.best_process_seconds = to_double(path, info, "best_process_seconds", 0, inf);
+  c.target_epoch = info.count("target_epoch") ? static_cast<int>(int_field(path, info, "target_epoch", -1, c.epochs_done - 1)) : -1;
+  c.target_train_seconds = to_double(path, info, "target_train_seconds", 0, inf);
+  c.target_process_seconds = to_double(path, info, "target_process_seconds", 0, inf);
+  c.target_acc = info.count("target_acc") ? to_double(path, info, "target_acc", -1, 1) : -1;
 
   std::vector<std::string> names;
   std::istringstream ns(info.at("tensors"));
@@ -198,8 +262,14 @@ TrainCheckpoint read_train_checkpoint(const std::string& path, bool verify_check
   const auto values = r.array<float>("params", static_cast<uint64_t>(total));
   const auto m = r.array<float>("opt_m", static_cast<uint64_t>(total));
   const auto v = r.array<float>("opt_v", static_cast<uint64_t>(total));
+  if (r.meta(1) != names.size())
+    throw file_error(path, fmt::format("checkpoint info names {} tensors but its header {}", names.size(), r.meta(1)));
   int64_t at = 0;
   for (ParamTensor& p : c.tensors) {
+    const auto part = [&](std::span<const float> all) { return all.subspan(static_cast<size_t>(at), static_cast<size_t>(p.size())); };
+    check_finite(path, "value", p, part(values));
+    check_finite(path, "optimizer moment opt_m", p, part(m));
+    check_finite(path, "optimizer moment opt_v", p, part(v), true);
     p.value.assign(values.begin() + at, values.begin() + at + p.size());
     c.m.emplace_back(m.begin() + at, m.begin() + at + p.size());
     c.v.emplace_back(v.begin() + at, v.begin() + at + p.size());
@@ -216,6 +286,7 @@ TrainCheckpoint read_train_checkpoint(const std::string& path, bool verify_check
       at += p.size();
     }
   }
+  check_metrics(path, c.metrics, c.epochs_done);
   return c;
 }
 

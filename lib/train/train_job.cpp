@@ -135,6 +135,11 @@ Pipeline load_or_build(const TrainJob& job, const GraphFile& gf) {
     check_partition_matches(p.partition, gf);
   } else {
     HT_CHECK(job.plan_path.empty(), "--plan needs the --partition it was made from");
+    // In ht-train's terms: m is --gpus (times the processes), not ht-partition's --parts.
+    if (job.parts > gf.view().num_vertices)
+      throw option_error("--gpus", fmt::format("{} GPUs for a graph of {} vertices (every GPU needs at least one "
+                                               "vertex)",
+                                               job.parts, gf.view().num_vertices));
     PartitionParams params;
     params.parts = job.parts;
     const bool auto_chunks = job.chunks == kChunksAuto;
@@ -339,6 +344,18 @@ std::string stopped_message(const TrainJob& job, int signal, int epochs_done) {
                      epochs_done, job.epochs, what);
 }
 
+// A stop signal that arrived during setup (minutes on a large graph): the run
+// ends at the next setup phase, there being nothing to checkpoint yet. Read
+// from the signal state itself (stop_requested is polled after epochs);
+// several processes stop together after the first epoch instead.
+void stop_if_signalled_in_setup(const TrainJob& job) {
+  if (job.transport || !job.stop_requested) return;
+  if (const int stop = signals::stop_signal())
+    throw signals::Interrupted(stop, fmt::format("stopped by {} during setup, before the first epoch; no output "
+                                                 "written",
+                                                 signals::signal_name(stop)));
+}
+
 // The training epochs with periodic evaluation: one metrics line per epoch,
 // accuracies and the medians over the timed epochs into `sum`. Stops at the
 // first non-finite loss, gradient or parameter, and after an epoch in which
@@ -541,13 +558,14 @@ void check_job(const TrainJob& job) {
     throw option_error("--load-model", fmt::format("'{}': reads the HTMODEL format of --save-model FILE (not .npz); "
                                                    "the .npz layout is for other tools",
                                                    job.load_model));
+  if (job.transport && job.transport->size() > 1 && job.store == StoreChoice::device)
+    throw option_error("--store", "device (the in-memory mode) is one GPU's: not with several processes (use "
+                                  "--store host or auto)");
   if (!job.load_model.empty() && !job.resume_path.empty())
     throw option_error("--resume", "not with --load-model (a checkpoint holds the parameters already)");
   if (job.predict_only) {
     if (job.load_model.empty() && job.resume_path.empty())
       throw option_error("--predict-only", "needs the parameters: --load-model MODEL (or --resume CHECKPOINT)");
-    if (job.predict_out.empty() && job.logits_out.empty() && job.embeddings_out.empty())
-      throw option_error("--predict-only", "needs an output: --predict-out CSV, --logits-out NPY and/or --embeddings-out NPY");
     for (const auto& [path, option] : {std::pair{job.metrics_out, "--metrics-out"}, {job.save_model, "--save-model"},
                                        {job.checkpoint_path, "--checkpoint"}, {job.timeline_out, "--timeline-out"}})
       if (!path.empty()) throw option_error(option, "not with --predict-only (no training)");
@@ -876,6 +894,10 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   Timer setup;
   TrainSummary sum;
   check_job(job);
+  // Before anything else collective: processes given other options would
+  // take other steps (and wait for each other forever) or exchange rows of
+  // other sizes.
+  check_same_options(job.transport, options_that_must_agree(job));
   probe_link(job, sum);
   // The model and the host memory plan from the files' headers, so that a run
   // that cannot fit stops before the graph is read.
@@ -898,6 +920,7 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   auto lap = [&](const char* name) {
     phases.add(name, t.seconds());
     t.reset();
+    stop_if_signalled_in_setup(job);
   };
   GraphFile gf(job.graph_path, {job.verify_checksums});
   const GraphView& g = gf.view();
@@ -952,8 +975,8 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   sum.setup_seconds = setup.seconds();
   log::info("setup {:.2f} s: {}", sum.setup_seconds, phase_text(phases));
   const std::string orders = layer_orders(topt.model, job.trainer.gcn_order);
-  log::info("training {} {} on {} (N = {}, E = {}): backend {}, m = {}{}, n = {}, comm {}, store {}{}{}, setup {:.2f} s",
-            topt.model.kind == ModelKind::gcn ? "GCN" : "GAT",
+  log::info("{} {} {} on {} (N = {}, E = {}): backend {}, m = {}{}, n = {}, comm {}, store {}{}{}, setup {:.2f} s",
+            job.predict_only ? "predicting with" : "training", topt.model.kind == ModelKind::gcn ? "GCN" : "GAT",
             fmt::join(topt.model.dims, "-"), job.graph_path, g.num_vertices, g.num_edges, exec->name(), plan.m,
             job.transport ? fmt::format(" ({} processes of {})", job.transport->size(), exec->num_devices()) : "",
             plan.n, name_of(job.trainer.comm), trainer.store_on_device() ? "device" : "host",
@@ -961,7 +984,14 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
             sum.setup_seconds);
 
   if (job.predict_only) predict(trainer, sum);
-  else run_epochs(job, trainer, metrics, sum, loop);
+  else {
+    try {
+      run_epochs(job, trainer, metrics, sum, loop);
+    } catch (const DivergenceError&) {
+      check_finite_features(g, job.graph_path);  // NaN features are no --lr's fault
+      throw;
+    }
+  }
   // Several processes: the largest process's (each holds its own partitions' rows).
   sum.peak_device_bytes = max_over_processes(job.transport, exec->peak_device_bytes());
   sum.host_buffer_bytes = max_over_processes(job.transport, exec->host_bytes());

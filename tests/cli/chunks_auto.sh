@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# --chunks auto at the shell: ht-partition needs --gpu-mem, refuses the sizing
+# --chunks auto at the shell: ht-partition needs --gpu-mem, refuses model
+# options that contradict the graph or each other, refuses the sizing
 # options without auto, logs its choice and writes a partition of that many
 # chunks (which ht-train trains); too small a budget is one error line naming
 # the smallest working set and leaves no output; ht-train without a budget on
@@ -50,6 +51,16 @@ expect_error "auto without --gpu-mem" "option --chunks: auto needs --gpu-mem SIZ
   ht-partition -g g.htg --chunks auto -o x.htp
 expect_error "sizing option without auto" "option --layers: applies to --chunks auto only" \
   ht-partition -g g.htg --chunks 3 --layers 64-16-8 -o x.htp
+# Model options that contradict the graph or each other (issue 35): refused, not sized for.
+expect_error "--layers against the features" "option --layers: starts with 32 but the graph has 64 feature columns" \
+  ht-partition -g g.htg --parts 2 --chunks auto --gpu-mem 30M --layers 32-16-8 -o x.htp
+expect_error "--layers against the classes" "option --layers: ends with 5 but the graph has 8 classes" \
+  ht-partition -g g.htg --parts 2 --chunks auto --gpu-mem 30M --layers 64-16-5 -o x.htp
+expect_error "--heads with GCN" "option --heads: applies to --model gat only" \
+  ht-partition -g g.htg --parts 2 --chunks auto --gpu-mem 30M --heads 4 -o x.htp
+expect_error "--hidden beside --layers" "option --hidden: applies to --layers auto only" \
+  ht-partition -g g.htg --parts 2 --chunks auto --gpu-mem 30M --layers 64-16-8 --hidden 32 -o x.htp
+[[ -e x.htp ]] && fail "a refused ht-partition left x.htp"
 expect_error "bad --gpu-mem" "option --gpu-mem: 'lots' is not a size" \
   ht-partition -g g.htg --chunks auto --gpu-mem lots -o x.htp
 expect_error "too small a budget" \

@@ -88,4 +88,14 @@ EOF
   >stdout.txt 2>stderr.txt
 check_one_error_line "in-memory plan" "the plan, built in memory later, not counted yet" $?
 
+# A wide model (1.6 G parameters) refused at once: the check counts the
+# parameters from the widths; it used to build them (minutes at 6-17 GB).
+start=$SECONDS
+timeout 60 "$B/ht-train" -q --graph g.htg --backend cpu --layers 64-40000-40000-4 --epochs 1 --host-mem 4G \
+  >stdout.txt 2>stderr.txt
+rc=$?
+[[ $rc -eq 124 ]] && fail "wide model: still running after 60 s (the memory check allocates?)"
+check_one_error_line "wide model" "host memory: this run needs .* GiB" $rc
+(( SECONDS - start <= 20 )) || fail "wide model: refused after $((SECONDS - start)) s, not at once"
+
 finish "ht-train --host-mem: all checks passed"

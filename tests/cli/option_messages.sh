@@ -3,7 +3,9 @@
 # named with its count (not CLI11's "At Most 1 required but received 2"); a
 # --hidden / --layers width that cannot fit names the option and the memory
 # it needs, before any work (beyond the machine's memory) or when an
-# allocation fails (under a memory limit), not a bare "out of memory".
+# allocation fails (under a memory limit), not a bare "out of memory";
+# unknown options before missing required ones, --gpus and --backend cuda
+# in ht-train's terms, --gpu-mem sizes, --predict-only without outputs.
 # Usage: option_messages.sh BIN_DIR SOURCE_DIR   (exit 77 = skipped)
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/../cli_lib/common.sh"
@@ -65,5 +67,37 @@ fi
 "$BIN/ht-train" -g g.htg --epochs 1 >/dev/null 2>stderr.txt || fail "default backend run failed: $(cat stderr.txt)"
 grep -Eq -- "--backend auto: (cpu|cuda) \(" stderr.txt || fail "--backend auto did not say what it chose: $(cat stderr.txt)"
 grep -Eq "backend (cpu|cuda), m = 1" stderr.txt || fail "the training line names no backend: $(cat stderr.txt)"
+
+# --- the command line in ht-train's terms (issue 35) -----------------------------
+# An unknown option is reported before a missing required one (a typo hid behind "--graph is required").
+expect_error "unknown before required" "The following argument was not expected: --bogus" ht-train --bogus
+[[ $(cat stderr.txt) == *"is required"* ]] && fail "unknown before required: names the required option"
+"$BIN/ht-train" -q --bogus >/dev/null 2>&1
+[[ $? -eq 2 ]] || fail "unknown option: exit code not 2"
+expect_error "--gpus beyond the vertices" "option --gpus: 3001 GPUs for a graph of 400 vertices" \
+  ht-train -g g.htg --backend cpu --gpus 3001 --epochs 1
+grep -q -- "--parts" stderr.txt && fail "--gpus 3001 names --parts, which ht-train does not have"
+# --gpu-mem takes sizes as ht-partition's and --host-mem do.
+"$BIN/ht-train" -q -g g.htg --backend cpu --chunks auto --gpu-mem 1G --epochs 1 >/dev/null 2>stderr.txt ||
+  fail "--gpu-mem 1G refused: $(cat stderr.txt)"
+expect_error "--gpu-mem not a size" "option --gpu-mem: 'lots' is not 0 or a size like 80G" \
+  ht-train -g g.htg --backend cpu --chunks auto --gpu-mem lots --epochs 1
+# --backend cuda where no GPU is visible: said in those words (not a CUDA error of the link probe).
+if "$BIN/ht-train" -q -g g.htg --backend cuda --epochs 1 >/dev/null 2>stderr.txt; then
+  echo "skip: --backend cuda ran (a GPU is visible)"
+elif grep -q "no CUDA executor" stderr.txt; then
+  echo "skip: this build has no CUDA executor"
+else
+  before=$failures
+  check_one_error_line "--backend cuda without a GPU" "option --backend: cuda: no CUDA GPU is visible; use --backend cpu" 1
+  [[ $failures -eq $before ]] && echo "ok: --backend cuda without a GPU -> $(cat stderr.txt)"
+fi
+# --predict-only without an output prints the accuracy (as documented) and says it predicts.
+"$BIN/ht-train" -q -g g.htg --backend cpu --epochs 2 --save-model m.htm >/dev/null 2>&1 || fail "save a model"
+"$BIN/ht-train" -g g.htg --backend cpu --predict-only --load-model m.htm >stdout.txt 2>stderr.txt ||
+  fail "--predict-only without outputs refused: $(cat stderr.txt)"
+grep -q "^accuracy: train" stdout.txt || fail "--predict-only printed no accuracy: $(cat stdout.txt)"
+grep -q "predicting with GCN" stderr.txt || fail "--predict-only does not say it predicts: $(cat stderr.txt)"
+grep -q "training GCN" stderr.txt && fail "--predict-only says it trains"
 
 finish "option messages: ok"

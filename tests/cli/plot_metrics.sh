@@ -56,6 +56,22 @@ echo "ok: one run"
 # Comparison of runs.
 "$PLOT" --compare "$T/baseline.jsonl" "$T/full.jsonl" -o "$T/cmp" >/dev/null || fail "plot_metrics --compare"
 for f in compare_accuracy compare_time compare_bytes; do check_png "$T/cmp/$f.png"; done
+# --format svg|pdf: the same figures in that format (issue 35), nothing else.
+"$PLOT" --compare "$T/baseline.jsonl" "$T/full.jsonl" -o "$T/svg" --format svg >/dev/null || fail "--format svg"
+for f in compare_accuracy compare_time compare_bytes; do
+  grep -q "<svg" "$T/svg/$f.svg" 2>/dev/null || fail "--format svg: $f.svg is no SVG"
+done
+ls "$T/svg"/*.png >/dev/null 2>&1 && fail "--format svg wrote PNG files too"
+"$PLOT" "$T/full.jsonl" -o "$T/pdf" --format pdf >/dev/null || fail "--format pdf"
+for f in accuracy epoch_time link_bytes; do
+  [[ "$(head -c 4 "$T/pdf/$f.pdf" 2>/dev/null)" == "%PDF" ]] || fail "--format pdf: $f.pdf is no PDF"
+done
+"$PLOT" "$T/full.jsonl" -o "$T/bad" --format gif >/dev/null 2>&1 && fail "--format gif accepted"
+# epoch_time stacks the exposed times when the file has them (they add up to the epoch).
+if grep -q '"x_compute_ms"' "$T/full.jsonl"; then
+  "$PLOT" "$T/full.jsonl" -o "$T/svg1" --format svg >/dev/null || fail "plot_metrics svg of one run"
+  grep -q "exposed times stacked" "$T/svg1/epoch_time.svg" || fail "epoch_time does not stack the exposed times"
+fi
 echo "ok: compare"
 
 # demo_plots.sh: one folder per run and a comparison.

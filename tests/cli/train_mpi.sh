@@ -4,8 +4,9 @@
 # m = P x G (losses, accuracies and the final logits), for P = 2 and 4, both
 # comm modes, GCN in either layer order, GAT and a bf16 store; process 0
 # alone writes the outputs; bad jobs (--comm baseline, --gpus that do not
-# match the partition, files that differ between processes) end with one
-# error line and a non-zero exit; a process killed mid-run ends the job
+# match the partition, files that differ between processes, processes given
+# different options, --store device) end with one error line and a non-zero
+# exit; a process killed mid-run ends the job
 # instead of leaving the others waiting.
 # Usage: train_mpi.sh BIN_DIR SOURCE_DIR   (exit 77 = skipped: no MPI)
 set -u
@@ -87,6 +88,35 @@ elif ! grep -q "read a different file than process 0" raw.txt; then
 else
   echo "ok: different files -> $(grep -m1 'different file' raw.txt)"
 fi
+
+# Processes given different options (MPMD: process 0 gets ARGS0, process 1
+# ARGS1 besides the common ones): one line naming the option and the process,
+# before any training (these used to corrupt the heap (--hidden, --model),
+# hang (--epochs) or train to a result of no single run (--lr, --seed, --comm)).
+options_differ() {
+  local name="$1" pattern="$2" args0="$3" args1="$4"
+  timeout 60 "$MPIEXEC" --oversubscribe -np 1 "$BIN/ht-train" -q $(files 2) "${base[@]}" $args0 : \
+    -np 1 "$BIN/ht-train" -q $(files 2) "${base[@]}" $args1 >stdout.txt 2>raw.txt
+  local rc=$?
+  grep '^ht-train: error' raw.txt | sed 's/(process [0-9]* of /(process N of /' | sort -u >stderr.txt
+  if [[ $rc -eq 124 ]]; then fail "$name: the job hung"; return; fi
+  local before=$failures
+  check_one_error_line "$name" "$pattern" $rc
+  [[ $failures -eq $before ]] && echo "ok: $name -> $(cat stderr.txt)"
+}
+base=(--backend cpu --eval-every 1 --dropout 0.3)
+options_differ "--hidden" "different options: --hidden (process 1 against process 0)" \
+  "--epochs 3 --hidden 16" "--epochs 3 --hidden 32"
+options_differ "--model" "different options: --model (process 1 against process 0)" "--epochs 3" \
+  "--epochs 3 --model gat"
+options_differ "--epochs" "different options: --epochs (process 1 against process 0)" "--epochs 3" "--epochs 5"
+options_differ "--seed and --lr" "different options: --seed (process 1 against process 0), --lr (process 1" \
+  "--epochs 3" "--epochs 3 --lr 0.02 --seed 9"
+options_differ "--comm" "different options: --comm (process 1 against process 0)" "--epochs 3" "--epochs 3 --comm p2p"
+options_differ "--normalize-features" "different options: --normalize-features (process 1" "--epochs 3" \
+  "--epochs 3 --normalize-features"
+expect_job_error "--store device" "--store: device (the in-memory mode) is one GPU's: not with several processes" \
+  2 "$BIN/ht-train" -q $(files 2) "${common[@]}" --store device
 
 # Only process 0 writes: the job's outputs exist once, complete.
 launch 2 "$BIN/ht-train" -q $(files 2) "${common[@]}" --save-model model.htm --predict-out pred.csv \

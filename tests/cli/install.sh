@@ -38,6 +38,7 @@ else
 fi
 if python3 -c "import numpy" 2>/dev/null; then
   PYTHONPATH="$PREFIX/share/hongtu/python" python3 -c "import htg" || fail "the installed htg.py does not import"
+  PYTHONPATH="$PREFIX/share/hongtu/python" python3 -m hongtu graph g.htg >/dev/null || fail "the installed Python module does not read a graph"
 fi
 
 # install_deps.sh --check installs nothing: all present (0), or the missing packages and the apt line (1).

@@ -90,15 +90,15 @@ expect_refused() {  # expect_refused NAME PATTERN RC ARGS...
   [[ $rc -eq $want ]] || fail "$name: exit code $rc, not $want"
 }
 expect_refused "runs with a model" "--save-model: not with --runs 2" 1 --epochs 2 --runs 2 --save-model x.htmodel
-expect_refused "outputs-from alone" "--outputs-from: applies to --save-model" 1 --epochs 2 --outputs-from last
+expect_refused "outputs-from alone" "--outputs-from: applies to --save-model" 2 --epochs 2 --outputs-from last
 expect_refused "target above 1" "--target-acc" 2 --epochs 2 --target-acc 1.5
 expect_refused "early stop negative" "--early-stop" 2 --epochs 2 --early-stop -1
 expect_refused "npz model loaded" "--load-model" 1 --predict-only --load-model m.npz --predict-out q.csv
-expect_refused "runs with predict-only" "--runs" 1 --predict-only --runs 2 --load-model m.npz --predict-out q.csv
+expect_refused "runs with predict-only" "--runs" 2 --predict-only --runs 2 --load-model m.npz --predict-out q.csv
 
 # Embeddings: the first hidden layer's output, N x 16, non-negative (after the ReLU).
 expect_refused "embeddings of a fused layer" "--no-fuse-transforms" 1 --epochs 2 --embeddings-out e.npy
-expect_refused "embeddings layer alone" "--embeddings-layer: needs --embeddings-out" 1 --epochs 2 --embeddings-layer 2
+expect_refused "embeddings layer alone" "--embeddings-layer: needs --embeddings-out" 2 --epochs 2 --embeddings-layer 2
 "${T[@]}" --epochs 3 --no-fuse-transforms --embeddings-out e.npy >/dev/null 2>err.txt || fail "embeddings: $(cat err.txt)"
 "$PY" -c "
 import numpy as np

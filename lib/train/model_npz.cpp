@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/npy_header.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
 
@@ -23,20 +24,6 @@ constexpr std::array<uint32_t, 256> crc_table() {
     t[n] = c;
   }
   return t;
-}
-
-// A .npy file (version 1.0): magic, version, header length, the header
-// dictionary padded with spaces and a newline to a multiple of 64 bytes.
-std::string npy_header(const std::string& descr, const std::string& shape) {
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, shape);
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::string pre = "\x93NUMPY";
-  pre += '\x01';
-  pre += '\x00';
-  pre += static_cast<char>(header.size() & 0xff);
-  pre += static_cast<char>(header.size() >> 8);
-  return pre + header;
 }
 
 void put16(std::string& s, uint32_t v) {

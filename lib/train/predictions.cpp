@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/npy_header.hpp"
+
 namespace ht {
 
 std::unique_ptr<AtomicFile> write_predictions(const std::string& path, const std::vector<float>& logits,
@@ -28,25 +30,15 @@ std::unique_ptr<AtomicFile> write_logits_npy(const std::string& path, const std:
 
 std::unique_ptr<AtomicFile> write_rows_npy(const std::string& path, const std::vector<float>& logits,
                                            int64_t classes, const Partition& part, const GraphView& g) {
-  // NPY version 1.0: magic, version, u16 header length, header padded with
-  // spaces and a newline to a multiple of 64 bytes.
-  std::string header = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", g.num_vertices,
-                                   classes);
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::string pre = "\x93NUMPY";
-  pre += '\x01';
-  pre += '\x00';
-  pre += static_cast<char>(header.size() & 0xff);
-  pre += static_cast<char>(header.size() >> 8);
+  const std::string header = npy_header("<f4", fmt::format("({}, {})", g.num_vertices, classes));
   std::vector<float> rows(logits.size());
   for (int64_t v = 0; v < g.num_vertices; ++v)
     std::copy_n(logits.data() + v * classes, classes, rows.data() + part.new_to_old[v] * classes);
   auto f = std::make_unique<AtomicFile>(path);
-  f->write(pre.data(), pre.size());
   f->write(header.data(), header.size());
   f->write(rows.data(), rows.size() * sizeof(float));
   return f;
 }
 
 }  // namespace ht
+

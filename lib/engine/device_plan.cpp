@@ -316,6 +316,30 @@ DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const Edg
   return dp;
 }
 
+namespace {
+
+// The returns after a step's first returns are staged and added by the host
+// into rows scattered over the store: in ascending vertex order, so that a
+// piece's adds walk the store forwards (pages and cache lines in order,
+// prefetched) instead of at random. A vertex is returned at most once per
+// step, so the order of the adds into any one row does not change.
+void sort_staged_returns(DeviceStep& s) {
+  auto* rows = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_rows.offset);
+  auto* vids = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_vids.offset);
+  const int64_t n = s.flush_rows.count - s.first_count;
+  std::vector<std::pair<uint32_t, uint32_t>> staged(static_cast<size_t>(n));  // (vertex, buffer row)
+  for (int64_t k = 0; k < n; ++k) staged[k] = {vids[s.first_count + k], rows[s.first_count + k]};
+  std::sort(staged.begin(), staged.end());
+  s.staged_vids.resize(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) {
+    HT_CHECK(k == 0 || staged[k].first != staged[k - 1].first, "a step returns vertex {} twice", staged[k].first);
+    vids[s.first_count + k] = s.staged_vids[k] = staged[k].first;
+    rows[s.first_count + k] = staged[k].second;
+  }
+}
+
+}  // namespace
+
 bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices, int64_t held_begin, int64_t held_end) {
   // first[p][j][k]: flush k of plan p's step j is its row's first return, in
   // the order returns are applied (batch by batch, devices in order).
@@ -342,7 +366,10 @@ bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices, in
   }
   if (covered != held_end - held_begin) {
     for (DevicePlan* dp : plans)
-      for (DeviceStep& s : dp->steps) s.staged_vids.assign(s.flush_vids_host.begin(), s.flush_vids_host.end());
+      for (DeviceStep& s : dp->steps) {
+        s.first_count = 0;
+        sort_staged_returns(s);
+      }
     return false;
   }
   for (size_t p = 0; p < plans.size(); ++p) {
@@ -363,7 +390,7 @@ bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices, in
       std::copy(r.begin(), r.end(), rows);
       std::copy(v.begin(), v.end(), vids);
       s.first_count = std::count(f.begin(), f.end(), uint8_t{1});
-      s.staged_vids.assign(v.begin() + s.first_count, v.end());
+      sort_staged_returns(s);
     }
   }
   return true;

@@ -32,6 +32,15 @@ inline void store_row(const HostMat& m, int64_t r, const float* in, int64_t n) {
 }
 
 // Row r of `dst` += row k of `src` (same dtype and width): fp32 sum, one rounding.
+// Row r of `dst` into the cache ahead of a write (the host adds of a staged
+// piece: its rows ascend, a few rows apart, where the hardware prefetcher
+// does not reach).
+inline void prefetch_row(const HostMat& dst, int64_t r) {
+  const auto* p = reinterpret_cast<const char*>(dst.row_bytes(r));
+  const int64_t bytes = dst.cols * dst.elem_bytes();
+  for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b, 1);
+}
+
 inline void add_row(const HostMat& dst, int64_t r, const HostMat& src, int64_t k) {
   const int64_t n = dst.cols;
   if (dst.dtype == StoreDtype::f32) {

@@ -1,10 +1,13 @@
 // The device plan's long-row segments (engine/device_plan.hpp): rows with
 // more than kLongRowEdges edges cut into nearly equal pieces that cover the
-// row exactly, listed in both directions of a plan's packed topology.
+// row exactly, listed in both directions of a plan's packed topology; and
+// the order of a step's returns after mark_first_flushes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -95,6 +98,58 @@ TEST(DevicePlan, PackedStepsListTheHubsSegments) {
   }
   EXPECT_EQ(forward, 2) << "the hub's 7,000+ in-edges, in one chunk";
   EXPECT_GE(transposed, 2) << "the hub's out-edges to the first chunk";
+}
+
+
+// After mark_first_flushes, each step's flush list is its first returns, then
+// the staged ones in ascending vertex order (the host adds walk the store
+// forwards), staged_vids equal to them, and the (buffer row, vertex) pairs
+// the same as the plan's: for every device of m = 2 and m = 3, with and
+// without every row returned (the second: a plan whose returns miss rows).
+TEST(DevicePlan, StagedReturnsAscendAndKeepTheirRows) {
+  Graph g = test::make_graph(test::GraphKind::rmat, 600, 4000, 3);
+  for (int m : {1, 2, 3}) {
+    const Plan plan = build_plan(g.view(), test::range_partition(g, m, 3));
+    std::vector<float> inv_sqrt_deg(g.num_vertices, 1.f);
+    std::vector<std::vector<std::byte>> blocks;
+    std::vector<DevicePlan> dps;
+    for (int i = 0; i < m; ++i)
+      dps.push_back(build_device_plan(plan, i, CommMode::full, {inv_sqrt_deg, {}}, false, [&](int64_t bytes) {
+        blocks.emplace_back(static_cast<size_t>(bytes));
+        return blocks.back().data();
+      }));
+    auto pairs_of = [](const DeviceStep& s) {
+      const auto* rows = reinterpret_cast<const uint32_t*>(s.bytes.data() + s.flush_rows.offset);
+      const auto* vids = reinterpret_cast<const uint32_t*>(s.bytes.data() + s.flush_vids.offset);
+      std::vector<std::pair<uint32_t, uint32_t>> out;
+      for (int64_t k = 0; k < s.flush_rows.count; ++k) out.push_back({rows[k], vids[k]});
+      return out;
+    };
+    std::vector<std::vector<std::vector<std::pair<uint32_t, uint32_t>>>> before;
+    for (const DevicePlan& dp : dps) {
+      before.emplace_back();
+      for (const DeviceStep& s : dp.steps) before.back().push_back(pairs_of(s));
+    }
+    std::vector<DevicePlan*> ptrs;
+    for (DevicePlan& dp : dps) ptrs.push_back(&dp);
+    // Every row returned (all m devices), or a process holding rows no step returns.
+    for (const int64_t held_end : {g.num_vertices, g.num_vertices + 5}) {
+      mark_first_flushes(ptrs, held_end, 0, held_end);
+      for (size_t i = 0; i < dps.size(); ++i)
+        for (size_t j = 0; j < dps[i].steps.size(); ++j) {
+          const DeviceStep& s = dps[i].steps[j];
+          auto now = pairs_of(s), was = before[i][j];
+          const std::vector<uint32_t> staged(s.staged_vids.begin(), s.staged_vids.end());
+          ASSERT_EQ(static_cast<int64_t>(staged.size()), s.flush_rows.count - s.first_count);
+          for (int64_t k = 0; k < static_cast<int64_t>(staged.size()); ++k)
+            EXPECT_EQ(staged[k], now[s.first_count + k].second) << "m " << m << " step " << j;
+          EXPECT_TRUE(std::is_sorted(staged.begin(), staged.end())) << "m " << m << " device " << i << " step " << j;
+          std::sort(now.begin(), now.end());
+          std::sort(was.begin(), was.end());
+          EXPECT_EQ(now, was) << "m " << m << " device " << i << " step " << j;
+        }
+    }
+  }
 }
 
 }  // namespace

@@ -338,6 +338,25 @@ void sort_staged_returns(DeviceStep& s) {
   }
 }
 
+// A step's flush list reordered: its first returns (f[k] = 1) first, then
+// the rest, each part in its order (stable).
+void first_returns_first(DeviceStep& s, const std::vector<uint8_t>& f) {
+  auto* rows = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_rows.offset);
+  auto* vids = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_vids.offset);
+  std::vector<uint32_t> r, v;
+  r.reserve(f.size());
+  v.reserve(f.size());
+  for (int pass = 1; pass >= 0; --pass)
+    for (size_t k = 0; k < f.size(); ++k)
+      if (f[k] == pass) {
+        r.push_back(rows[k]);
+        v.push_back(vids[k]);
+      }
+  std::copy(r.begin(), r.end(), rows);
+  std::copy(v.begin(), v.end(), vids);
+  s.first_count = std::count(f.begin(), f.end(), uint8_t{1});
+}
+
 }  // namespace
 
 bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices, int64_t held_begin, int64_t held_end) {
@@ -364,36 +383,26 @@ bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices, in
       }
     }
   }
-  if (covered != held_end - held_begin) {
-    for (DevicePlan* dp : plans)
-      for (DeviceStep& s : dp->steps) {
-        s.first_count = 0;
-        sort_staged_returns(s);
-      }
-    return false;
-  }
-  for (size_t p = 0; p < plans.size(); ++p) {
-    for (size_t j = 0; j < n; ++j) {
-      DeviceStep& s = plans[p]->steps[j];
-      const std::vector<uint8_t>& f = first[p][j];
-      auto* rows = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_rows.offset);
-      auto* vids = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_vids.offset);
-      std::vector<uint32_t> r, v;
-      r.reserve(f.size());
-      v.reserve(f.size());
-      for (int pass = 1; pass >= 0; --pass)  // first returns, then the rest (stable)
-        for (size_t k = 0; k < f.size(); ++k)
-          if (f[k] == pass) {
-            r.push_back(rows[k]);
-            v.push_back(vids[k]);
-          }
-      std::copy(r.begin(), r.end(), rows);
-      std::copy(v.begin(), v.end(), vids);
-      s.first_count = std::count(f.begin(), f.end(), uint8_t{1});
+  const bool every_row = covered == held_end - held_begin;
+  // Each step on its own from here (its lists reordered, its staged returns
+  // sorted): in parallel, as build_device_plan builds them.
+  const int64_t steps = static_cast<int64_t>(plans.size() * n);
+  std::string error;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t pj = 0; pj < steps; ++pj) {
+    const size_t p = static_cast<size_t>(pj) / n, j = static_cast<size_t>(pj) % n;
+    DeviceStep& s = plans[p]->steps[j];
+    try {
+      if (every_row) first_returns_first(s, first[p][j]);
+      else s.first_count = 0;
       sort_staged_returns(s);
+    } catch (const std::exception& e) {
+#pragma omp critical(ht_first_flushes_error)
+      if (error.empty()) error = e.what();
     }
   }
-  return true;
+  if (!error.empty()) throw Error(error);
+  return every_row;
 }
 
 void mark_handoff(std::vector<DevicePlan*> plans, int64_t num_vertices) {

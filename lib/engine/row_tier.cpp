@@ -1,6 +1,7 @@
 #include "engine/row_tier.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "core/error.hpp"
 
@@ -12,11 +13,17 @@ TierRows hottest_rows(std::span<const std::span<const uint32_t>> lists, int64_t 
            eligible_end);
   TierRows out;
   std::vector<uint32_t> count(static_cast<size_t>(eligible_end - eligible_begin), 0);
-  for (std::span<const uint32_t> list : lists)
-    for (uint32_t v : list) {
-      ++out.loads;
-      if (v >= eligible_begin && v < eligible_end) ++count[v - eligible_begin];
+  int64_t loads = 0;
+  const int64_t num_lists = static_cast<int64_t>(lists.size());
+  // A list's entries are distinct, lists share vertices: counts by atomic adds (sums: any order).
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : loads)
+  for (int64_t l = 0; l < num_lists; ++l)
+    for (uint32_t v : lists[static_cast<size_t>(l)]) {
+      ++loads;
+      if (v >= eligible_begin && v < eligible_end)
+        std::atomic_ref<uint32_t>(count[v - eligible_begin]).fetch_add(1, std::memory_order_relaxed);
     }
+  out.loads = loads;
   std::vector<uint32_t> loaded;
   for (size_t i = 0; i < count.size(); ++i)
     if (count[i] > 0) loaded.push_back(static_cast<uint32_t>(eligible_begin + static_cast<int64_t>(i)));
@@ -33,23 +40,28 @@ TierRows hottest_rows(std::span<const std::span<const uint32_t>> lists, int64_t 
   return out;
 }
 
-namespace {
-
-// Tier slot of vertex v, or -1.
-int64_t slot_of(std::span<const uint32_t> tier_vids, uint32_t v) {
-  const auto it = std::lower_bound(tier_vids.begin(), tier_vids.end(), v);
-  return it != tier_vids.end() && *it == v ? it - tier_vids.begin() : -1;
+TierIndex TierIndex::of(std::span<const uint32_t> tier_vids) {
+  TierIndex x;
+  if (tier_vids.empty()) return x;
+  HT_CHECK(std::is_sorted(tier_vids.begin(), tier_vids.end()), "tier vertices not ascending");
+  x.base = tier_vids.front();
+  x.slot.assign(static_cast<size_t>(tier_vids.back() - tier_vids.front() + 1), -1);
+  for (size_t k = 0; k < tier_vids.size(); ++k) x.slot[tier_vids[k] - x.base] = static_cast<int32_t>(k);
+  return x;
 }
-
-}  // namespace
 
 TierSplit split_loads(std::span<const uint32_t> vids, std::span<const uint32_t> rows,
                       std::span<const uint32_t> tier_vids, std::span<const Slice> pieces) {
+  return split_loads(vids, rows, TierIndex::of(tier_vids), pieces);
+}
+
+TierSplit split_loads(std::span<const uint32_t> vids, std::span<const uint32_t> rows, const TierIndex& index,
+                      std::span<const Slice> pieces) {
   HT_CHECK(vids.size() == rows.size(), "{} load vertices for {} buffer rows", vids.size(), rows.size());
   TierSplit out;
   std::vector<int64_t> cold_before(vids.size() + 1, 0);  // cold entries before list position k
   for (size_t k = 0; k < vids.size(); ++k) {
-    const int64_t slot = slot_of(tier_vids, vids[k]);
+    const int64_t slot = index(vids[k]);
     if (slot >= 0) {
       out.hot_slots.push_back(static_cast<uint32_t>(slot));
       out.hot_rows.push_back(rows[k]);

@@ -37,6 +37,21 @@ struct TierSplit {
 TierSplit split_loads(std::span<const uint32_t> vids, std::span<const uint32_t> rows,
                       std::span<const uint32_t> tier_vids, std::span<const Slice> pieces);
 
+// Tier slot of each vertex of [base, base + slot.size()) (-1: not in the
+// tier): one look-up per load-list entry instead of a binary search (the
+// lists of a billion-edge graph hold hundreds of millions of entries).
+struct TierIndex {
+  int64_t base = 0;
+  std::vector<int32_t> slot;
+  static TierIndex of(std::span<const uint32_t> tier_vids);  // tier_vids ascending
+  int64_t operator()(uint32_t v) const {
+    const int64_t i = static_cast<int64_t>(v) - base;
+    return i >= 0 && i < static_cast<int64_t>(slot.size()) ? slot[static_cast<size_t>(i)] : -1;
+  }
+};
+TierSplit split_loads(std::span<const uint32_t> vids, std::span<const uint32_t> rows, const TierIndex& index,
+                      std::span<const Slice> pieces);
+
 // The tier slots of the vertices [v0, v1) (one batch's own rows, whose
 // outputs the batch writes): their first slot, and their rows local to v0.
 struct TierOwnRows {

@@ -137,6 +137,8 @@ class Trainer {
   // reads and writes store matrix `m`.
   void setup_gpu_cache(std::span<const int64_t> orig_id);
   struct Candidate;
+  std::vector<TierSplit> split_step_loads(const DeviceState& st, std::span<const std::span<const uint32_t>> lists,
+                                                 std::span<const uint32_t> tier_vids) const;
   std::vector<Candidate> cache_candidates(bool written_too, int64_t own_rows) const;
   const HostMat& source(const DeviceState& st, const HostMat& m) const;
   // The row tier (engine/row_tier.hpp): the hottest rows of the first

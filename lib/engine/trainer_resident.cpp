@@ -268,11 +268,9 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
     std::vector<int64_t> keys;
     for (uint32_t v : c.hot.vids) keys.push_back(orig_id[v]);
     t.keys = d.upload(std::span<const int64_t>(keys));
+    const std::vector<TierSplit> splits = split_step_loads(st, lists, c.hot.vids);
     for (size_t j = 0; j < st.plan.steps.size(); ++j) {
-      const DeviceStep& step = st.plan.steps[j];
-      const auto* rows = reinterpret_cast<const uint32_t*>(step.bytes.data() + step.load_rows.offset);
-      const TierSplit split = split_loads(lists[j], {rows, static_cast<size_t>(step.load_rows.count)}, c.hot.vids,
-                                          j == 0 ? std::span<const Slice>(step.load_by_producer) : std::span<const Slice>{});
+      const TierSplit& split = splits[j];
       t.hot_slots.push_back(upload_or_empty(d, split.hot_slots));
       t.hot_rows.push_back(upload_or_empty(d, split.hot_rows));
       t.cold_vids.push_back(upload_or_empty(d, split.cold_vids));
@@ -293,6 +291,31 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
   }
   if (cache_held_.tier_rows > 0)
     cache_held_.what += fmt::format("{}tier of {}", cache_held_.what.empty() ? "" : "; ", name);
+}
+
+// Every step's load list split by the tier (split_loads), the steps in
+// parallel: at a billion edges the lists hold hundreds of millions of entries.
+std::vector<TierSplit> Trainer::split_step_loads(const DeviceState& st, std::span<const std::span<const uint32_t>> lists,
+                                                 std::span<const uint32_t> tier_vids) const {
+  const TierIndex index = TierIndex::of(tier_vids);
+  const int64_t n = static_cast<int64_t>(st.plan.steps.size());
+  std::vector<TierSplit> out(static_cast<size_t>(n));
+  std::string error;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t j = 0; j < n; ++j) {
+    const DeviceStep& step = st.plan.steps[static_cast<size_t>(j)];
+    const auto* rows = reinterpret_cast<const uint32_t*>(step.bytes.data() + step.load_rows.offset);
+    try {
+      out[static_cast<size_t>(j)] =
+          split_loads(lists[static_cast<size_t>(j)], {rows, static_cast<size_t>(step.load_rows.count)}, index,
+                      j == 0 ? std::span<const Slice>(step.load_by_producer) : std::span<const Slice>{});
+    } catch (const std::exception& e) {
+#pragma omp critical(ht_split_loads_error)
+      if (error.empty()) error = e.what();
+    }
+  }
+  if (!error.empty()) throw Error(error);
+  return out;
 }
 
 // The tier's rows from the store, on the compute queue (16-bit rows through

@@ -36,6 +36,7 @@
 #include "train/checkpoint.hpp"
 #include "train/chunk_choice.hpp"
 #include "train/divergence.hpp"
+#include "train/epoch_log.hpp"
 #include "train/host_memory_check.hpp"
 #include "train/job_processes.hpp"
 #include "train/metrics.hpp"
@@ -369,7 +370,11 @@ void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, T
   sum.stop_reason = stop_reason(job, sum, loop);
   if (!sum.stop_reason.empty()) log::info("the resumed run had stopped already: {}", sum.stop_reason);
   loop.train_clock.reset();
+  EpochLog lines(first, job.epochs, job.eval_every, log::enabled(log::Level::debug));
+  std::string best_text;  // the best epoch's line, printed at the end if it was not
+  bool best_shown = false;
   for (int e = first; e < job.epochs && sum.stop_reason.empty(); ++e) {
+    const Timer epoch_clock;
     const LinkCounters before = trainer.counters();
     const EpochResult r = trainer.train_epoch(e);
     check_finite_epoch(e, r.loss, trainer.params());
@@ -411,14 +416,25 @@ void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, T
         sum.target_time = at;
         sum.target_time.epoch = e;
       }
-      log::info("epoch {:4d} | loss {:.4f} | acc train {:.4f} val {:.4f} test {:.4f} | {:.1f} ms (eval {:.1f} ms)", e,
-                r.loss, ev.train_acc, ev.val_acc, ev.test_acc, r.seconds * 1e3, eval_ms);
     }
     metrics.write(epoch_json(job.run_index, e, r, eval_now ? &ev : nullptr, eval_ms, moved, loop.now()));
     sum.final_loss = r.loss;
     sum.epochs = e + 1;
     // Every process evaluated the same numbers: they stop after the same epoch.
     if (eval_now) sum.stop_reason = stop_reason(job, sum, loop);
+    lines.add(epoch_clock.seconds(), eval_ms * 1e-3, eval_now);
+    if (eval_now) {
+      const bool last = e + 1 == job.epochs || !sum.stop_reason.empty();
+      const std::string text =
+          fmt::format("{}loss {:.4f} | acc train {:.4f} val {:.4f} test {:.4f} | {:.1f} ms (eval {:.1f} ms)",
+                      lines.prefix(e), r.loss, ev.train_acc, ev.val_acc, ev.test_acc, r.seconds * 1e3, eval_ms);
+      const bool shown = lines.shown(e, last);
+      if (shown) log::info("{}{}", text, last ? "" : fmt::format(" | {} left", duration_text(lines.seconds_left(e))));
+      if (sum.best_epoch == e) {
+        best_text = text;
+        best_shown = shown;
+      }
+    }
     if (!sum.stop_reason.empty()) log::info("stopping after epoch {}: {}", e, sum.stop_reason);
     // A stop asked of any process stops every one after the same epoch.
     const int stop = static_cast<int>(max_over_processes(job.transport, job.stop_requested ? job.stop_requested() : 0));
@@ -426,6 +442,8 @@ void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, T
     if (loop.checkpoint && ((e + 1) % job.checkpoint_every == 0 || last || stop)) loop.checkpoint(e + 1);
     if (stop && !last) throw signals::Interrupted(stop, stopped_message(job, stop, e + 1));
   }
+  // The best epoch's line when it fell between the lines shown (out of order, so labelled).
+  if (!best_text.empty() && !best_shown) log::info("{} | best validation", best_text);
   if (sum.stop_reason.empty()) sum.stop_reason = "epochs";
   sum.epochs_planned = job.epochs;
   sum.train_seconds = loop.now().train_seconds;
@@ -819,10 +837,19 @@ void log_host_plan(const HostMemoryPlan& p, const HostMemoryLimit& limit) {
   HostPhaseTotal at{};
   for (const HostPhaseTotal& t : p.phases)
     if (t.phase == p.peak_phase) at = t;
-  log::info("host memory plan: {} at {} ({}); needs {} without the mapped graph file's pages, of {} ({})",
-            format_bytes(static_cast<double>(p.peak)), host_phase_name(p.peak_phase),
-            host_items_text(p, p.peak_phase, at.resident, false, 4), format_bytes(static_cast<double>(p.need)),
-            limit.bytes > 0 ? format_bytes(static_cast<double>(limit.bytes)) : std::string("unknown"), limit.source);
+  const std::string limit_text =
+      limit.bytes > 0 ? format_bytes(static_cast<double>(limit.bytes)) : std::string("unknown");
+  // One short line by default; with -v the items of the peak phase (a
+  // 400-character line), then every item and phase.
+  if (!log::enabled(log::Level::debug)) {
+    log::info("host memory plan: {} at {}, of {} ({}); -v lists the items", format_bytes(static_cast<double>(p.peak)),
+              host_phase_name(p.peak_phase), limit_text, limit.source);
+    return;
+  }
+  log::debug("host memory plan: {} at {} ({}); needs {} without the mapped graph file's pages, of {} ({})",
+             format_bytes(static_cast<double>(p.peak)), host_phase_name(p.peak_phase),
+             host_items_text(p, p.peak_phase, at.resident, false, 4), format_bytes(static_cast<double>(p.need)),
+             limit_text, limit.source);
   std::string items, phases;
   for (const HostMemoryItem& it : p.items)
     items += fmt::format("{}{} {} [{:x}]", items.empty() ? "" : "; ", it.name, format_bytes(static_cast<double>(it.bytes)),

@@ -33,7 +33,7 @@ tools = ["ht-convert", "ht-partition", "ht-reorganize", "ht-train", "scripts/plo
 helps = {t: help_options(t) for t in tools}
 union = set().union(*(h for h in helps.values() if h))
 # Options of other programs the documents show (launchers, schedulers, scripts).
-external = {"--allow-run-as-root", "--oversubscribe", "--bind-to", "--map-by", "--mpi", "--nodes",
+external = {"--allow-run-as-root", "--oversubscribe", "--mca", "--bind-to", "--map-by", "--mpi", "--nodes",
             "--ntasks-per-node", "--cpus-per-task", "--gpus-per-node", "--gpus-per-task", "--gres", "--mem",
             "--export", "--dependency", "--kill-on-invalid-dep", "--parsable", "--requeue", "--open-mode",
             "--label", "--compare", "--dry-run", "--signal", "--time", "--job-name", "--output", "--error",

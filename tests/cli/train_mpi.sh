@@ -7,7 +7,8 @@
 # match the partition, files that differ between processes, processes given
 # different options, --store device) end with one error line and a non-zero
 # exit; a process killed mid-run ends the job
-# instead of leaving the others waiting.
+# instead of leaving the others waiting; SIGTERM to every process stops the
+# job after an epoch with the checkpoint and exit 143.
 # Usage: train_mpi.sh BIN_DIR SOURCE_DIR   (exit 77 = skipped: no MPI)
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/../cli_lib/common.sh"
@@ -160,5 +161,57 @@ else
     [[ $rc -ne 0 ]] && echo "ok: killing one process ended the job (exit $rc)" || fail "kill: job exit code 0"
   fi
 fi
+
+# SIGTERM to every process of the job (what Slurm's --signal and scancel
+# --signal=TERM do): the job stops after one epoch, process 0 writes the
+# checkpoint, and the job exits 143 with the one line. SIGTERM to mpirun
+# itself is Open MPI's to handle: mpirun sends its processes SIGTERM and,
+# a second later, SIGKILL (odls_base_sigkill_timeout) and exits 1 whatever
+# they return (USAGE §8); checked here only to end the job.
+# job_pids: this job's ht-train processes (the absolute path tells them apart).
+job_pids() {
+  local pid
+  for pid in $(pgrep -f -- "--graph $WORK/g.htg"); do
+    [[ "$(cat /proc/$pid/comm 2>/dev/null)" == ht-train ]] && echo $pid
+  done
+}
+signal_run() {  # signal_run TARGET: start a job, SIGTERM TARGET (processes | mpirun); sets rc
+  rm -f stop.htckpt
+  "$MPIEXEC" --oversubscribe -np 2 "$BIN/ht-train" -q --graph "$WORK/g.htg" --partition "$WORK/p2.htp" \
+    --plan "$WORK/p2.htplan" --backend cpu "${gcn[@]}" --epochs 1000000 --eval-every 1000 --checkpoint stop.htckpt \
+    --checkpoint-every 1000000 >stop.txt 2>&1 &
+  local mpirun_pid=$! pids="" _
+  for _ in $(seq 1 100); do
+    pids=$(job_pids)
+    [[ $(echo $pids | wc -w) -eq 2 ]] && break
+    sleep 0.1
+  done
+  sleep 2  # past the setup: training
+  if [[ $1 == processes ]]; then kill -TERM $pids; else kill -TERM $mpirun_pid; fi
+  for _ in $(seq 1 300); do
+    kill -0 $mpirun_pid 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 $mpirun_pid 2>/dev/null; then
+    fail "SIGTERM to the $1: the job still runs 30 s later"
+    kill -9 $mpirun_pid $(job_pids) 2>/dev/null
+  fi
+  wait $mpirun_pid
+  rc=$?
+}
+signal_run processes
+stop_line="^ht-train: stopped by SIGTERM after epoch [0-9]* of 1000000: checkpoint written to stop.htckpt"
+if [[ $rc -ne 143 ]]; then
+  fail "SIGTERM to the job's processes: exit $rc, not 143"
+  cat stop.txt
+elif ! grep -q "$stop_line" stop.txt || [[ ! -s stop.htckpt ]]; then
+  fail "SIGTERM to the job's processes: no stop line or no checkpoint:"
+  cat stop.txt
+else
+  echo "ok: SIGTERM to the job's processes -> exit 143, $(grep -m1 "$stop_line" stop.txt | cut -c1-60)..."
+fi
+signal_run mpirun
+[[ $rc -ne 0 ]] && echo "ok: SIGTERM to mpirun ended the job (Open MPI's exit $rc)" ||
+  fail "SIGTERM to mpirun: exit 0"
 
 finish "ht-train under MPI: ok"

@@ -148,8 +148,11 @@ void run_as_job(ht::Transport* transport, const std::function<void()>& body) {
   if (!transport) return body();
   try {
     body();
-  } catch (const ht::signals::Interrupted&) {
-    throw;  // every process stops after the same epoch (train_job.cpp)
+  } catch (const ht::signals::Interrupted& e) {
+    // Every process stops after the same epoch (train_job.cpp); process 0
+    // says so for the job, the others end with the exit code alone.
+    if (transport->rank() > 0) throw ht::signals::Interrupted(e.signal(), "");
+    throw;
   } catch (const std::exception& e) {
     fmt::print(stderr, "ht-train: error (process {} of {}): {}\n", transport->rank(), transport->size(), e.what());
     std::fflush(stderr);

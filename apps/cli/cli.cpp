@@ -229,7 +229,7 @@ int run(CLI::App& app, CommonOptions& common, int argc, char** argv, const std::
     body();
     return 0;
   } catch (const signals::Interrupted& e) {
-    fmt::print(stderr, "{}: {}\n", app.get_name(), e.what());
+    if (*e.what() != '\0') fmt::print(stderr, "{}: {}\n", app.get_name(), e.what());  // (empty: said by another process)
     return e.exit_code();
   } catch (const ht::UsageError& e) {
     fmt::print(stderr, "{}: error: {}\n", app.get_name(), e.what());

@@ -207,6 +207,9 @@ if [[ $rc -ne 143 ]]; then
 elif ! grep -q "$stop_line" stop.txt || [[ ! -s stop.htckpt ]]; then
   fail "SIGTERM to the job's processes: no stop line or no checkpoint:"
   cat stop.txt
+elif [[ $(grep -c "$stop_line" stop.txt) -ne 1 ]]; then
+  fail "SIGTERM to the job's processes: the stop line $(grep -c "$stop_line" stop.txt) times, not once (process 0 says it)"
+  cat stop.txt
 else
   echo "ok: SIGTERM to the job's processes -> exit 143, $(grep -m1 "$stop_line" stop.txt | cut -c1-60)..."
 fi

@@ -43,6 +43,7 @@ struct Context {
   std::string host_mem = "auto";
   std::string gpu_cache = "auto";
   int runs = 1;
+  double peer_timeout = 1800;  // --peer-timeout, seconds (0: none)
   ht::cli::CommonOptions common;
 };
 
@@ -55,7 +56,7 @@ void group_options(CLI::App& app) {
        {"--optimizer", "--lr", "--weight-decay", "--decay-first-layer-only", "--momentum", "--epochs", "--eval-every",
         "--warmup", "--seed", "--early-stop", "--target-acc", "--runs"}},
       {"Execution",
-       {"--backend", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--gpu-cache", "--host-mem", "--steps",
+       {"--backend", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--gpu-cache", "--host-mem", "--peer-timeout", "--steps",
         "--merged-buffers", "--no-overlap", "--no-early-start", "--no-fuse-transforms",
         "--no-gradient-handoff", "--no-device-forwarding", "--no-gpu-accumulate"}},
       {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out", "--embeddings-out",
@@ -329,6 +330,12 @@ int main(int argc, char** argv) {
                     "bf16 or fp16 halve host memory and host-link bytes; compute stays fp32 (rows are widened and "
                     "rounded to nearest even in the copy kernels). fp16 refuses features beyond ±65504. Host stores "
                     "only (with a 16-bit dtype --store auto keeps the store on the host)");
+  app.add_option("--peer-timeout", ctx.peer_timeout,
+                 "Several processes (mpirun, srun): a process that waits longer than this many seconds for the "
+                 "others in one exchange ends the job with one line naming the wait (a stopped, hung or lost process "
+                 "would otherwise leave the others waiting forever); 0 = wait forever")
+      ->check(ht::cli::in_range(0, 1e9))
+      ->capture_default_str();
   app.add_option("--gpu-mem", ctx.gpu_mem,
                  "Cap on GPU memory per device, a size like 80G or 40GiB (a bare number is GiB; cuda; 0 = all free "
                  "memory); with --chunks auto, the memory to choose the chunk count for (also on the CPU backend)")
@@ -388,7 +395,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<ht::Transport> transport;  // several processes (mpirun, srun): outlives the job
   return ht::cli::run(app, ctx.common, argc, argv, [&] {
     const ht::dist::LaunchInfo launch = ht::dist::detect_launch();
-    transport = ht::dist::connect_processes(launch);
+    transport = ht::dist::connect_processes(launch, ctx.peer_timeout);
     if (transport) {
       job.transport = transport.get();
       check_cores(launch, transport->rank());

@@ -16,6 +16,8 @@ bool built_with_mpi();
 // nullptr when launch.size == 1. Otherwise an MpiTransport whose rank and
 // size MPI confirms to be the launcher's; throws ht::Error when they differ,
 // or when this build has no MPI.
-std::unique_ptr<Transport> connect_processes(const LaunchInfo& launch);
+// `peer_timeout_s` > 0: a process that waits for the others longer than that
+// in one call ends itself with one line (MpiTransport), and so the job.
+std::unique_ptr<Transport> connect_processes(const LaunchInfo& launch, double peer_timeout_s = 0);
 
 }  // namespace ht::dist

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <vector>
@@ -48,7 +49,7 @@ std::string short_library_version(std::string_view text) {
   return out.empty() ? "unknown MPI" : out;
 }
 
-MpiTransport::MpiTransport(int64_t piece_bytes) : piece_bytes_(piece_bytes) {
+MpiTransport::MpiTransport(int64_t piece_bytes, double peer_timeout_s) : piece_bytes_(piece_bytes) {
   HT_CHECK(piece_bytes >= 1 && piece_bytes <= INT_MAX, "MPI piece size {} bytes is not in [1, {}]", piece_bytes,
            INT_MAX);
   int finalized = 0, initialized = 0, level = 0;
@@ -78,6 +79,16 @@ MpiTransport::MpiTransport(int64_t piece_bytes) : piece_bytes_(piece_bytes) {
   int len = 0;
   HT_MPI_TRY(MPI_Get_library_version(version, &len));
   library_ = short_library_version(std::string_view(version, static_cast<size_t>(len)));
+  const int rank = rank_, size = size_;
+  watchdog_ = std::make_unique<PeerWatchdog>(peer_timeout_s, [rank, size](const char* op, double waited) {
+    std::fprintf(stderr,
+                 "ht-train: error (process %d of %d): no answer from the other processes for %.0f s in %s: one of "
+                 "them is stopped, hung or gone without ending the job; ending it (--peer-timeout sets the "
+                 "limit)\n",
+                 rank, size, waited, op);
+    std::fflush(stderr);
+    std::_Exit(1);  // the launcher ends the others (MPI_Abort is not for this thread: MPI_THREAD_FUNNELED)
+  });
 }
 
 MpiTransport::~MpiTransport() {
@@ -87,6 +98,7 @@ MpiTransport::~MpiTransport() {
 }
 
 void MpiTransport::exchange(std::span<const TransportMessage> sends, std::span<const TransportMessage> recvs) {
+  const PeerWatchdog::Call watched(*watchdog_, "a message exchange");
   std::vector<MPI_Request> requests;
   std::vector<Posted> posted;
   // Every message is checked before any is posted: nothing is left in flight.
@@ -162,6 +174,7 @@ void MpiTransport::exchange(std::span<const TransportMessage> sends, std::span<c
 }
 
 void MpiTransport::allgather(std::span<const std::byte> mine, std::span<std::byte> all) {
+  const PeerWatchdog::Call watched(*watchdog_, "an allgather");
   const auto n = static_cast<int64_t>(mine.size());
   HT_CHECK(static_cast<int64_t>(all.size()) == n * size_,
            "MPI allgather: {} bytes to receive, but {} processes of {} bytes each make {}", all.size(), size_, n,
@@ -196,6 +209,7 @@ void MpiTransport::allgather(std::span<const std::byte> mine, std::span<std::byt
 }
 
 void MpiTransport::broadcast(std::span<std::byte> bytes, int root) {
+  const PeerWatchdog::Call watched(*watchdog_, "a broadcast");
   HT_CHECK(root >= 0 && root < size_, "MPI broadcast root {} is not a process of this job (0..{})", root, size_ - 1);
   const auto n = static_cast<int64_t>(bytes.size());
   // The root's size first: a longer broadcast than a process expects would be
@@ -210,7 +224,10 @@ void MpiTransport::broadcast(std::span<std::byte> bytes, int root) {
   }
 }
 
-void MpiTransport::barrier() { HT_MPI_TRY(MPI_Barrier(MPI_COMM_WORLD)); }
+void MpiTransport::barrier() {
+  const PeerWatchdog::Call watched(*watchdog_, "a barrier");
+  HT_MPI_TRY(MPI_Barrier(MPI_COMM_WORLD));
+}
 
 void MpiTransport::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);

@@ -9,10 +9,12 @@
 // A message's pieces go with the same tag in order, and MPI does not let
 // messages of one source, tag and communicator overtake each other.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "dist/peer_watchdog.hpp"
 #include "engine/transport.hpp"
 
 namespace ht::dist {
@@ -23,8 +25,11 @@ class MpiTransport final : public Transport {
 
   // Starts MPI (MPI_Init_thread, MPI_THREAD_FUNNELED: one thread of the
   // process calls MPI) unless something else did; `piece_bytes` in
-  // [1, 2^31 - 1] (tests use small pieces to cover the splitting).
-  explicit MpiTransport(int64_t piece_bytes = kDefaultPieceBytes);
+  // [1, 2^31 - 1] (tests use small pieces to cover the splitting). A call
+  // that waits for the other processes longer than `peer_timeout_s` (> 0)
+  // ends this process with one line (PeerWatchdog): the launcher then ends
+  // the job instead of every process waiting for a stopped one forever.
+  explicit MpiTransport(int64_t piece_bytes = kDefaultPieceBytes, double peer_timeout_s = 0);
   // MPI_Finalize when this object started MPI; skipped while an exception
   // unwinds: MPI_Finalize waits for every process, and the others may be
   // waiting for this one. The process then exits without it and the launcher
@@ -52,6 +57,7 @@ class MpiTransport final : public Transport {
   bool started_mpi_ = false;
   int rank_ = 0, size_ = 1, tag_ub_ = 32767;
   std::string library_;  // "Open MPI v4.1.4"
+  std::unique_ptr<PeerWatchdog> watchdog_;
 };
 
 // The first line of MPI_Get_library_version's text up to its first comma,

@@ -217,4 +217,42 @@ signal_run mpirun
 [[ $rc -ne 0 ]] && echo "ok: SIGTERM to mpirun ended the job (Open MPI's exit $rc)" ||
   fail "SIGTERM to mpirun: exit 0"
 
+# A stopped process (SIGSTOP: a frozen node, a debugger) leaves the others
+# waiting in their next exchange: after --peer-timeout seconds the waiting
+# process ends itself with one line, and the launcher the job.
+"$MPIEXEC" --oversubscribe -np 2 "$BIN/ht-train" -q --graph "$WORK/g.htg" --partition "$WORK/p2.htp" \
+  --plan "$WORK/p2.htplan" --backend cpu "${gcn[@]}" --epochs 1000000 --eval-every 1000 --peer-timeout 2 \
+  >frozen.txt 2>&1 &
+frozen_job=$!
+pids=""
+for _ in $(seq 1 100); do
+  pids=$(job_pids)
+  [[ $(echo $pids | wc -w) -eq 2 ]] && break
+  sleep 0.1
+done
+sleep 2  # training
+stopped=$(echo $pids | cut -d' ' -f2)
+kill -STOP $stopped 2>/dev/null
+for _ in $(seq 1 300); do
+  kill -0 $frozen_job 2>/dev/null || break
+  sleep 0.1
+done
+if kill -0 $frozen_job 2>/dev/null; then
+  fail "a stopped process: the job still runs 30 s later (no peer timeout)"
+  kill -9 $frozen_job $(job_pids) 2>/dev/null
+  kill -CONT $stopped 2>/dev/null
+else
+  wait $frozen_job
+  rc=$?
+  kill -9 $(job_pids) 2>/dev/null  # (the stopped one, should the launcher have left it)
+  if [[ $rc -eq 0 ]]; then
+    fail "a stopped process: the job's exit code is 0"
+  elif ! grep -q "no answer from the other processes for [0-9]* s in .*--peer-timeout" frozen.txt; then
+    fail "a stopped process: no peer-timeout line:"
+    cat frozen.txt
+  else
+    echo "ok: a stopped process ends the job after --peer-timeout (exit $rc)"
+  fi
+fi
+
 finish "ht-train under MPI: ok"

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The device runs of session 8 (bench/RESULTS.md, 2026-11-26), for the lent GPU machines: binaries
+# and libraries carried in .carry/bin and .carry/lib (or .carry/lib.tar.xz), the 0880d9f-style
+# baseline ht-train in .carry/old, real graphs as .carry/graphs.tar.xz (tta). Write nothing but
+# what must come back under $OUT (8 files at most: tar the rest).
+# Usage: bench/device_runs.sh check|prep|it|cache|scale|tta|gat   (variables: see each mode)
+#   check  test_cuda_executor          prep   it-2004-like graph, partition, plan (GPUS, CHUNKS)
+#   it     ht-train on them: VARIANTS "new:bf16 old:bf16 new:fp32 new:bf16+no-gpu-accumulate", EPOCHS
+#   cache  bench/gpu_cache.sh old vs new (GRAPHS, NS, DTYPE, GPUS)
+#   scale  1 vs 2 GPUs (GRAPHS, NS, CACHES)   tta  bench/tta.sh on the carried graphs (GRAPHS_LIST)
+#   gat    GAT on a bench graph, old vs new (GF, DTYPES)
+set -uo pipefail
+for t in .carry/lib .carry/graphs; do [[ -d $t || ! -f $t.tar.xz ]] || tar xJf $t.tar.xz -C .carry; done
+export LD_LIBRARY_PATH=$PWD/.carry/lib NCCL_NVLS_ENABLE=0
+B=$PWD/.carry/bin; OLD=$PWD/.carry/old
+NG=$(nvidia-smi -L | wc -l)
+nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader | head -4
+nproc; free -g | head -2
+case $1 in
+check)
+  ldd $B/ht-train | grep "not found"
+  timeout 420 $B/test_cuda_executor > $OUT/test_cuda.log 2>&1; echo "test_cuda_executor rc=$?"
+  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|^\[       OK|SKIPPED" $OUT/test_cuda.log | tail -30
+  ;;
+prep)  # the it-2004-like graph, partition and plan for m = GPUS
+  GPUS=${GPUS:-$NG} CHUNKS=${CHUNKS:-8} MAX_STEPS=3 BIN=$B LIB=$PWD/.carry/lib OUT=$OUT/prep bench/it2004_like.sh
+  ls -la /tmp/cache/it2004/*/ 2>/dev/null | head; df -h /tmp | tail -1
+  ;;
+it)  # it-2004-like: old binary bf16, new bf16, new fp32 (and extra variants), same files
+  GPUS=${GPUS:-$NG}; CHUNKS=${CHUNKS:-8}
+  D=$(ls -d /tmp/cache/it2004/web_*/auto_m${GPUS}_n${CHUNKS} | head -1)
+  G=$(dirname $D)/g.htg
+  for v in ${VARIANTS:-old:bf16 new:bf16 new:fp32}; do
+    bin=$B; [[ ${v%%:*} == old ]] && bin=$OLD
+    dt=${v#*:}; extra=""; [[ $dt == *+* ]] && { extra="--${dt#*+}"; dt=${dt%%+*}; }
+    tag=${v//[:+]/_}
+    timeout ${TLIM:-300} $bin/ht-train --graph $G --partition $D/p.htp --plan $D/p.htplan --backend cuda --gpus $GPUS \
+      --model gcn --layers 256-128-128-64 --host-dtype $dt --epochs ${EPOCHS:-4} --warmup 1 --eval-every 100 --no-verify \
+      --metrics-out $OUT/it_$tag.jsonl --timeline-out $OUT/tl_$tag.json $extra > $OUT/it_$tag.log 2>&1
+    echo "== it2004 m=$GPUS $v rc=$?"
+    grep -E "^median epoch|^exposed|^busy|^GPU cache|^setup|^link|host queue" $OUT/it_$tag.log | head -12
+  done
+  ;;
+cache)  # bench/gpu_cache.sh old vs new on the bench graphs: GRAPHS, NS, DTYPE, GPUS
+  for b in old new; do
+    bin=$B; [[ $b == old ]] && bin=$OLD
+    OUT=$OUT/cache_$b BIN=$bin EPOCHS=${EPOCHS:-6} GPUS=${GPUS:-1} DTYPE=${DTYPE:-fp32} CACHES="${CACHES:-auto}" \
+      bash bench/gpu_cache.sh "${GRAPHS:-community}" "${NS:-4}" ${EXTRA:-} 2>&1 | grep -E "^==|^median|^exposed" | sed "s/^/$b | /"
+  done
+  ;;
+scale)  # 1 vs 2 GPUs, n = NS per GPU, GCN 100-256-256-47, cache CACHES, on GRAPHS (bench_graphs.sh)
+  source bench/bench_graphs.sh; C=/tmp/cache; mkdir -p $C
+  for graph in ${GRAPHS:-products community}; do
+    bench_graph $graph > $OUT/gen_$graph.log 2>&1 || { echo "gen $graph failed"; tail -3 $OUT/gen_$graph.log; continue; }
+    for m in 1 2; do
+      plan=$C/$P${m}x${NS:-4}
+      [[ -f $plan.htplan ]] || { $B/ht-partition -q -g $G -m $m -n ${NS:-4} --method $method -o $plan.htp > /dev/null 2>&1 &&
+        $B/ht-reorganize -q -g $G -p $plan.htp -o $plan.htplan > /dev/null 2>&1; } || { echo "plan $graph m=$m failed"; continue; }
+      for cache in ${CACHES:-auto off}; do
+        timeout 200 $B/ht-train --graph $G --partition $plan.htp --plan $plan.htplan --backend cuda --gpus $m --model gcn \
+          --layers 100-256-256-47 --epochs ${EPOCHS:-8} --warmup 2 --eval-every 100 --dropout 0 --comm full --store host \
+          --gpu-cache $cache --metrics-out $OUT/s_${graph}_m${m}_$cache.jsonl > $OUT/s_${graph}_m${m}_$cache.log 2>&1
+        echo "== $graph m=$m cache $cache rc=$? | $(grep -E '^median epoch' $OUT/s_${graph}_m${m}_$cache.log | cut -c1-60) | $(grep -E '^per-GPU' $OUT/s_${graph}_m${m}_$cache.log)"
+        grep -E "^exposed" $OUT/s_${graph}_m${m}_$cache.log
+      done
+    done
+  done
+  ;;
+tta)  # bench/tta.sh on the carried real graphs (GRAPHS_LIST), EPOCHS, PATIENCE
+  ldd $B/ht-train | grep "not found"
+  timeout ${TLIM:-420} env HT_BIN=$B GRAPHS=$PWD/.carry/graphs bash bench/tta.sh --out /tmp/tta --graphs "${GRAPHS_LIST:-cora citeseer facebook tolokers}" \
+    --epochs ${EPOCHS:-200} --patience ${PATIENCE:-30} 2>&1 | tail -40
+  echo "tta rc=$?"; [[ -f /tmp/tta/tta_table.md ]] || python3 bench/tta.py report /tmp/tta --table /tmp/tta/tta_table.md --plot /tmp/tta/tta.png
+  cat /tmp/tta/tta_table.md 2>/dev/null; tar czf $OUT/tta.tar.gz -C /tmp tta
+  ;;
+gat)  # GAT on a bench graph's n=4 plan (made by cache above): old vs new, DTYPES
+  G=/tmp/cache/${GF:-p}.htg; PL=/tmp/cache/${GF:-p}4
+  for dt in ${DTYPES:-bf16 fp32}; do for b in old new; do
+    bin=$B; [[ $b == old ]] && bin=$OLD
+    timeout 200 $bin/ht-train --graph $G --partition $PL.htp --plan $PL.htplan --backend cuda --model gat \
+      --layers 100-64-64-47 --heads 4 --out-heads 1 --epochs ${EPOCHS:-6} --warmup 2 --eval-every 100 --dropout 0 \
+      --host-dtype $dt --comm full --metrics-out $OUT/gat_${b}_$dt.jsonl > $OUT/gat_${b}_$dt.log 2>&1
+    echo "== GAT $GF $dt $b rc=$?"; grep -E "^median epoch|^exposed|^GPU cache" $OUT/gat_${b}_$dt.log
+  done; done
+  ;;
+esac

@@ -120,13 +120,7 @@ HostMat Trainer::alloc_store(int64_t rows, int64_t cols) {
   return exec_.alloc_host(rows, cols, opt_.host_dtype);
 }
 
-
-std::vector<float> Trainer::logits() const {
-  const HostMat& z = store_.h.back();
-  std::vector<float> out(static_cast<size_t>(z.rows * z.cols));
-  exec_.store_read(z, out);
-  return out;
-}
+std::vector<float> Trainer::logits() const { return layer_output(static_cast<int>(store_.h.size()) - 1); }
 
 std::vector<float> Trainer::layer_output(int l) const {
   if (l < 1 || l >= static_cast<int>(store_.h.size()) || !store_.h[l].data) return {};

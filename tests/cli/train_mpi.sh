@@ -129,39 +129,6 @@ launch 2 "$BIN/ht-train" -q $(files 2) "${common[@]}" --save-model model.htm --p
 ls *.tmp* 2>/dev/null && fail "outputs: temporary files left"
 echo "ok: process 0 writes the outputs"
 
-# A process killed mid-run ends the job (no process waits forever).
-# (Absolute paths tell this job's processes from any other test's.)
-launch 2 "$BIN/ht-train" -q --graph "$WORK/g.htg" --partition "$WORK/p2.htp" --plan "$WORK/p2.htplan" \
-  --backend cpu "${gcn[@]}" --epochs 1000000 --eval-every 1000 >kill.txt 2>&1 &
-job=$!
-victim=""
-for _ in $(seq 1 100); do
-  for pid in $(pgrep -f -- "--graph $WORK/g.htg"); do
-    [[ "$(cat /proc/$pid/comm 2>/dev/null)" == ht-train ]] && { victim=$pid; break; }
-  done
-  [[ -n "$victim" ]] && break
-  sleep 0.1
-done
-sleep 2
-if [[ -z "$victim" ]]; then
-  fail "kill: no process to kill"
-  kill $job 2>/dev/null
-else
-  kill -9 "$victim"
-  for _ in $(seq 1 300); do
-    kill -0 $job 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 $job 2>/dev/null; then
-    fail "kill: the job still runs 30 s after one process was killed"
-    pkill -9 -f -- "--graph $WORK/g.htg" 2>/dev/null
-  else
-    wait $job
-    rc=$?
-    [[ $rc -ne 0 ]] && echo "ok: killing one process ended the job (exit $rc)" || fail "kill: job exit code 0"
-  fi
-fi
-
 # SIGTERM to every process of the job (what Slurm's --signal and scancel
 # --signal=TERM do): the job stops after one epoch, process 0 writes the
 # checkpoint, and the job exits 143 with the one line. SIGTERM to mpirun
@@ -175,29 +142,56 @@ job_pids() {
     [[ "$(cat /proc/$pid/comm 2>/dev/null)" == ht-train ]] && echo $pid
   done
 }
-signal_run() {  # signal_run TARGET: start a job, SIGTERM TARGET (processes | mpirun); sets rc
-  rm -f stop.htckpt
+# endless_run OUT SIGNAL TARGET [ARGS...]: starts an endless 2-process job
+# (ARGS added, output in OUT), sends SIGNAL to TARGET once it trains
+# (processes: both; one: the second; mpirun) and waits up to 30 s for the
+# job to end; sets rc; returns 1 (said) when it did not end.
+endless_run() {
+  local out=$1 signal=$2 target=$3
+  shift 3
   "$MPIEXEC" --oversubscribe -np 2 "$BIN/ht-train" -q --graph "$WORK/g.htg" --partition "$WORK/p2.htp" \
-    --plan "$WORK/p2.htplan" --backend cpu "${gcn[@]}" --epochs 1000000 --eval-every 1000 --checkpoint stop.htckpt \
-    --checkpoint-every 1000000 >stop.txt 2>&1 &
+    --plan "$WORK/p2.htplan" --backend cpu "${gcn[@]}" --epochs 1000000 --eval-every 1000 "$@" >"$out" 2>&1 &
   local mpirun_pid=$! pids="" _
   for _ in $(seq 1 100); do
     pids=$(job_pids)
     [[ $(echo $pids | wc -w) -eq 2 ]] && break
     sleep 0.1
   done
+  if [[ $(echo $pids | wc -w) -ne 2 ]]; then
+    fail "SIG$signal to the $target: the job's processes did not start"
+    kill -9 $mpirun_pid $pids 2>/dev/null
+    wait $mpirun_pid
+    return 1
+  fi
   sleep 2  # past the setup: training
-  if [[ $1 == processes ]]; then kill -TERM $pids; else kill -TERM $mpirun_pid; fi
+  case $target in
+    processes) kill -$signal $pids ;;
+    one) kill -$signal $(echo $pids | cut -d' ' -f2) ;;
+    mpirun) kill -$signal $mpirun_pid ;;
+  esac
   for _ in $(seq 1 300); do
     kill -0 $mpirun_pid 2>/dev/null || break
     sleep 0.1
   done
+  local ended=0
   if kill -0 $mpirun_pid 2>/dev/null; then
-    fail "SIGTERM to the $1: the job still runs 30 s later"
-    kill -9 $mpirun_pid $(job_pids) 2>/dev/null
+    fail "SIG$signal to the $target: the job still runs 30 s later"
+    kill -9 $mpirun_pid 2>/dev/null
+    ended=1
   fi
   wait $mpirun_pid
   rc=$?
+  kill -9 $(job_pids) 2>/dev/null  # (a stopped process, should the launcher have left it)
+  return $ended
+}
+# A process killed mid-run ends the job (no process waits forever).
+if endless_run kill.txt KILL one; then
+  [[ $rc -ne 0 ]] && echo "ok: killing one process ended the job (exit $rc)" || fail "kill: job exit code 0"
+fi
+
+signal_run() {  # signal_run TARGET: SIGTERM to TARGET (processes | mpirun) of a job with a checkpoint; sets rc
+  rm -f stop.htckpt
+  endless_run stop.txt TERM "$1" --checkpoint stop.htckpt --checkpoint-every 1000000
 }
 signal_run processes
 stop_line="^ht-train: stopped by SIGTERM after epoch [0-9]* of 1000000: checkpoint written to stop.htckpt"
@@ -220,31 +214,7 @@ signal_run mpirun
 # A stopped process (SIGSTOP: a frozen node, a debugger) leaves the others
 # waiting in their next exchange: after --peer-timeout seconds the waiting
 # process ends itself with one line, and the launcher the job.
-"$MPIEXEC" --oversubscribe -np 2 "$BIN/ht-train" -q --graph "$WORK/g.htg" --partition "$WORK/p2.htp" \
-  --plan "$WORK/p2.htplan" --backend cpu "${gcn[@]}" --epochs 1000000 --eval-every 1000 --peer-timeout 2 \
-  >frozen.txt 2>&1 &
-frozen_job=$!
-pids=""
-for _ in $(seq 1 100); do
-  pids=$(job_pids)
-  [[ $(echo $pids | wc -w) -eq 2 ]] && break
-  sleep 0.1
-done
-sleep 2  # training
-stopped=$(echo $pids | cut -d' ' -f2)
-kill -STOP $stopped 2>/dev/null
-for _ in $(seq 1 300); do
-  kill -0 $frozen_job 2>/dev/null || break
-  sleep 0.1
-done
-if kill -0 $frozen_job 2>/dev/null; then
-  fail "a stopped process: the job still runs 30 s later (no peer timeout)"
-  kill -9 $frozen_job $(job_pids) 2>/dev/null
-  kill -CONT $stopped 2>/dev/null
-else
-  wait $frozen_job
-  rc=$?
-  kill -9 $(job_pids) 2>/dev/null  # (the stopped one, should the launcher have left it)
+if endless_run frozen.txt STOP one --peer-timeout 2; then
   if [[ $rc -eq 0 ]]; then
     fail "a stopped process: the job's exit code is 0"
   elif ! grep -q "no answer from the other processes for [0-9]* s in .*--peer-timeout" frozen.txt; then

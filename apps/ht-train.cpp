@@ -58,7 +58,7 @@ void group_options(CLI::App& app) {
       {"Execution",
        {"--backend", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--gpu-cache", "--host-mem", "--peer-timeout", "--steps",
         "--merged-buffers", "--no-overlap", "--no-early-start", "--no-fuse-transforms",
-        "--no-gradient-handoff", "--no-device-forwarding", "--no-gpu-accumulate"}},
+        "--no-gradient-handoff", "--no-device-forwarding", "--no-gpu-accumulate", "--no-tier-returns"}},
       {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out", "--embeddings-out",
                   "--embeddings-layer", "--outputs-from"}},
       {"Checkpoints and inference", {"--checkpoint", "--checkpoint-every", "--resume", "--load-model", "--predict-only"}},
@@ -323,6 +323,10 @@ int main(int argc, char** argv) {
                "16-bit stores: keep the gradient matrices out of the GPU cache (every return rounded and added on "
                "the host: the bits of earlier versions) instead of holding them in the cache as fp32 accumulators (fp32 stores: "
                "no effect)");
+  app.add_flag("!--no-tier-returns", job.trainer.tier_returns,
+               "Send every gradient return to the host, instead of letting the GPU cache's row tier of t^l (a "
+               "transform-first GCN layer's gathered matrix) take the returns of ∇t^l into its rows on the GPU "
+               "(results are identical)");
   ht::cli::add_enum(app, "--store", job.store, ht::store_choice_names(),
                     "Vertex store: host (pinned), device (in-memory mode: m = 1, n = 1), auto = device when it fits");
   ht::cli::add_enum(app, "--host-dtype", job.trainer.host_dtype, ht::store_dtype_names(),

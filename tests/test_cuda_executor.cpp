@@ -593,9 +593,10 @@ TEST(CudaEngine, GpuCacheAndRowTierEqualCacheOff) {
           Plan plan = build_plan(g.view(), p);
           std::vector<int64_t> orig(g.num_vertices);
           std::iota(orig.begin(), orig.end(), 0);
-          auto run = [&](int64_t cache, int whole, int64_t tier_rows, LinkCounters* counters) {
+          auto run = [&](int64_t cache, int whole, int64_t tier_rows, LinkCounters* counters,
+                         GcnOrder order = GcnOrder::automatic) {
             auto gpu = make_cuda_executor(m);
-            TrainerOptions opt{cfg, {}, comm, GcnOrder::automatic};
+            TrainerOptions opt{cfg, {}, comm, order};
             opt.host_dtype = dtype;
             opt.gpu_cache = cache;
             opt.gpu_accumulate = false;  // 16-bit gradients through the host: GpuAccumulatorsEqualCpuExecutor
@@ -624,6 +625,17 @@ TEST(CudaEngine, GpuCacheAndRowTierEqualCacheOff) {
             EXPECT_GT(c.cache_bytes, 0);
             EXPECT_LT(c.h2d_bytes, off_c.h2d_bytes);
           }
+          if (kind != ModelKind::gcn) continue;
+          // Every layer transform-first: the tier of t^0 takes ∇t^0's returns
+          // (TrainerOptions::tier_returns; 16-bit rows added as the host adds them).
+          SCOPED_TRACE(::testing::Message() << "GCN transform-first m=" << m << " comm=" << static_cast<int>(comm)
+                                            << " store " << dtype_name(dtype) << ": tier of t^0 with its returns");
+          LinkCounters tf_off_c;
+          const std::vector<float> tf_off = run(0, -1, -1, &tf_off_c, GcnOrder::transform_first);
+          const std::vector<float> tier = run(int64_t{1} << 30, 0, 40, &c, GcnOrder::transform_first);
+          ASSERT_EQ(tier.size(), tf_off.size());
+          EXPECT_EQ(std::memcmp(tier.data(), tf_off.data(), tf_off.size() * 4), 0);
+          EXPECT_LT(c.d2h_bytes, tf_off_c.d2h_bytes);
         }
 #endif
 }

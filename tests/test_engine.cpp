@@ -96,6 +96,7 @@ struct Case {
   int cache_whole = -1;   // TrainerOptions::cache_whole_max
   int64_t tier_rows = -1;  // TrainerOptions::tier_rows_max
   bool gpu_accumulate = true;  // TrainerOptions::gpu_accumulate
+  bool tier_returns = true;    // TrainerOptions::tier_returns
 };
 
 std::string name(const Case& c) {
@@ -161,6 +162,7 @@ CaseResult check_case(const Case& c) {
   opt.cache_whole_max = c.cache_whole;
   opt.tier_rows_max = c.tier_rows;
   opt.gpu_accumulate = c.gpu_accumulate;
+  opt.tier_returns = c.tier_returns;
   Trainer tr(exec, gn.view(), orig, plan, opt);
   CaseResult out;
   out.loss = tr.compute_gradients(epoch);
@@ -422,6 +424,7 @@ TEST(Engine, RowTierEqualsHostLoads) {
             c.gpu_cache = int64_t{1} << 30;
             c.tier_rows = 7;
             c.cache_whole = 0;  // the tier on layer 0's gathered matrix
+            c.tier_returns = false;  // (RowTierTakesReturns: with them)
             const CaseResult tier0 = check_case(c);
             EXPECT_TRUE(same_bits(tier0, host)) << name(c);
             const bool written = order == GcnOrder::transform_first;  // t^0, else h^0
@@ -450,6 +453,45 @@ TEST(Engine, RowTierEqualsHostLoads) {
 // Budgets that leave a written bf16 matrix's tier anything from no row to
 // all of them (its rows, their lists and the fp32 rows of its largest batch
 // must fit): every one gives the same bits as no cache.
+// A tier of t^l (a transform-first GCN layer's gathered matrix) takes the
+// returns of ∇t^l into its rows on the device, adding in the store's dtype as
+// the host does: the same bits as every return through the host, for every
+// m, n, comm mode, copy timing, dtype, handoff and first-return layout; the
+// bytes the tier takes are the bytes that no longer leave the device.
+TEST(Engine, RowTierTakesReturns) {
+  for (GcnOrder order : {GcnOrder::automatic, GcnOrder::transform_first})
+    for (auto [m, n] : {std::pair{1, 1}, std::pair{1, 3}, std::pair{2, 3}, std::pair{4, 2}})
+      for (CommMode comm : {CommMode::p2p, CommMode::full, CommMode::baseline})
+        for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late_compute})
+          for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16})
+            for (int whole : {0, 1}) {  // the tier on layer 0's gathered matrix, or (h^0 whole) a later one's
+              if (order == GcnOrder::automatic && whole == 0) continue;  // layer 0 aggregate-first: h^0
+              Case c{ModelKind::gcn, m, n, comm, 0.5f, order};
+              c.timing = timing;
+              c.dtype = dtype;
+              c.handoff = (m + n) % 2 == 0;
+              c.steps = n == 3 ? StepPlacement::resident : StepPlacement::streamed;
+              const CaseResult host = check_case(c);
+              c.gpu_cache = int64_t{1} << 30;
+              c.tier_rows = 9;
+              c.cache_whole = whole;
+              c.tier_returns = false;
+              const CaseResult loads_only = check_case(c);
+              c.tier_returns = true;
+              const CaseResult returns = check_case(c);
+              EXPECT_TRUE(same_bits(returns, host)) << name(c);
+              EXPECT_LE(returns.counters.d2h_bytes, host.counters.d2h_bytes) << name(c);
+              if (c.handoff) continue;  // (handed-off rows leave the tier: its rows differ from loads_only's)
+              EXPECT_EQ(returns.counters.d2h_bytes + returns.counters.cache_bytes - loads_only.counters.cache_bytes,
+                        host.counters.d2h_bytes) << name(c);
+              if (loads_only.counters.cache_bytes > 0 && (m == 1 || comm != CommMode::baseline)) {
+                EXPECT_LT(returns.counters.d2h_bytes, host.counters.d2h_bytes) << name(c);
+              } else {  // a written matrix is tiered only where its writer reads it
+                EXPECT_EQ(returns.counters.d2h_bytes, host.counters.d2h_bytes) << name(c);
+              }
+            }
+}
+
 TEST(Engine, RowTierFitsAnyBudget) {
   Case c{ModelKind::gcn, 2, 3, CommMode::full, 0.5f, GcnOrder::aggregate_first};
   c.dtype = StoreDtype::bf16;

@@ -3,8 +3,10 @@
 // each batch's own tier rows.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <vector>
 
+#include "core/error.hpp"
 #include "engine/row_tier.hpp"
 
 namespace ht {
@@ -64,6 +66,37 @@ TEST(RowTier, OwnRowsOfABatch) {
   o = own_tier_rows(tier, 12, 20);
   EXPECT_EQ(o.slot0, 4);
   EXPECT_EQ(o.local_rows, (std::vector<uint32_t>{0}));
+}
+
+
+// A step's flush list split by the tier: first returns [others][tier][handed
+// off], later returns [others][tier], each part in its order; the staged
+// vertices follow the later returns; the tier slots in the moved order.
+TEST(RowTier, SplitReturnsKeepsEachPartInOrder) {
+  // Flush list: 5 first returns (the last one handed off), then 4 later ones.
+  std::vector<uint32_t> rows{20, 21, 22, 23, 24, 25, 26, 27, 28}, vids{7, 2, 9, 4, 11, 1, 3, 8, 12};
+  std::vector<std::byte> bytes(rows.size() * 8);
+  std::memcpy(bytes.data(), rows.data(), rows.size() * 4);
+  std::memcpy(bytes.data() + rows.size() * 4, vids.data(), vids.size() * 4);
+  DeviceStep s;
+  s.bytes = bytes;
+  s.flush_rows = {0, 9};
+  s.flush_vids = {36, 9};
+  s.first_count = 5;
+  s.handoff_count = 1;
+  const std::vector<uint32_t> tier{2, 3, 4, 8};  // slots 0..3
+  const std::vector<uint32_t> slots = split_tier_returns(s, TierIndex::of(tier));
+  std::memcpy(rows.data(), bytes.data(), rows.size() * 4);
+  std::memcpy(vids.data(), bytes.data() + rows.size() * 4, vids.size() * 4);
+  EXPECT_EQ(vids, (std::vector<uint32_t>{7, 9, 2, 4, 11, 1, 12, 3, 8}));
+  EXPECT_EQ(rows, (std::vector<uint32_t>{20, 22, 21, 23, 24, 25, 28, 26, 27}));
+  EXPECT_EQ(s.tier_first, 2);
+  EXPECT_EQ(s.tier_staged, 2);
+  EXPECT_EQ(slots, (std::vector<uint32_t>{0, 2, 1, 3}));
+  EXPECT_EQ(s.staged_vids, (std::vector<uint32_t>{1, 12, 3, 8}));
+  // A handed-off row may not be a tier row.
+  s.handoff_count = 1;  // (vertex 11, now last of the first returns)
+  EXPECT_THROW(split_tier_returns(s, TierIndex::of(std::vector<uint32_t>{11})), Error);
 }
 
 }  // namespace

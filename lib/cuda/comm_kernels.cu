@@ -141,6 +141,27 @@ __global__ void scatter_rows16_and_zero_kernel(float* __restrict__ src, const ui
   }
 }
 
+// A 16-bit store's staged add, on the device (the GPU cache's row tier): the
+// source rounded to the dtype (as a staged piece is), widened, added in fp32,
+// rounded once: the bits of the host's add (engine/host_rows.hpp).
+template <class T>
+__global__ void add_rows16_and_zero_kernel(float* __restrict__ src, const uint32_t* __restrict__ src_rows,
+                                           const uint32_t* __restrict__ dst_rows, int64_t n, int64_t cols,
+                                           T* __restrict__ dst) {
+  using P = Pair<T>;
+  const int lane = threadIdx.x & 31;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int64_t nwarps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  for (int64_t k = warp; k < n; k += nwarps) {
+    float* s = src + static_cast<int64_t>(src_rows[k]) * cols;
+    T* d = dst + static_cast<int64_t>(dst_rows[k]) * cols;
+    for (int64_t j = lane; j < cols; j += 32) {
+      d[j] = P::narrow1(__fadd_rn(P::widen1(d[j]), P::widen1(P::narrow1(s[j]))));
+      s[j] = 0.f;
+    }
+  }
+}
+
 __global__ void pull_rows_kernel(const float* __restrict__ src, const uint32_t* __restrict__ rows, int64_t n,
                                  int64_t cols, float* __restrict__ dst) {
   const int lane = threadIdx.x & 31;
@@ -262,9 +283,16 @@ void push_add_rows(const float* src, const uint32_t* rows, int64_t n, int64_t co
 }
 
 void add_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n, int64_t cols,
-                       float* dst, cudaStream_t s) {
+                       void* dst, StoreDtype t, cudaStream_t s) {
   if (n == 0) return;
-  add_rows_and_zero_kernel<<<row_blocks(n), 32 * kWarpsPerBlock, 0, s>>>(src, src_rows, dst_rows, n, cols, dst);
+  const unsigned blocks = row_blocks(n), threads = 32 * kWarpsPerBlock;
+  if (t == StoreDtype::f32)
+    add_rows_and_zero_kernel<<<blocks, threads, 0, s>>>(src, src_rows, dst_rows, n, cols, static_cast<float*>(dst));
+  else if (t == StoreDtype::bf16)
+    add_rows16_and_zero_kernel<<<blocks, threads, 0, s>>>(src, src_rows, dst_rows, n, cols,
+                                                          static_cast<__nv_bfloat16*>(dst));
+  else
+    add_rows16_and_zero_kernel<<<blocks, threads, 0, s>>>(src, src_rows, dst_rows, n, cols, static_cast<__half*>(dst));
   HT_CUDA_CHECK_LAST();
 }
 

@@ -349,9 +349,10 @@ void CudaDevice::push_add_to_peer(DevMat src, int64_t src_row0, Device&, DevMat 
 }
 
 void CudaDevice::add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) {
-  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size && dst.dtype == StoreDtype::f32);
+  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
   activate();
-  cuda::add_rows_and_zero(src.data, src_rows.data, dst_rows.data, src_rows.size, src.cols, dst.f32(), current());
+  cuda::add_rows_and_zero(src.data, src_rows.data, dst_rows.data, src_rows.size, src.cols, dst.data, dst.dtype,
+                          current());
 }
 
 void CudaDevice::scatter_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) {

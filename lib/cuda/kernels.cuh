@@ -23,10 +23,11 @@ void widen_rows16(const void* src, StoreDtype t, int64_t count, float* dst, cuda
 void pull_rows(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst, cudaStream_t s);
 // dst[rows[k]] += src[k] with system-scope atomics (dst may be a peer's memory).
 void push_add_rows(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst, cudaStream_t s);
-// dst[dst_rows[k]] += src[src_rows[k]]; src[src_rows[k]] = 0 (in-memory mode:
-// the gradient store is in device memory; dst rows are distinct).
+// dst[dst_rows[k]] += src[src_rows[k]]; src[src_rows[k]] = 0 (a gradient
+// matrix in device memory: in-memory mode, the GPU cache, its row tier; dst
+// rows are distinct). A 16-bit dst adds as the host does (Device::add_rows_and_zero).
 void add_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n, int64_t cols,
-                       float* dst, cudaStream_t s);
+                       void* dst, StoreDtype t, cudaStream_t s);
 // dst[dst_rows[k]] = src[src_rows[k]]; src[src_rows[k]] = 0 (dst may be
 // mapped host memory: writes only, no read-modify-write over the link).
 void scatter_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t* dst_rows, int64_t n, int64_t cols,

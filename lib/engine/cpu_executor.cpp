@@ -255,8 +255,23 @@ void CpuDevice::push_add_to_peer(DevMat src, int64_t src_row0, Device&, DevMat p
 }
 
 void CpuDevice::add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) {
-  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size && dst.dtype == StoreDtype::f32);
+  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
   enqueue([=] {
+    if (dst.dtype != StoreDtype::f32) {  // the host's staged add (host_rows.hpp): piece rounded, one rounding
+#pragma omp parallel
+      {
+        std::vector<uint16_t> rounded(static_cast<size_t>(src.cols));
+        const HostMat p{rounded.data(), 1, src.cols, -1, dst.dtype};
+#pragma omp for schedule(static)
+        for (int64_t k = 0; k < src_rows.size; ++k) {
+          float* s = src.row(src_rows.data[k]);
+          store_row(p, 0, s, src.cols);
+          add_row(dst, dst_rows.data[k], p, 0);
+          std::memset(s, 0, static_cast<size_t>(src.cols) * 4);
+        }
+      }
+      return;
+    }
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < src_rows.size; ++k) {
       float* s = src.row(src_rows.data[k]);

@@ -81,6 +81,10 @@ struct DeviceStep {
   // rows whose only return in a pass is this one, for a vertex of this device:
   // a pass that hands its gradients to the next one leaves them in the buffer.
   int64_t handoff_count = 0;
+  // With the GPU cache's row tier taking returns (split_tier_returns): the
+  // last `tier_first` first returns before the handed-off ones, and the last
+  // `tier_staged` later returns, are rows the tier holds.
+  int64_t tier_first = 0, tier_staged = 0;
   int64_t reused_rows = 0;  // rows kept in place (full mode)
   int64_t segments = 0;     // the topology's long-row segments (the more of the two directions)
   // p2p and full modes: the load list's rows produced by this device's batch

@@ -227,8 +227,10 @@ class Device {
   virtual void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) = 0;
   // dst[dst_rows[k]] += src[src_rows[k]], then src[src_rows[k]] = 0: gradient
   // rows returned into a vertex-store matrix in this device's memory
-  // (in-memory mode; host stores go through compact_and_zero, a copy and a
-  // host task).
+  // (in-memory mode, the GPU cache and its row tier; host stores go through
+  // compact_and_zero, a copy and a host task). A 16-bit `dst` adds as the
+  // host adds a staged piece: the source row rounded to the dtype, widened,
+  // added in fp32 and rounded once (the same bits as the host path).
   virtual void add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) = 0;
   // dst[dst_rows[k]] = src[src_rows[k]], then src[src_rows[k]] = 0: gradient
   // rows returned for the first time in a layer, written by the device

@@ -80,6 +80,39 @@ TierSplit split_loads(std::span<const uint32_t> vids, std::span<const uint32_t> 
   return out;
 }
 
+std::vector<uint32_t> split_tier_returns(DeviceStep& s, const TierIndex& index) {
+  auto* rows = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_rows.offset);
+  auto* vids = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_vids.offset);
+  const int64_t n = s.flush_rows.count, first = s.first_count, handed = s.handoff_count;
+  HT_CHECK(handed <= first && first <= n && s.flush_vids.count == n, "bad flush list layout");
+  std::vector<uint32_t> r, v, slots;
+  r.reserve(static_cast<size_t>(n));
+  v.reserve(static_cast<size_t>(n));
+  // Entries [b, e) whose tier slot is (hot) or is not (cold) there, in order.
+  auto take = [&](int64_t b, int64_t e, bool hot) {
+    int64_t taken = 0;
+    for (int64_t k = b; k < e; ++k) {
+      const int64_t slot = index(vids[k]);
+      if ((slot >= 0) != hot) continue;
+      r.push_back(rows[k]);
+      v.push_back(vids[k]);
+      if (hot) slots.push_back(static_cast<uint32_t>(slot));
+      ++taken;
+    }
+    return taken;
+  };
+  take(0, first - handed, false);
+  s.tier_first = take(0, first - handed, true);
+  HT_CHECK(take(first - handed, first, true) == 0, "a handed-off row is in the GPU cache's row tier");
+  take(first - handed, first, false);
+  take(first, n, false);
+  s.tier_staged = take(first, n, true);
+  std::copy(r.begin(), r.end(), rows);
+  std::copy(v.begin(), v.end(), vids);
+  s.staged_vids.assign(v.begin() + first, v.end());
+  return slots;
+}
+
 TierOwnRows own_tier_rows(std::span<const uint32_t> tier_vids, int64_t v0, int64_t v1) {
   TierOwnRows out;
   const auto b = std::lower_bound(tier_vids.begin(), tier_vids.end(), static_cast<uint64_t>(v0),

@@ -52,6 +52,15 @@ struct TierIndex {
 TierSplit split_loads(std::span<const uint32_t> vids, std::span<const uint32_t> rows, const TierIndex& index,
                       std::span<const Slice> pieces);
 
+// A step's flush list with the tier's rows moved behind the others in each of
+// its two parts (Trainer::setup_tier_returns): first returns as [others]
+// [tier rows][handed-off rows], later returns as [others][tier rows], each
+// part in its order, staged_vids to match; sets the step's tier_first and
+// tier_staged. Returns the moved entries' tier slots (first returns', then
+// later returns'). A handed-off row may not be a tier row (checked). A
+// vertex is returned at most once per step, so no row's sum changes order.
+std::vector<uint32_t> split_tier_returns(DeviceStep& s, const TierIndex& index);
+
 // The tier slots of the vertices [v0, v1) (one batch's own rows, whose
 // outputs the batch writes): their first slot, and their rows local to v0.
 struct TierOwnRows {

@@ -409,10 +409,12 @@ void Trainer::backward(int epoch) {
         d.zero(DevArray<float>{dst.f32(), dst.rows * dst.cols});
       } else if (!write_first_) {
         exec_.store_zero(dst);
-        for (auto& st : dev_) {  // and the rows of it in the GPU cache
+        for (auto& st : dev_) {  // and the rows of it in the GPU cache or its row tier
+          st->dev->use(Queue::compute);
+          if (const DeviceState::RowTier* t = st->tier_returns(dst))
+            st->dev->zero(DevArray<float>{t->rows.f32(), (t->rows.bytes() + 3) / 4});
           const HostMat& cached = source(*st, dst);
           if (&cached == &dst) continue;
-          st->dev->use(Queue::compute);
           st->dev->zero(DevArray<float>{cached.row(cached.held_first()), (cached.held_last() - cached.held_first()) * cached.cols});
         }
       }

@@ -152,8 +152,11 @@ class Trainer {
   };
   TierChoice choose_tier_rows(const DeviceState& st, std::span<const std::span<const uint32_t>> loads, int64_t b,
                               int64_t e, int64_t room, int64_t cols, int64_t row_bytes, bool written,
-                              bool narrow) const;
+                              bool narrow, bool returns) const;
   void setup_row_tier(std::span<const int64_t> room, std::span<const int64_t> orig_id);
+  double setup_tier_returns(DeviceState& st, std::span<const uint32_t> tier_vids);
+  // Own rows of batch j whose returns the tier holds, over `dst` (start_batch).
+  void patch_tier_rows(DeviceState& st, int j, DevMat dst);
   void fill_tier(DeviceState& st, std::span<const uint32_t> vids);
   // Batch j's loads from the tier into the merged buffer (compute queue).
   void read_tier(DeviceState& st, int layer, int j, int epoch, bool training);
@@ -182,6 +185,7 @@ class Trainer {
   // Algorithm 3: pushes to peers, then flushes to host in pieces through the
   // staging ring (compact on the device, copy, add by a host task).
   void issue_return(const HostMat& stored, int64_t width, int j);
+  void return_into_tier(DeviceState& st, int j, DevMat G, const HostMat& dst, int64_t kept);
   // Multi-process jobs: the rows of batch j that cross to and from other
   // processes' devices (trainer_net.cpp): pulled rows in the forward
   // exchange, pushed gradients (received, then added in job order) in the return.

@@ -136,7 +136,7 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
     d.use(Queue::load);
     d.wait(d, st->computed[s]);  // batch k - 2 is done with the slot
     st->raw_in_used[s] = 0;      // (and its inputs were widened: issued before this batch's loads)
-    HT_ASSERT(st->widen_pending[s].empty());
+    HT_ASSERT(st->widen_pending[s].empty() && st->tier_patch[s].empty());
     if (pass != Pass::forward) wait_producer(*st, j);
     d.begin_work();
     // Vertex-wise passes read no topology: only batches over chunks need the step.
@@ -172,10 +172,12 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
           d.gather_from_host(from, st->handoff_host_vids[j], rows, dst, DropoutSpec{});
           count_rows(from, rows.size, dst.cols, true);
         }
+        if (st->tier_returns(src)) st->tier_patch[s].push_back({j, dst});
         break;
       }
       case Pass::transform_backward:
         read_in(*st, s, store_.agg[l], v0, view(st->in_dh[s], nd, out_w));
+        if (st->tier_returns(store_.agg[l])) st->tier_patch[s].push_back({j, view(st->in_dh[s], nd, out_w)});
         read_in(*st, s, store_.h[l], v0, view(st->in_a[s], nd, in_w));
         break;
     }
@@ -392,7 +394,11 @@ void Trainer::issue_return(const HostMat& stored, int64_t width, int j) {
         if (peer != st) d.wait(*peer->dev, peer->pushed);
     // A pass that hands off leaves its last batch's handed-off rows in G.
     const int64_t kept = handing_off_ && j == plan_.n - 1 ? step.handoff_count : 0;
-    count_rows(dst, step.flush_count() - kept, width, false);
+    // The row tier's returns (setup_tier_returns): rows it holds stay on the device.
+    const DeviceState::RowTier* tier = st->tier_returns(stored);
+    const int64_t tier_first = tier ? step.tier_first : 0, tier_staged = tier ? step.tier_staged : 0;
+    count_rows(dst, step.flush_count() - kept - tier_first - tier_staged, width, false);
+    if (tier) count_rows(tier->rows, tier_first + tier_staged, width, false);
     // First returns: the device writes them into the store itself (none
     // when some row is never returned: mark_first_flushes; none into the
     // in-memory store, cleared per layer).
@@ -407,7 +413,9 @@ void Trainer::issue_return(const HostMat& stored, int64_t width, int j) {
       d.record(st->flushed);
       continue;
     }
-    if (written > 0) {
+    if (tier) {
+      return_into_tier(*st, j, G, dst, kept);
+    } else if (written > 0) {
       d.begin_work();
       d.scatter_rows_and_zero(G, lists.flush_rows.sub(0, written), lists.flush_vids.sub(0, written), dst);
       d.end_work(WorkKind::d2h);
@@ -415,7 +423,7 @@ void Trainer::issue_return(const HostMat& stored, int64_t width, int j) {
     // The rest add to rows another batch (or device) returned before: staged
     // pieces, added on the host after those writes (the other devices'
     // `flushed`, recorded earlier in this loop or in earlier batches).
-    const int64_t staged = step.flush_count() - direct;
+    const int64_t staged = step.flush_count() - direct - tier_staged;
     if (staged > 0 && !own_host_queues()) {
       h.use(Queue::host);
       for (auto& other : dev_)
@@ -461,6 +469,44 @@ void Trainer::issue_return(const HostMat& stored, int64_t width, int j) {
     d.use(Queue::compute);
     d.record(st->flushed);
   }
+}
+
+// Batch j's first returns with the row tier taking its rows' returns
+// (split_tier_returns: first returns [others][tier rows][handed-off], later
+// returns [others][tier rows]), on the compute queue: the others written into
+// the host store (the handed-off rows too unless the pass keeps them in G,
+// `kept`), the tier's rows written or added into the tier. The staged host
+// adds (issue_return) take the other later returns.
+void Trainer::return_into_tier(DeviceState& st, int j, DevMat G, const HostMat& dst, int64_t kept) {
+  const DeviceState::RowTier& tier = st.tier;
+  Device& d = *st.dev;
+  const DeviceStep& step = st.plan.steps[j];
+  const StepLists& lists = st.lists[st.slot_of[j]];
+  const int64_t direct = step.first_count, first = step.tier_first, later = step.tier_staged;
+  const int64_t others = direct - step.handoff_count - first;
+  d.begin_work();
+  if (others > 0) d.scatter_rows_and_zero(G, lists.flush_rows.sub(0, others), lists.flush_vids.sub(0, others), dst);
+  if (const int64_t handed = direct - kept - (others + first); handed > 0)
+    d.scatter_rows_and_zero(G, lists.flush_rows.sub(others + first, handed), lists.flush_vids.sub(others + first, handed),
+                            dst);
+  d.end_work(WorkKind::d2h);
+  d.begin_work();
+  const DevIdx slots = tier.ret_slots[j];
+  if (first > 0) d.scatter_rows_and_zero(G, lists.flush_rows.sub(others, first), slots.sub(0, first), tier.rows);
+  if (later > 0)
+    d.add_rows_and_zero(G, lists.flush_rows.sub(step.flush_count() - later, later), slots.sub(first, later), tier.rows);
+  d.end_work(WorkKind::compute);
+}
+
+// Own rows of batch j whose returns the row tier took, over the rows `dst`
+// read from the host (stale there), on the compute queue when the batch
+// starts: its own tier rows are consecutive slots (tier vertices ascend).
+void Trainer::patch_tier_rows(DeviceState& st, int j, DevMat dst) {
+  const DeviceState::RowTier& t = st.tier;
+  const DevIdx own = t.own_rows[j];
+  if (own.size == 0) return;
+  const HostMat src{t.rows.row_bytes(t.own_slot0[j]), own.size, t.rows.cols, st.dev->index(), t.rows.dtype};
+  st.dev->gather_from_host(src, DevIdx{nullptr, own.size}, own, dst, DropoutSpec{});
 }
 
 }  // namespace ht

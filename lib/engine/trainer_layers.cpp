@@ -43,6 +43,8 @@ Trainer::BatchView Trainer::start_batch(DeviceState& st, int j, bool writes_outp
   d.begin_work();
   for (const DeviceState::Widen& w : st.widen_pending[s]) d.widen_rows(w.raw, store_dtype(), w.dst);
   st.widen_pending[s].clear();
+  for (const DeviceState::TierPatch& p : st.tier_patch[s]) patch_tier_rows(st, p.batch, p.dst);
+  st.tier_patch[s].clear();
   return {d, s, c.num_dst(), c.dst_begin};
 }
 

@@ -94,6 +94,12 @@ struct TrainerOptions {
   // cached (every return goes through the host, rounded at each add: the
   // bits of earlier versions). fp32 stores give the same bits either way.
   bool gpu_accumulate = true;
+  // The GPU cache's row tier of t^l (a transform-first GCN layer's gathered
+  // matrix) also takes the returns of ∇t^l into its rows, on the owner's
+  // compute queue, adding in the store's dtype as the host does (the same
+  // bits): those rows' gradients stop crossing the link and the host adds
+  // them no more. Off: every return goes to the host (bench comparisons).
+  bool tier_returns = true;
 };
 
 // Whether layer l's transform passes are fused into layer l - 1's (above).

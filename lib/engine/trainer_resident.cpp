@@ -200,15 +200,33 @@ int Trainer::tier_layer() const {
 // 16-bit written matrix also the largest batch's rows in fp32).
 Trainer::TierChoice Trainer::choose_tier_rows(const DeviceState& st, std::span<const std::span<const uint32_t>> loads,
                                               int64_t b, int64_t e, int64_t room, int64_t cols, int64_t row_bytes,
-                                              bool written, bool narrow) const {
+                                              bool written, bool narrow, bool returns) const {
   int64_t entries = 0;
-  for (const DeviceStep& step : st.plan.steps) entries += step.load_vids.count;
+  for (const DeviceStep& step : st.plan.steps) entries += 2 * step.load_vids.count + (returns ? step.flush_count() : 0);
   const int64_t per_row = row_bytes + 8 + 4 + (written ? 4 : 0);
-  int64_t capacity = (room - 8 * entries) / per_row;
+  int64_t capacity = (room - 4 * entries) / per_row;
   if (opt_.tier_rows_max >= 0) capacity = std::min(capacity, opt_.tier_rows_max);
   TierChoice c;
   if (capacity <= 0) return c;
-  c.hot = hottest_rows(loads, b, e, capacity);
+  // Rows handed from one backward pass to the next stay out of a tier that
+  // takes returns (split_tier_returns: they are returned once, by the last
+  // batch, and read from the gradient buffer).
+  std::vector<uint32_t> handed;
+  if (returns)
+    for (size_t j = 0; j < st.plan.handoff.size(); ++j)
+      for (uint32_t r : st.plan.handoff[j].rows)
+        handed.push_back(static_cast<uint32_t>(st.plan.steps[j].plan->dst_begin + r));
+  std::sort(handed.begin(), handed.end());
+  auto hottest = [&](int64_t k) {
+    TierRows t = hottest_rows(loads, b, e, k);
+    if (handed.empty()) return t;
+    std::vector<uint32_t> kept;
+    for (uint32_t v : t.vids)
+      if (!std::binary_search(handed.begin(), handed.end(), v)) kept.push_back(v);
+    t.vids = std::move(kept);  // (hot_loads still counts the few dropped: a statistic)
+    return t;
+  };
+  c.hot = hottest(capacity);
   if (!written) return c;
   for (int pass = 0; pass < 2; ++pass) {
     c.own.clear();
@@ -221,12 +239,12 @@ Trainer::TierChoice Trainer::choose_tier_rows(const DeviceState& st, std::span<c
     HT_ASSERT(total == static_cast<int64_t>(c.hot.vids.size()));  // every tier row is one of its batches' own
     c.scratch_floats = narrow ? most * cols : 0;
     const int64_t k = static_cast<int64_t>(c.hot.vids.size());
-    const int64_t over = k * per_row + 8 * entries + 4 * c.scratch_floats - room;
+    const int64_t over = k * per_row + 4 * entries + 4 * c.scratch_floats - room;
     if (over <= 0) return c;
     HT_ASSERT(pass == 0);  // fewer rows: less scratch, so the second choice fits
     capacity = k - (over + per_row - 1) / per_row;
     if (capacity <= 0) return {};
-    c.hot = hottest_rows(loads, b, e, capacity);
+    c.hot = hottest(capacity);
   }
   return c;
 }
@@ -244,6 +262,8 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
   const int from = layer > 0 && forwards(layer - 1) ? 1 : 0;
   const int passes = opt_.model.kind == ModelKind::gat ? 2 : 1;
   const bool written = mat != &store_.h[0];
+  // t^l of a transform-first GCN layer is also where its backward pass returns ∇t^l.
+  const bool returns = opt_.tier_returns && written && opt_.model.kind == ModelKind::gcn && transform_first(layer);
   const int64_t cols = mat->cols, row_bytes = cols * mat->elem_bytes();
   for (size_t i = 0; i < dev_.size(); ++i) {
     DeviceState& st = *dev_[i];
@@ -258,13 +278,13 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
     const bool own = written && plan_.m > 1;
     const int64_t b = own ? plan_.part_offsets[st.job] : 0, e = own ? plan_.part_offsets[st.job + 1] : num_vertices_;
     const TierChoice c =
-        choose_tier_rows(st, loads, b, e, room[i], cols, row_bytes, written, mat->dtype != StoreDtype::f32);
+        choose_tier_rows(st, loads, b, e, room[i], cols, row_bytes, written, mat->dtype != StoreDtype::f32, returns);
     if (c.hot.vids.empty()) continue;
     DeviceState::RowTier& t = st.tier;
     const int64_t k = static_cast<int64_t>(c.hot.vids.size());
     d.use(Queue::compute);
     t.stored = mat;
-    t.rows = HostMat{d.alloc_bytes(k * row_bytes).data, k, cols, d.index(), mat->dtype};
+    t.rows = HostMat{d.alloc_bytes((k * row_bytes + 3) / 4 * 4).data, k, cols, d.index(), mat->dtype};  // (zeroed as floats)
     std::vector<int64_t> keys;
     for (uint32_t v : c.hot.vids) keys.push_back(orig_id[v]);
     t.keys = d.upload(std::span<const int64_t>(keys));
@@ -283,14 +303,51 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
     }
     if (c.scratch_floats > 0) t.scratch = d.alloc_floats(c.scratch_floats);
     fill_tier(st, c.hot.vids);
+    const double returned = returns ? setup_tier_returns(st, c.hot.vids) : 0.0;
     cache_held_.tier_rows = std::max(cache_held_.tier_rows, k);
     if (i == 0)
-      log::info("GPU cache tier: the {} rows of {} loaded most often ({:.1f}% of its loads from the host, {}){}", k,
+      log::info("GPU cache tier: the {} rows of {} loaded most often ({:.1f}% of its loads from the host, {}){}{}", k,
                 name, 100.0 * static_cast<double>(c.hot.hot_loads) / static_cast<double>(std::max<int64_t>(c.hot.loads, 1)),
-                format_bytes(k * row_bytes), dev_.size() > 1 ? " on GPU 0, each GPU its own" : "");
+                format_bytes(k * row_bytes), dev_.size() > 1 ? " on GPU 0, each GPU its own" : "",
+                returns ? fmt::format("; they take {:.1f}% of the returns of ∇{} on the GPU", 100.0 * returned, name) : "");
   }
   if (cache_held_.tier_rows > 0)
     cache_held_.what += fmt::format("{}tier of {}", cache_held_.what.empty() ? "" : "; ", name);
+}
+
+// The tier takes the returns into its matrix (RowTier::returns): every step's
+// flush list split (split_tier_returns, the steps in parallel), the tier
+// slots of its tier rows uploaded, the resident steps copied again. Returns
+// the share of the flush entries the tier takes.
+double Trainer::setup_tier_returns(DeviceState& st, std::span<const uint32_t> tier_vids) {
+  const TierIndex index = TierIndex::of(tier_vids);
+  const int64_t n = static_cast<int64_t>(st.plan.steps.size());
+  std::vector<std::vector<uint32_t>> slots(static_cast<size_t>(n));
+  std::string error;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t j = 0; j < n; ++j) {
+    try {
+      slots[static_cast<size_t>(j)] = split_tier_returns(st.plan.steps[static_cast<size_t>(j)], index);
+    } catch (const std::exception& e) {
+#pragma omp critical(ht_split_returns_error)
+      if (error.empty()) error = e.what();
+    }
+  }
+  if (!error.empty()) throw Error(error);
+  Device& d = *st.dev;
+  d.use(Queue::compute);
+  int64_t taken = 0, all = 0;
+  DeviceState::RowTier& t = st.tier;
+  t.returns = true;
+  for (int64_t j = 0; j < n; ++j) {
+    const DeviceStep& step = st.plan.steps[static_cast<size_t>(j)];
+    t.ret_slots.push_back(upload_or_empty(d, slots[static_cast<size_t>(j)]));
+    taken += step.tier_first + step.tier_staged;
+    all += step.flush_count();
+    if (!st.streamed)  // (setup_devices copied them before the split; it synchronized since)
+      d.copy_bytes_in(step.bytes.data(), st.ring[static_cast<size_t>(j)], static_cast<int64_t>(step.bytes.size()));
+  }
+  return static_cast<double>(taken) / static_cast<double>(std::max<int64_t>(all, 1));
 }
 
 // Every step's load list split by the tier (split_loads), the steps in

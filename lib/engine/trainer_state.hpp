@@ -102,10 +102,27 @@ struct Trainer::DeviceState {
     std::vector<DevIdx> own_rows;     // by batch: its rows (local) in the tier, written matrices only
     std::vector<int64_t> own_slot0;   // by batch: the first of their slots
     DevArray<float> scratch;          // 16-bit written matrices: a batch's tier rows before rounding
+    // Returns (Trainer::setup_tier_returns): when the tier's matrix is also
+    // where a backward pass returns gradients (t^l / ∇t^l), its rows take
+    // them on the compute queue (the steps' flush lists split: DeviceStep::
+    // tier_first, tier_staged) in the store's dtype, adding as the host would,
+    // and the passes that read them back patch them over the rows loaded from
+    // the host (tier_patch).
+    bool returns = false;
+    std::vector<DevIdx> ret_slots;    // by batch: the tier slots of its first, then later, tier returns
   };
   RowTier tier;
   // The tier when it holds rows of store matrix `m`, else null.
   const RowTier* tier_of(const HostMat& m) const { return tier.stored == &m ? &tier : nullptr; }
+  // The tier when it takes the gradient returns into `m`, else null.
+  const RowTier* tier_returns(const HostMat& m) const { return tier.returns ? tier_of(m) : nullptr; }
+  // Own rows a slot's batch read from the host whose returns are in the
+  // tier: patched over them when the batch starts (after widening).
+  struct TierPatch {
+    int batch = 0;
+    DevMat dst;
+  };
+  std::vector<TierPatch> tier_patch[kSlots];
   // Device forwarding (TrainerOptions::forward_on_device), per producing batch
   // k: rows of its outputs (local to the batch) and where they go in the first
   // batch's merged buffer (its load list's piece produced by batch k).

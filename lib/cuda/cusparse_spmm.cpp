@@ -49,7 +49,13 @@ void* CusparseSpmm::Buffer::ensure(int64_t bytes, cudaStream_t s) {
   (*charge_)(grown - bytes_);  // throws when over the device's limit
   if (ptr_) HT_CUDA_TRY(cudaFreeAsync(ptr_, stream_));
   ptr_ = nullptr;
-  HT_CUDA_TRY(cudaMallocAsync(&ptr_, static_cast<size_t>(grown), s));
+  bytes_ = 0;
+  const cudaError_t err = cudaMallocAsync(&ptr_, static_cast<size_t>(grown), s);
+  if (err != cudaSuccess) {
+    ptr_ = nullptr;
+    (*charge_)(-grown);
+    HT_CUDA_TRY(err);
+  }
   bytes_ = grown;
   stream_ = s;
   return ptr_;
@@ -82,24 +88,33 @@ cusparseStatus_t CusparseSpmm::try_multiply(const Csr& a, bool wide, const Dense
                                am.d, bm.in, &beta, cm.out, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG3, &bytes);
   if (st != CUSPARSE_STATUS_SUCCESS) return st;
   void* work = work_.ensure(static_cast<int64_t>(bytes), s);
-  HT_CUSPARSE_TRY(cusparseSpMM(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
-                               am.d, bm.in, &beta, cm.out, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG3, work));
-  return CUSPARSE_STATUS_SUCCESS;
+  return cusparseSpMM(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, am.d, bm.in,
+                      &beta, cm.out, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG3, work);
 }
 
+// The offsets as they are first; when this cuSPARSE refuses them (64-bit
+// offsets with 32-bit columns are not in every version's list), narrowed to
+// 32 bits from then on. A refusal (not supported, invalid value) launches
+// nothing, so the product is simply made again; any other failure, or a
+// refusal of the narrowed form too, is an error.
 void CusparseSpmm::multiply(const Csr& a, const Dense& b, const Dense& c, float alpha, float beta, cudaStream_t s) {
   HT_CUSPARSE_TRY(cusparseSetStream(handle_, s));
+  cusparseStatus_t wide = CUSPARSE_STATUS_SUCCESS;
   if (wide_offsets_) {
-    const cusparseStatus_t st = try_multiply(a, true, b, c, alpha, beta, s);
-    if (st == CUSPARSE_STATUS_SUCCESS) return;
-    if (st != CUSPARSE_STATUS_NOT_SUPPORTED) throw_cusparse_error(st, "cusparseSpMM (CSR_ALG3)", __FILE__, __LINE__);
-    wide_offsets_ = false;
-    log::info("cuSPARSE: 64-bit row offsets with 32-bit columns not supported; offsets narrowed to 32 bits per call");
+    wide = try_multiply(a, true, b, c, alpha, beta, s);
+    if (wide == CUSPARSE_STATUS_SUCCESS) return;
+    if (wide != CUSPARSE_STATUS_NOT_SUPPORTED && wide != CUSPARSE_STATUS_INVALID_VALUE)
+      throw_cusparse_error(wide, "cusparseSpMM (CSR_ALG3)", __FILE__, __LINE__);
   }
   auto* narrow = static_cast<int32_t*>(offsets32_.ensure(4 * (a.rows + 1), s));
   narrow_offsets(a.offsets, a.rows + 1, narrow, s);
   const cusparseStatus_t st = try_multiply(a, false, b, c, alpha, beta, s);
   if (st != CUSPARSE_STATUS_SUCCESS) throw_cusparse_error(st, "cusparseSpMM (CSR_ALG3)", __FILE__, __LINE__);
+  if (wide_offsets_) {
+    wide_offsets_ = false;
+    log::info("cuSPARSE: 64-bit row offsets with 32-bit columns refused ({}); offsets narrowed to 32 bits per call",
+              cusparseGetErrorString(wide));
+  }
 }
 
 void CusparseSpmm::forward(const DevTopology& t, const float* x, int64_t cols, float* out, cudaStream_t s) {

@@ -82,8 +82,9 @@ class CusparseSpmm {
   };
   // c = alpha a b + beta c.
   void multiply(const Csr& a, const Dense& b, const Dense& c, float alpha, float beta, cudaStream_t s);
-  // Status of cusparseSpMM_bufferSize for `a` with the offsets as given
-  // (64-bit) or narrowed (32-bit, in offsets32_); `bytes` its answer.
+  // c = alpha a b + beta c with a's offsets as given (64-bit) or narrowed
+  // (32-bit, already in offsets32_): the first status that is not success
+  // (descriptor, workspace size, product), or success.
   cusparseStatus_t try_multiply(const Csr& a, bool wide, const Dense& b, const Dense& c, float alpha, float beta,
                                 cudaStream_t s);
 

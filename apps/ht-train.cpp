@@ -56,7 +56,7 @@ void group_options(CLI::App& app) {
        {"--optimizer", "--lr", "--weight-decay", "--decay-first-layer-only", "--momentum", "--epochs", "--eval-every",
         "--warmup", "--seed", "--early-stop", "--target-acc", "--runs"}},
       {"Execution",
-       {"--backend", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--gpu-cache", "--host-mem", "--peer-timeout", "--steps",
+       {"--backend", "--spmm", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--gpu-cache", "--host-mem", "--peer-timeout", "--steps",
         "--merged-buffers", "--no-overlap", "--no-early-start", "--no-fuse-transforms",
         "--no-gradient-handoff", "--no-device-forwarding", "--no-gpu-accumulate", "--no-tier-returns"}},
       {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out", "--embeddings-out",
@@ -171,6 +171,7 @@ std::vector<std::pair<std::string, std::string>> recorded_options(const CLI::App
       {"--model", ht::name_of(ctx.model)},
       {"--optimizer", ht::name_of(ctx.optimizer)},
       {"--backend", ht::name_of(ctx.backend)},
+      {"--spmm", ht::name_of(job.spmm)},
       {"--comm", ht::name_in(ht::comm_mode_names(), job.trainer.comm)},
       {"--gcn-order", ht::name_in(ht::gcn_order_names(), job.trainer.gcn_order)},
       {"--store", ht::name_in(ht::store_choice_names(), job.store)},
@@ -276,6 +277,11 @@ int main(int argc, char** argv) {
   ht::cli::add_enum(app, "--backend", ctx.backend, ht::backend_names(),
                     "Executor: cuda, cpu (the reference executor, emulates GPUs; slow), or auto = cuda when this "
                     "build has the CUDA executor and a GPU is visible, else cpu (the choice is logged)");
+  ht::cli::add_enum(app, "--spmm", job.spmm, ht::spmm_backend_names(),
+                    "Sparse products on the GPU (GCN's aggregation and its transpose, GAT's weighted aggregation): "
+                    "own (the project's kernels), cusparse (cusparseSpMM, its deterministic CSR algorithm), or auto "
+                    "= the faster per product (for now own everywhere: not yet measured). Results equal up to float "
+                    "rounding. The cpu backend ignores it");
   app.add_option("--gpus", ctx.gpus, "GPUs (emulated devices for cpu); default: the plan's m, or 1")
       ->check(ht::cli::in_range(1, 4096));
   app.add_option("--chunks", ctx.chunks,
@@ -459,8 +465,7 @@ int main(int argc, char** argv) {
         throw ht::option_error("--gpus", fmt::format("the plan is for {} GPUs, not {}", m, ctx.gpus));
       if (ctx.backend == ht::Backend::cpu) return std::make_unique<ht::CpuExecutor>(m);
 #ifdef HT_HAVE_CUDA
-      return ht::make_cuda_executor(m, job.gpu_mem_bytes,
-                                    first_gpu_of(launch, m, cuda_gpus_visible()));
+      return ht::make_cuda_executor(m, job.gpu_mem_bytes, first_gpu_of(launch, m, cuda_gpus_visible()), job.spmm);
 #else
       throw ht::option_error("--backend", "this build has no CUDA executor (nvcc and the CUDA libraries were not "
                                           "found when it was configured); use --backend cpu");

@@ -3,12 +3,14 @@
 # and libraries carried in .carry/bin and .carry/lib (or .carry/lib.tar.xz), the 0880d9f-style
 # baseline ht-train in .carry/old, real graphs as .carry/graphs.tar.xz (tta). Write nothing but
 # what must come back under $OUT (8 files at most: tar the rest).
-# Usage: bench/device_runs.sh check|prep|it|cache|scale|tta|gat   (variables: see each mode)
+# Usage: bench/device_runs.sh check|prep|it|cache|scale|tta|gat|spmm   (variables: see each mode)
 #   check  test_cuda_executor          prep   it-2004-like graph, partition, plan (GPUS, CHUNKS)
 #   it     ht-train on them: VARIANTS "new:bf16 old:bf16 new:fp32 new:bf16+no-gpu-accumulate", EPOCHS
 #   cache  bench/gpu_cache.sh old vs new (GRAPHS, NS, DTYPE, GPUS)
 #   scale  1 vs 2 GPUs (GRAPHS, NS, CACHES)   tta  bench/tta.sh on the carried graphs (GRAPHS_LIST)
 #   gat    GAT on a bench graph, old vs new (GF, DTYPES)
+#   spmm   bench/spmm_backends.sh: --spmm own vs cusparse, GCN and GAT (GRAPHS, N, MODELS, EPOCHS);
+#          FILTER=1 first runs the GPU tests of both backends (test_cuda_executor *Cusparse*:*Spmm*)
 set -uo pipefail
 for t in .carry/lib .carry/graphs; do [[ -d $t || ! -f $t.tar.xz ]] || tar xJf $t.tar.xz -C .carry; done
 export LD_LIBRARY_PATH=$PWD/.carry/lib NCCL_NVLS_ENABLE=0
@@ -82,5 +84,13 @@ gat)  # GAT on a bench graph's n=4 plan (made by cache above): old vs new, DTYPE
       --host-dtype $dt --comm full --metrics-out $OUT/gat_${b}_$dt.jsonl > $OUT/gat_${b}_$dt.log 2>&1
     echo "== GAT $GF $dt $b rc=$?"; grep -E "^median epoch|^exposed|^GPU cache" $OUT/gat_${b}_$dt.log
   done; done
+  ;;
+spmm)  # the sparse products' backends: own kernels vs cuSPARSE, timed and compared (bench/spmm_backends.sh)
+  if [[ ${FILTER:-0} == 1 ]]; then
+    timeout 300 $B/test_cuda_executor --gtest_filter='*Cusparse*:*Spmm*' > $OUT/test_spmm.log 2>&1
+    echo "test_cuda_executor *Cusparse*:*Spmm* rc=$?"; grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|^\[       OK|SKIPPED" $OUT/test_spmm.log | tail -8
+  fi
+  OUT=$OUT BIN=$B LIB=$PWD/.carry/lib EPOCHS=${EPOCHS:-6} N=${N:-4} MODELS="${MODELS:-gcn gat}" \
+    bash bench/spmm_backends.sh "${GRAPHS:-products community rmat}" 2>&1 | grep -vE "^exposed" | tail -40
   ;;
 esac

@@ -15,6 +15,7 @@
 #include "engine/cpu_executor.hpp"
 #include "engine/device_plan.hpp"
 #include "engine/host_rows.hpp"
+#include "engine/spmm_backend.hpp"
 #include "engine/trainer.hpp"
 #include "graph/build.hpp"
 #include "partition/partition.hpp"
@@ -788,6 +789,154 @@ TEST(CudaEngine, GpuAccumulatorsEqualCpuExecutor) {
         }
         EXPECT_TRUE(runs[0] == runs[1]) << "two GPU runs differ";
       }
+#endif
+}
+
+}  // namespace ht
+
+namespace ht {
+
+// The per-product choice of --spmm (engine/spmm_backend.hpp): runs without a
+// GPU. own and auto give the own kernels (auto until measured), cusparse
+// gives cuSPARSE where it can take the case.
+TEST(SpmmBackend, ChoicePerProduct) {
+  for (SpmmProduct p : {SpmmProduct::forward, SpmmProduct::transpose, SpmmProduct::gat}) {
+    const SpmmCase c{p, 1000, 2000, 30000, 64, p == SpmmProduct::gat ? 4 : 0, false};
+    EXPECT_EQ(choose_spmm_backend(SpmmBackend::own, c), SpmmBackend::own);
+    EXPECT_EQ(choose_spmm_backend(SpmmBackend::cusparse, c), SpmmBackend::cusparse);
+    EXPECT_EQ(choose_spmm_backend(SpmmBackend::automatic, c), SpmmBackend::own);
+  }
+  // Input rows past 32-bit column indices: the own kernels, whatever was asked.
+  const SpmmCase wide{SpmmProduct::forward, 1000, int64_t{1} << 31, 30000, 64};
+  EXPECT_FALSE(cusparse_takes(wide));
+  EXPECT_EQ(choose_spmm_backend(SpmmBackend::cusparse, wide), SpmmBackend::own);
+  EXPECT_EQ(name_of(SpmmBackend::cusparse), "cusparse");
+  EXPECT_EQ(spmm_backend_names().at("auto"), SpmmBackend::automatic);
+}
+
+namespace {
+
+// GCN's normalization on a random topology: w = 1 / sqrt(deg(src row) deg(dst)).
+[[maybe_unused]] void gcn_weights(HostTopology& t) {
+  std::vector<int64_t> src_deg(t.num_src_rows, 0);
+  for (uint32_t s : t.src) ++src_deg[s];
+  for (int64_t d = 0; d < t.num_dst; ++d)
+    for (int64_t e = t.offsets[d]; e < t.offsets[d + 1]; ++e)
+      t.weight[e] = static_cast<float>(1.0 / std::sqrt(double(src_deg[t.src[e]]) * double(t.offsets[d + 1] - t.offsets[d])));
+}
+
+}  // namespace
+
+// cuSPARSE (cusparseSpMM, CSR_ALG3) against the own kernels on the same GPU:
+// forward and transposed products with GCN weights, widths that are and are
+// not multiples of 4, with and without a hub (rows past kLongRowEdges), and
+// GAT's weighted aggregation (heads concatenated, averaged, one); equal up to
+// float rounding, and cuSPARSE's results the same bits on a second run.
+TEST(CudaKernels, CusparseEqualsOwnKernels) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  auto own = make_cuda_executor(1, 0, 0, SpmmBackend::own);
+  auto lib = make_cuda_executor(1, 0, 0, SpmmBackend::cusparse);
+  for (int64_t hub : {int64_t{0}, int64_t{20000}})
+    for (int64_t cols : {int64_t{5}, int64_t{24}, int64_t{37}, int64_t{64}}) {
+      SCOPED_TRACE(::testing::Message() << "cols " << cols << " hub " << hub);
+      const int64_t nd = hub ? 40 : 301, rows = hub ? 5000 : 433;
+      HostTopology ht = random_topology(nd, rows, 21, hub);
+      gcn_weights(ht);
+      std::vector<std::vector<float>> res[3];
+      int side = 0;
+      for (Executor* e : {own.get(), lib.get(), lib.get()}) {
+        Device& d = e->device(0);
+        DevTopology t = upload_topology(d, ht);
+        d.reserve(d.spmm_scratch(ht.src.size() / kLongRowEdges + 2, cols));
+        DevArray<float> x = d.upload(std::span<const float>(random_floats(rows * cols, 22)));
+        DevArray<float> dout = d.upload(std::span<const float>(random_floats(nd * cols, 23)));
+        DevArray<float> dx = d.upload(std::span<const float>(random_floats(rows * cols, 24)));
+        DevArray<float> out = d.alloc_floats(nd * cols);
+        d.spmm(t, {x.data, rows, cols}, {out.data, nd, cols});
+        d.spmm_transpose_add(t, {dout.data, nd, cols}, {dx.data, rows, cols});
+        d.synchronize();
+        res[side].push_back(read_all(d, out));
+        res[side++].push_back(read_all(d, dx));
+      }
+      const double tol = hub ? 1e-4 : 1e-5;
+      for (int k = 0; k < 2; ++k) {
+        EXPECT_LT(rel_err(res[1][k], res[0][k]), tol) << (k ? "transpose" : "forward");
+        EXPECT_TRUE(res[1][k] == res[2][k]) << (k ? "transpose" : "forward") << ": two cuSPARSE runs differ";
+      }
+    }
+  struct Gat {
+    bool mean;
+    int64_t heads, f, hub;
+  };
+  for (const Gat c : {Gat{false, 3, 11, 0}, Gat{true, 3, 11, 0}, Gat{true, 1, 24, 0}, Gat{false, 4, 16, 20000},
+                      Gat{true, 2, 12, 20000}}) {
+    SCOPED_TRACE(::testing::Message() << "GAT " << (c.mean ? "mean" : "concat") << " heads " << c.heads << " f "
+                                      << c.f << " hub " << c.hub);
+    const int64_t nd = c.hub ? 40 : 83, rows = c.hub ? 5000 : 117, gcols = c.heads * c.f;
+    const int64_t ocols = c.mean ? c.f : gcols;
+    const HostTopology ht = random_topology(nd, rows, 5, c.hub);
+    const int64_t ne = static_cast<int64_t>(ht.src.size());
+    std::vector<float> w = random_floats(ne * c.heads, 25);
+    for (float& v : w) v = std::abs(v);  // attention weights are not negative
+    std::vector<float> res[3];
+    int side = 0;
+    for (Executor* e : {own.get(), lib.get(), lib.get()}) {
+      Device& d = e->device(0);
+      DevTopology t = upload_topology(d, ht);
+      d.reserve(d.spmm_scratch(ne / kLongRowEdges + 2, gcols));
+      DevArray<float> g = d.upload(std::span<const float>(random_floats(rows * gcols, 26)));
+      DevArray<float> a = d.upload(std::span<const float>(w));
+      DevArray<float> o = d.alloc_floats(nd * ocols);
+      d.gat_aggregate(t, {g.data, rows, gcols}, a, static_cast<int>(c.heads), c.mean, {o.data, nd, ocols});
+      d.synchronize();
+      res[side++] = read_all(d, o);
+    }
+    EXPECT_LT(rel_err(res[1], res[0]), c.hub ? 1e-4 : 1e-5);
+    EXPECT_TRUE(res[1] == res[2]) << "two cuSPARSE runs differ";
+  }
+#endif
+}
+
+// Training with --spmm cusparse: the losses of every epoch within 1e-5
+// relative of the own kernels' (GCN both orders, GAT), m = 1 and 2 GPUs, on
+// the plain graph and on one with a hub; two cuSPARSE runs the same bits.
+TEST(CudaEngine, CusparseTrainingEqualsOwnKernels) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  for (int64_t hub : {int64_t{0}, int64_t{9000}}) {
+    Graph g = hub ? epoch_graph(12000, 40000, 37, hub) : epoch_graph();
+    std::vector<int64_t> orig(g.num_vertices);
+    std::iota(orig.begin(), orig.end(), 0);
+    const std::pair<ModelKind, GcnOrder> cases[] = {{ModelKind::gcn, GcnOrder::automatic},
+                                                     {ModelKind::gcn, GcnOrder::aggregate_first},
+                                                     {ModelKind::gat, GcnOrder::automatic}};
+    for (const auto& [kind, order] : cases)
+      for (int m : {1, 2}) {
+        if (m > gpus()) continue;
+        SCOPED_TRACE(::testing::Message() << (kind == ModelKind::gcn ? "GCN" : "GAT") << " order "
+                                          << static_cast<int>(order) << " m " << m << " hub " << hub);
+        ModelConfig cfg;
+        cfg.kind = kind;
+        cfg.dims = {37, 24, 5};
+        cfg.heads = 3;
+        cfg.dropout = 0.5f;
+        cfg.attn_dropout = kind == ModelKind::gat ? 0.3f : 0.0f;
+        Partition p = test::range_partition(g, m, 2);
+        Plan plan = build_plan(g.view(), p);
+        TrainerOptions opt{cfg, {}, CommMode::full, order};
+        auto losses = [&](SpmmBackend backend) {
+          auto gpu = make_cuda_executor(m, 0, 0, backend);
+          Trainer t(*gpu, g.view(), orig, plan, opt);
+          std::vector<double> out;
+          for (int epoch = 0; epoch < 5; ++epoch) out.push_back(t.train_epoch(epoch).loss);
+          return out;
+        };
+        const std::vector<double> own = losses(SpmmBackend::own), lib = losses(SpmmBackend::cusparse);
+        for (size_t k = 0; k < own.size(); ++k) EXPECT_NEAR(lib[k], own[k], 1e-5 * std::abs(own[k])) << "epoch " << k;
+        EXPECT_TRUE(losses(SpmmBackend::cusparse) == lib) << "two cuSPARSE runs differ";
+      }
+  }
 #endif
 }
 

@@ -16,6 +16,11 @@ void throw_cublas_error(cublasStatus_t st, const char* call, const char* file, i
                           file, line));
 }
 
+void throw_cusparse_error(cusparseStatus_t st, const char* call, const char* file, int line) {
+  throw Error(fmt::format("cuSPARSE error {} ({}) in {} at {}:{}", static_cast<int>(st), cusparseGetErrorString(st),
+                          call, file, line));
+}
+
 void throw_nccl_error(int code, const char* message, const char* call, const char* file, int line) {
   throw Error(fmt::format("NCCL error {} ({}) in {} at {}:{}", code, message, call, file, line));
 }

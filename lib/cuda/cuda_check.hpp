@@ -1,13 +1,15 @@
 #pragma once
-// Error macros for CUDA, cuBLAS and NCCL calls: throw ht::Error naming the
+// Error macros for CUDA, cuBLAS, cuSPARSE and NCCL calls: throw ht::Error naming the
 // call, the library's message, file and line (RAFT-style *_TRY). The
 // throwers live in a .cpp so that kernel files (nvcc) need no fmt.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cusparse.h>
 
 namespace ht::cuda {
 [[noreturn]] void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line);
 [[noreturn]] void throw_cublas_error(cublasStatus_t st, const char* call, const char* file, int line);
+[[noreturn]] void throw_cusparse_error(cusparseStatus_t st, const char* call, const char* file, int line);
 [[noreturn]] void throw_nccl_error(int code, const char* message, const char* call, const char* file, int line);
 }  // namespace ht::cuda
 
@@ -23,6 +25,12 @@ namespace ht::cuda {
   do {                                                                                             \
     const cublasStatus_t ht_st_ = (call);                                                          \
     if (ht_st_ != CUBLAS_STATUS_SUCCESS) ::ht::cuda::throw_cublas_error(ht_st_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+#define HT_CUSPARSE_TRY(call)                                                                        \
+  do {                                                                                               \
+    const cusparseStatus_t ht_sp_ = (call);                                                          \
+    if (ht_sp_ != CUSPARSE_STATUS_SUCCESS) ::ht::cuda::throw_cusparse_error(ht_sp_, #call, __FILE__, __LINE__); \
   } while (0)
 
 #ifdef HT_HAVE_NCCL

@@ -15,6 +15,7 @@
 #include "core/memory.hpp"
 #include "core/timer.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/cusparse_spmm.hpp"
 #include "cuda/kernels.cuh"
 
 namespace ht {
@@ -105,8 +106,8 @@ void CUDART_CB run_host_task(void* p) {
 
 }  // namespace
 
-CudaDevice::CudaDevice(int index, int cuda_id, int64_t memory_cap)
-    : index_(index), cuda_id_(cuda_id), cap_(memory_cap), host_errors_(std::make_shared<HostTaskErrors>()) {
+CudaDevice::CudaDevice(int index, int cuda_id, int64_t memory_cap, SpmmBackend spmm)
+    : index_(index), cuda_id_(cuda_id), cap_(memory_cap), spmm_(spmm), host_errors_(std::make_shared<HostTaskErrors>()) {
   activate();
   for (cudaStream_t& st : streams_) HT_CUDA_TRY(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   HT_CUBLAS_TRY(cublasCreate(&blas_));
@@ -119,12 +120,24 @@ CudaDevice::CudaDevice(int index, int cuda_id, int64_t memory_cap)
   HT_CUDA_TRY(cudaMemsetAsync(stats_, 0, 128, streams_[0]));
   timing_.resize(1);
   HT_CUDA_TRY(cudaEventCreate(&timing_[0]));
+  // cuSPARSE's handle at setup (its buffers grow at the first products).
+  // Its buffers count against the cap like every allocation.
+  if (spmm_ != SpmmBackend::own)
+    sparse_ = std::make_unique<cuda::CusparseSpmm>([this](int64_t delta) {
+      if (delta > 0 && bytes_ + delta > cap_)
+        throw Error(fmt::format("GPU {}: out of memory for cuSPARSE's buffers: {} more needed with {} allocated, "
+                                "limit {} (--gpu-mem or the device's free memory; --spmm own needs none)",
+                                index_, format_bytes(static_cast<double>(delta)),
+                                format_bytes(static_cast<double>(bytes_)), format_bytes(static_cast<double>(cap_))));
+      bytes_ += delta;
+    });
 }
 
 CudaDevice::~CudaDevice() {
   cudaSetDevice(cuda_id_);
   for (cudaStream_t st : streams_)
     if (st) cudaStreamSynchronize(st);
+  sparse_.reset();  // its buffers are freed on the streams, before they go
   if (blas_) cublasDestroy(blas_);
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
   for (cudaEvent_t e : timing_) cudaEventDestroy(e);
@@ -405,9 +418,17 @@ void CudaDevice::gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float a
                             static_cast<int>(ldb), a, static_cast<int>(lda), &beta, c, static_cast<int>(ldc)));
 }
 
+bool CudaDevice::use_cusparse(const SpmmCase& c) {
+  return sparse_ && choose_spmm_backend(spmm_, c) == SpmmBackend::cusparse;
+}
+
 void CudaDevice::spmm(const DevTopology& t, DevMat x, DevMat out) {
   HT_ASSERT(x.cols == out.cols);
   activate();
+  if (use_cusparse({SpmmProduct::forward, t.num_dst, t.num_src_rows, t.num_edges, x.cols})) {
+    sparse_->forward(t, x.data, x.cols, out.data, current());
+    return;
+  }
   reserve(spmm_scratch(t.seg_row.size, x.cols));  // a no-op once the trainer reserved it at setup
   cuda::spmm(t, x.data, x.cols, out.data, scratch_, current());
 }
@@ -415,6 +436,10 @@ void CudaDevice::spmm(const DevTopology& t, DevMat x, DevMat out) {
 void CudaDevice::spmm_transpose_add(const DevTopology& t, DevMat dout, DevMat dx) {
   HT_ASSERT(dout.cols == dx.cols);
   activate();
+  if (use_cusparse({SpmmProduct::transpose, t.num_src_rows, t.num_dst, t.num_edges, dx.cols})) {
+    sparse_->transpose_add(t, dout.data, dx.cols, dx.data, current());
+    return;
+  }
   reserve(spmm_scratch(t.t_seg_row.size, dx.cols));  // a no-op once the trainer reserved it at setup
   cuda::spmm_transpose_add(t, dout.data, dx.cols, dx.data, scratch_, current());
 }
@@ -457,8 +482,12 @@ void CudaDevice::gat_softmax(const DevTopology& t, int heads, DevArray<float> sc
 
 void CudaDevice::gat_aggregate(const DevTopology& t, DevMat g, DevArray<float> alpha_drop, int heads, bool mean,
                                DevMat out) {
-  reserve(spmm_scratch(t.seg_row.size, g.cols));  // a no-op once the trainer reserved it at setup
   activate();
+  if (use_cusparse({SpmmProduct::gat, t.num_dst, t.num_src_rows, t.num_edges, g.cols, heads, mean})) {
+    sparse_->gat_aggregate(t, g.data, g.cols, alpha_drop.data, heads, mean, out.data, out.cols, current());
+    return;
+  }
+  reserve(spmm_scratch(t.seg_row.size, g.cols));  // a no-op once the trainer reserved it at setup
   cuda::gat_aggregate(t, g.data, g.cols, alpha_drop.data, heads, mean, out.data, out.cols, scratch_, current());
 }
 

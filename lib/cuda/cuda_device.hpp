@@ -1,5 +1,6 @@
 #pragma once
-// One GPU behind the Device interface: a stream, a cuBLAS handle, RAII
+// One GPU behind the Device interface: a stream, a cuBLAS handle, cuSPARSE
+// (cuda/cusparse_spmm.hpp, when the sparse products may use it), RAII
 // allocations tracked against a memory cap, four streams
 // (compute, load, store, host) ordered by events, a timeline of timing events.
 #include <cublas_v2.h>
@@ -12,8 +13,13 @@
 
 #include "core/row_window.hpp"
 #include "engine/executor.hpp"
+#include "engine/spmm_backend.hpp"
 
 namespace ht {
+
+namespace cuda {
+class CusparseSpmm;
+}
 
 // Owns one cudaMalloc allocation (freed on the owning device).
 class DeviceBuffer {
@@ -59,7 +65,8 @@ class PinnedBuffer {
 
 class CudaDevice final : public Device {
  public:
-  CudaDevice(int index, int cuda_id, int64_t memory_cap);
+  // `spmm`: who computes the sparse products (engine/spmm_backend.hpp).
+  CudaDevice(int index, int cuda_id, int64_t memory_cap, SpmmBackend spmm = SpmmBackend::automatic);
   ~CudaDevice() override;
   int index() const override { return index_; }
   int cuda_id() const { return cuda_id_; }
@@ -129,6 +136,7 @@ class CudaDevice final : public Device {
                     float scale, DevMat dlogits) override;
   LossStats take_loss_stats() override;
   void synchronize() override;
+  SpmmBackend spmm_backend() const { return spmm_; }
   // The compute stream (NCCL and cuBLAS work runs there).
   cudaStream_t stream() const { return streams_[0]; }
   // The stream of the current queue (Device::use).
@@ -144,6 +152,8 @@ class CudaDevice final : public Device {
     return {p, static_cast<int64_t>(v.size())};
   }
   void copy_in(void* dst, const void* src, size_t bytes);
+  // Who computes this product (choose_spmm_backend), cuSPARSE created if needed.
+  bool use_cusparse(const SpmmCase& c);
 
   // Rethrows an exception a host task raised on the driver's thread.
   void check_host_tasks();
@@ -165,6 +175,8 @@ class CudaDevice final : public Device {
   std::vector<Pair> pairs_;
   double timeline_offset_ = 0;             // start event vs the host's clock at reset
   cublasHandle_t blas_ = nullptr;
+  SpmmBackend spmm_ = SpmmBackend::automatic;
+  std::unique_ptr<cuda::CusparseSpmm> sparse_;  // when spmm_ is not own
   std::vector<std::unique_ptr<DeviceBuffer>> buffers_;
   std::shared_ptr<struct HostTaskErrors> host_errors_;
   float* scratch_ = nullptr;        // device: GAT backward per-edge values

@@ -14,12 +14,12 @@ namespace {
 
 class CudaExecutor final : public Executor {
  public:
-  CudaExecutor(int m, int64_t cap, int first_gpu) {
+  CudaExecutor(int m, int64_t cap, int first_gpu, SpmmBackend spmm) {
     const int visible = cuda_device_count();
     HT_CHECK(visible > 0, "no CUDA GPU is visible (driver missing or CUDA_VISIBLE_DEVICES empty); use --backend cpu");
     HT_CHECK(m >= 1 && first_gpu >= 0 && first_gpu + m <= visible, "asked for GPUs {}..{} but {} are visible",
              first_gpu, first_gpu + m - 1, visible);
-    for (int i = 0; i < m; ++i) devices_.push_back(std::make_unique<CudaDevice>(i, first_gpu + i, cap));
+    for (int i = 0; i < m; ++i) devices_.push_back(std::make_unique<CudaDevice>(i, first_gpu + i, cap, spmm));
     enable_peer_access();
 #ifdef HT_HAVE_NCCL
     if (m > 1) {
@@ -31,8 +31,11 @@ class CudaExecutor final : public Executor {
 #endif
     cudaDeviceProp prop{};
     HT_CUDA_TRY(cudaGetDeviceProperties(&prop, first_gpu));
-    log::info("CUDA executor: {} x {} ({} SMs, {:.1f} GiB)", m, prop.name, prop.multiProcessorCount,
-              static_cast<double>(prop.totalGlobalMem) / (1 << 30));
+    log::info("CUDA executor: {} x {} ({} SMs, {:.1f} GiB); sparse products: {}", m, prop.name,
+              prop.multiProcessorCount, static_cast<double>(prop.totalGlobalMem) / (1 << 30),
+              spmm == SpmmBackend::own        ? "own kernels"
+              : spmm == SpmmBackend::cusparse ? "cuSPARSE (cusparseSpMM, CSR_ALG3)"
+                                              : "auto (per product; own kernels until measured)");
   }
 
   ~CudaExecutor() override {
@@ -208,8 +211,9 @@ int cuda_device_count() {
   return n;
 }
 
-std::unique_ptr<Executor> make_cuda_executor(int num_devices, int64_t memory_cap_bytes, int first_gpu) {
-  return std::make_unique<CudaExecutor>(num_devices, memory_cap_bytes, first_gpu);
+std::unique_ptr<Executor> make_cuda_executor(int num_devices, int64_t memory_cap_bytes, int first_gpu,
+                                             SpmmBackend spmm) {
+  return std::make_unique<CudaExecutor>(num_devices, memory_cap_bytes, first_gpu, spmm);
 }
 
 }  // namespace ht

@@ -81,6 +81,19 @@ void col_sum_add(const float* m, int64_t rows, int64_t cols, float* grad, float*
 void add_block_partials(const float* partial, int64_t blocks, int64_t cols, float* out, cudaStream_t s);
 void dropout_rows(float* m, int64_t rows, int64_t cols, int64_t key_row0, const DropoutSpec& drop, cudaStream_t s);
 
+// ---- cuSPARSE's inputs (cusparse_kernels.cu): what cusparseSpMM needs
+// that the topology does not hold as it takes it (cusparse_spmm.hpp).
+// out[i] = in[i] for i < n (row offsets narrowed to 32 bits; every value < 2^31).
+void narrow_offsets(const int64_t* in, int64_t n, int32_t* out, cudaStream_t s);
+// The transpose as a CSR of its own: col[k] = edge_dst[t_edge[k]] and
+// val[k] = weight[t_edge[k]] (1 when weight is null), k < edges.
+void transposed_csr(const uint32_t* t_edge, const uint32_t* edge_dst, const float* weight, int64_t edges,
+                    uint32_t* col, float* val, cudaStream_t s);
+// out[h * edges + e] = w[e * heads + h]: GAT's weights one head after another.
+void head_major(const float* w, int64_t edges, int heads, float* out, cudaStream_t s);
+// out[i] = value for i < n.
+void fill(float* out, int64_t n, float value, cudaStream_t s);
+
 // ---- GAT (gat_kernels.cu)
 // `scratch`: gat_scores_scratch_floats(rows, heads) (each row's score terms per head).
 int64_t gat_scores_scratch_floats(int64_t rows, int heads);

@@ -3,7 +3,8 @@
 // The CPU reference executor (cpu_executor.hpp) implements it with plain C++
 // and OpenMP and can emulate m GPUs with separate buffers; the CUDA executor
 // (lib/cuda/) implements it with its own kernels (SpMM, GAT, gathers), cuBLAS
-// (dense products) and NCCL (all-reduce).
+// (dense products), cuSPARSE (the sparse products when --spmm picks it:
+// engine/spmm_backend.hpp) and NCCL (all-reduce).
 //
 // Handles are plain pointers + sizes into device memory (host memory for the
 // CPU executor); the loop never dereferences them. Every buffer is allocated

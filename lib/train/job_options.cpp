@@ -37,6 +37,7 @@ std::vector<JobOption> options_that_must_agree(const TrainJob& job) {
       {"--epochs", number(job.epochs)},
       {"--eval-every", number(job.eval_every)},
       {"--backend", number(job.backend)},
+      {"--spmm", number(job.spmm)},
       {"--chunks", number(job.chunks)},
       {"--gpu-mem", number(job.gpu_mem_bytes)},
       {"--comm", number(t.comm)},

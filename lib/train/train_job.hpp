@@ -20,6 +20,7 @@
 #include "cuda/link_probe.hpp"
 #include "engine/executor.hpp"
 #include "engine/host_memory_plan.hpp"
+#include "engine/spmm_backend.hpp"
 #include "engine/trainer.hpp"
 #include "engine/transport.hpp"
 #include "train/metrics.hpp"
@@ -97,6 +98,9 @@ struct TrainJob {
   std::function<int()> stop_requested;
   std::string timeline_out;  // JSON: the last timed epoch's busy intervals per device queue
   Backend backend = Backend::cpu;  // what the executor factory makes (cpu or cuda, never auto)
+  // --spmm: who computes the CUDA executor's sparse products (the executor
+  // factory passes it on; the CPU executor has one implementation).
+  SpmmBackend spmm = SpmmBackend::automatic;
   // Measures GPU 0's host link at start-up; ht-train sets it for --backend
   // cuda (this library is built without CUDA). Empty: the bound is not measured.
   std::function<LinkBandwidth()> probe_link;

@@ -99,5 +99,11 @@ fi
 grep -q "^accuracy: train" stdout.txt || fail "--predict-only printed no accuracy: $(cat stdout.txt)"
 grep -q "predicting with GCN" stderr.txt || fail "--predict-only does not say it predicts: $(cat stderr.txt)"
 grep -q "training GCN" stderr.txt && fail "--predict-only says it trains"
+# --spmm: the CPU backend ignores it (one implementation), and the metrics record it; an
+# unknown backend is refused with the names.
+"$BIN/ht-train" -q -g g.htg --backend cpu --epochs 1 --spmm cusparse --metrics-out spmm.jsonl >/dev/null 2>stderr.txt ||
+  fail "--spmm cusparse on the cpu backend refused: $(cat stderr.txt)"
+grep -q '"--spmm":"cusparse"' spmm.jsonl || fail "the metrics do not record --spmm: $(head -c 300 spmm.jsonl)"
+expect_error "--spmm unknown" "--spmm: 'cublas' is not one of auto, cusparse, own" ht-train -g g.htg --spmm cublas
 
 finish "option messages: ok"

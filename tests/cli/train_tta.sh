@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ht-train's time-to-accuracy options on the command line (CPU backend, a small generated graph):
-# --early-stop and --target-acc stop and say when; --runs K prints a line per run and the mean ±
+# --early-stop, --target-acc and --time-limit stop and say when; --runs K prints a line per run and the mean ±
 # std; the predictions of the best epoch score the summary's test accuracy; --save-model FILE.npz
 # loads with numpy; the metrics summary records the options, version and start time; refusals
 # are usage errors (exit 2) with one line. Then bench/tta.py's report on that run and a baseline
@@ -61,6 +61,19 @@ EOF
 grep -q -E '^stopped after [0-9]+ of 300 epochs \(target accuracy 0.5 reached\);.*; target 0.5 at epoch [0-9]+, [0-9.]+ s \([0-9.]+ s\)$' out.txt ||
   { fail "target line"; cat out.txt; }
 
+# Time limit: the first evaluation past it ends the run, with the summary and the metrics.
+"${T[@]}" --epochs 1000000 --time-limit 0.3 --metrics-out tl.jsonl >out.txt 2>err.txt || fail "time limit run: $(cat err.txt)"
+grep -q -E '^stopped after [0-9]+ of 1000000 epochs \(time limit 0.3 s\);' out.txt || { fail "time limit line"; cat out.txt; }
+"$PY" -c "
+import json
+rows = [json.loads(l) for l in open('tl.jsonl')]
+s = rows[-1]
+assert s['type'] == 'summary' and s['stop_reason'] == 'time limit 0.3 s' and s['time_limit'] == 0.3, s
+last = [r for r in rows if r['type'] == 'epoch'][-1]
+prev = [r for r in rows if r['type'] == 'epoch'][-2]
+assert last['train_seconds'] >= 0.3 > prev['train_seconds'], (prev['train_seconds'], last['train_seconds'])
+" 2>py.txt || { fail "time limit record"; cat py.txt; }
+
 # Several runs.
 "${T[@]}" --epochs 4 --runs 3 --seed 10 --metrics-out r.jsonl >out.txt 2>err.txt || fail "runs: $(cat err.txt)"
 for k in 0 1 2; do
@@ -93,6 +106,7 @@ expect_refused "runs with a model" "--save-model: not with --runs 2" 1 --epochs 
 expect_refused "outputs-from alone" "--outputs-from: applies to --save-model" 2 --epochs 2 --outputs-from last
 expect_refused "target above 1" "--target-acc" 2 --epochs 2 --target-acc 1.5
 expect_refused "early stop negative" "--early-stop" 2 --epochs 2 --early-stop -1
+expect_refused "time limit negative" "--time-limit" 2 --epochs 2 --time-limit -1
 expect_refused "npz model loaded" "--load-model" 1 --predict-only --load-model m.npz --predict-out q.csv
 expect_refused "runs with predict-only" "--runs" 2 --predict-only --runs 2 --load-model m.npz --predict-out q.csv
 

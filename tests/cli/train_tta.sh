@@ -134,6 +134,50 @@ grep -q -F '| g | minibatch-sage | 0.45 | 0.5000 | 1.00 | 0.6000 | 0.5500 | 1.50
   { fail "report row of the baseline"; cat res/t.md; }
 grep -q -E '^\| g \| hongtu-inmem-1gpu \| 0.45 \| [0-9.]+ \| [0-9.]+ \|' res/t.md || { fail "report row of hongtu"; cat res/t.md; }
 "$PY" "$SRC/bench/tta.py" report res --table res/t2.md >/dev/null 2>err.txt || fail "report with the default target"
+# A learning-rate sweep: results named SYSTEM-lrX; the best-lr table keeps the fastest to the target.
+mkdir sweep
+for lr in 0.01 0.003; do
+  t=$([[ $lr == 0.01 ]] && echo 2.0 || echo 1.0)
+  cat >sweep/g__minibatch-gcn-lr$lr.json <<EOF2
+{"system": "minibatch-gcn-lr$lr", "graph": "g", "status": "ok", "lr": $lr, "epochs": 2, "epoch_s_median": 0.5,
+ "best_val_acc": 0.7, "test_acc_at_best_val": 0.65, "best_epoch": 1, "best_seconds": $t, "stop_reason": "time limit 2 s",
+ "curve": [[0.5, 0.3, 0.3, 0], [$t, 0.7, 0.65, 1]]}
+EOF2
+done
+cat >sweep/g__pyg-full-lr0.03.json <<'EOF2'
+{"system": "pyg-full-lr0.03", "graph": "g", "status": "oom", "lr": 0.03, "note": "CUDA out of memory at stage train"}
+EOF2
+cp m.jsonl sweep/g__hongtu-inmem-1gpu-lr0.05.jsonl  # trained with --lr 0.05 (T above)
+"$PY" "$SRC/bench/tta.py" report sweep --table sweep/t.md --best-table sweep/b.md --target g=0.6 >out.txt 2>err.txt ||
+  { fail "sweep report: $(cat err.txt)"; }
+grep -q -F '| g | minibatch-gcn | 0.6 | 0.003: 1.00; 0.01: 2.00 | 0.003 | 1.00 | 0.5000 | 0.7000 | 0.6500 | — |' sweep/b.md ||
+  { fail "best-lr row"; cat sweep/b.md; }
+grep -q -F '| g | pyg-full | 0.6 | 0.03: oom |' sweep/b.md || { fail "best-lr row of a failed sweep"; cat sweep/b.md; }
+grep -q -E '^\| g \| hongtu-inmem-1gpu \| 0.6 \| 0.05: [0-9.]+ \| 0.05 \|' sweep/b.md || { fail "best-lr row of hongtu"; cat sweep/b.md; }
+grep -q -F 'stopped by the time limit 2 s' sweep/t.md || { fail "time limit note"; cat sweep/t.md; }
+# The default target: 0.98 x the best of hongtu's in-memory learning rates.
+"$PY" "$SRC/bench/tta.py" report sweep --table sweep/t2.md >/dev/null 2>err.txt || fail "sweep report, default target"
+"$PY" - sweep/t2.md m.jsonl <<'EOF2' || fail "default target of a sweep"
+import json, math, sys
+best = [json.loads(l) for l in open(sys.argv[2])][-1]["best_val_acc"]
+want = math.floor(0.98 * best * 1000) / 1000
+rows = [l.split("|") for l in open(sys.argv[1]) if l.startswith("| g |")]
+assert all(float(r[3]) == want for r in rows), (want, rows)
+EOF2
+# A baseline sweep without torch: one skipped result per rate, named by it; bad rates refused.
+mkdir b && "$PY" "$SRC/bench/tta.py" baseline g.htg --lr 0.01 0.003 --time-limit 5 --label mb --json b/x.json >/dev/null 2>err.txt
+"$PY" - b <<'EOF2' || fail "baseline sweep files"
+import json, os, sys
+names = sorted(os.listdir(sys.argv[1]))
+assert names == ["x-lr0.003.json", "x-lr0.01.json"], names
+for n in names:
+    r = json.load(open(os.path.join(sys.argv[1], n)))
+    assert r["system"] == "mb-" + n[2:-5] and r["time_limit"] == 5 and r["status"] in ("skipped", "ok", "error"), r
+EOF2
+"$PY" "$SRC/bench/tta.py" baseline g.htg --lr 0.01 0.01 >/dev/null 2>stderr.txt
+[[ $? -eq 2 ]] && grep -q "given twice" stderr.txt || fail "tta.py baseline --lr twice"
+"$PY" "$SRC/bench/tta.py" baseline g.htg --lr 0 >/dev/null 2>stderr.txt
+[[ $? -eq 2 ]] || fail "tta.py baseline --lr 0"
 "$PY" "$SRC/bench/tta.py" env >env.json 2>/dev/null || fail "tta.py env"
 "$PY" -c "import json; d = json.load(open('env.json')); assert 'torch' in d and 'pyg_lib' in d" || fail "env keys"
 bash "$SRC/bench/tta.sh" --bogus >/dev/null 2>stderr.txt
@@ -141,5 +185,18 @@ bash "$SRC/bench/tta.sh" --bogus >/dev/null 2>stderr.txt
 bash "$SRC/bench/tta.sh" --help >help.txt 2>&1 && grep -q -- "--smoke" help.txt || fail "tta.sh --help"
 HT_BIN=/nonexistent bash "$SRC/bench/tta.sh" --smoke --out x >/dev/null 2>stderr.txt
 [[ $? -eq 1 ]] && grep -q "not built" stderr.txt || fail "tta.sh without the tools"
+for bad in "--lr-list '0.01 0.01'" "--lr-list abc" "--systems bogus" "--minibatch sage:15-10" "--time-cap 0" "--chunks x"; do
+  eval bash "$SRC/bench/tta.sh" "$bad" >/dev/null 2>stderr.txt
+  [[ $? -eq 2 ]] && [[ $(wc -l <stderr.txt) -eq 1 ]] || { fail "tta.sh $bad: not refused in one line"; cat stderr.txt; }
+done
+# The bench end to end on the CPU backend: a sweep of two rates under a time cap (the baselines
+# are recorded as skipped without torch).
+HT_BIN="$BIN" bash "$SRC/bench/tta.sh" --smoke --backend cpu --out sm --graphs community_smoke --epochs 1 \
+  --systems "hongtu-inmem pyg-full" --lr-list "0.01 0.05" --time-cap 1 >sm.txt 2>&1 || { fail "tta.sh smoke"; tail sm.txt; }
+for f in community_smoke__hongtu-inmem-1gpu-lr0.01.jsonl community_smoke__hongtu-inmem-1gpu-lr0.05.jsonl \
+  community_smoke__pyg-full-lr0.01.json community_smoke__pyg-full-lr0.05.json tta_table.md tta_best_lr.md; do
+  [[ -s sm/$f ]] || fail "tta.sh smoke: no sm/$f"
+done
+grep -q -E '^\| community_smoke \| hongtu-inmem-1gpu \| [0-9.]+ \| 0.01: ' sm/tta_best_lr.md || { fail "smoke best-lr table"; cat sm/tta_best_lr.md; }
 
 finish "ht-train time to accuracy: all checks passed"

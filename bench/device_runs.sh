@@ -102,7 +102,9 @@ tta-community)  # issue 36 (a)-(c), one call < 540 s: community2m and tolokers, 
   ;;
 tta-community12m)  # issue 36 (a), one call < 540 s: community12m (12 M vertices, 300 M edges) out of core, each
   # system at one learning rate (the best of tta-community's sweep on community2m: LR_HONGTU, LR_PYG, LR_SAGE,
-  # LR_GCN), each run capped at CAP12 s of training; hongtu partitioned once (ht-partition, n auto).
+  # LR_GCN), each run capped at CAP12 s of training; hongtu partitioned once (ht-partition, n auto); HT12_EXTRA:
+  # more ht-train options (e.g. "--host-dtype bf16" if the host memory check refuses the fp32 store); PYG12=0
+  # skips PyG full-graph (expected out of memory at 12 M x 256).
   ldd $B/ht-train | grep "not found"
   T=/tmp/tta36_12m; mkdir -p $T /tmp/g36; t0=$SECONDS
   run12() {  # SYSTEMS LR [tta.sh args]
@@ -114,7 +116,7 @@ tta-community12m)  # issue 36 (a), one call < 540 s: community12m (12 M vertices
     echo "== $sys lr $lr: rc=${PIPESTATUS[0]} at $((SECONDS - t0)) s"
   }
   sys2=""; [[ $NG -ge 2 ]] && sys2="hongtu-2gpu"
-  run12 "hongtu-ooc $sys2" ${LR_HONGTU:-0.01} --chunks auto
+  HT_TRAIN_EXTRA="${HT12_EXTRA:-}" run12 "hongtu-ooc $sys2" ${LR_HONGTU:-0.01} --chunks auto
   run12 minibatch ${LR_SAGE:-0.003} --minibatch "sage:15-10-5:1024"
   run12 minibatch ${LR_GCN:-0.003} --minibatch "gcn:15-10-5:1024"
   [[ ${PYG12:-1} -eq 1 ]] && run12 pyg-full ${LR_PYG:-0.01}

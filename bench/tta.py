@@ -130,24 +130,18 @@ def accuracy(logits, g):
     return out
 
 
-def mean_aggregate_full(g, h, chunk_values=1 << 27):
-    """Mean over every in-neighbor of every vertex (0 for none), in destination chunks so that
-    the gathered rows stay under chunk_values floats."""
+def dst_chunks(g, edges_per_chunk):
+    """Destination ranges [v, w) with their edge ranges [e0, e1), each at most edges_per_chunk
+    in-edges (at least one vertex)."""
     import torch
-    out = torch.zeros(g.n, h.shape[1], device=h.device, dtype=h.dtype)
-    edges_per_chunk = max(1, chunk_values // max(1, h.shape[1]))
     v = 0
     while v < g.n:
         e0 = int(g.indptr[v].item())
         # the last destination whose edges end within the budget (at least one vertex)
-        lim = torch.searchsorted(g.indptr, torch.tensor([e0 + edges_per_chunk], device=h.device), right=True)
+        lim = torch.searchsorted(g.indptr, torch.tensor([e0 + edges_per_chunk], device=g.indptr.device), right=True)
         w = max(v + 1, min(g.n, int(lim.item()) - 1))
-        e1 = int(g.indptr[w].item())
-        if e1 > e0:
-            dst = torch.repeat_interleave(torch.arange(v, w, device=h.device), g.deg[v:w])
-            out.index_add_(0, dst, h[g.indices[e0:e1]])
+        yield v, w, e0, int(g.indptr[w].item())
         v = w
-    return out / g.deg.clamp(min=1).unsqueeze(1).to(h.dtype)
 
 
 def make_model(arch, dims, dropout):
@@ -186,13 +180,23 @@ def make_model(arch, dims, dropout):
             return h
 
         @torch.no_grad()
-        def inference(self, g):
-            """Every vertex, layer by layer over all its neighbors (no sampling, no dropout)."""
+        def inference(self, g, chunk_values=1 << 27):
+            """Every vertex, layer by layer over all its neighbors (no sampling, no dropout), in
+            destination ranges whose gathered rows stay under chunk_values floats: only the layer's
+            input and output are whole (a 12 M-vertex graph's 256-wide temporaries are not)."""
             h = g.x
             for l in range(len(self.lin)):
-                mean = mean_aggregate_full(g, h)
-                cnt = g.deg.to(h.dtype)
-                h = self.layer(l, h, g.n, mean * cnt.clamp(min=1).unsqueeze(1), cnt)
+                out = None
+                for v, w, e0, e1 in dst_chunks(g, max(1, chunk_values // max(1, h.shape[1]))):
+                    s = torch.zeros(w - v, h.shape[1], device=h.device, dtype=h.dtype)
+                    if e1 > e0:
+                        dst = torch.repeat_interleave(torch.arange(w - v, device=h.device), g.deg[v:w])
+                        s.index_add_(0, dst, h[g.indices[e0:e1]])
+                    o = self.layer(l, h[v:w], w - v, s, g.deg[v:w].to(h.dtype))
+                    if out is None:
+                        out = torch.empty(g.n, o.shape[1], device=h.device, dtype=o.dtype)
+                    out[v:w] = o
+                h = out
             return h
 
     return Net()

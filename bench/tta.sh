@@ -42,7 +42,8 @@
 #   ../shared/datasets beside the repository), GRAPHS (where the .htg files, partitions and plans
 #   are kept between runs; default $OUT/graphs), COMMUNITY_EXTRA (more ht-convert options for the
 #   community graphs, e.g. "--homophily 0.3": at the defaults a 3-layer GCN recovers nearly every
-#   label, validation accuracy -> 1.0), GPU_MEM (--chunks auto's budget).
+#   label, validation accuracy -> 1.0), GPU_MEM (--chunks auto's budget), HT_TRAIN_EXTRA (more
+#   ht-train options for every hongtu run, e.g. "--host-dtype bf16" where the host store is short).
 # Output in DIR (default tta-YYYYmmdd-HHMM): GRAPH__SYSTEM[-lrX].jsonl (ht-train metrics),
 #   GRAPH__SYSTEM[-lrX].json (baselines), logs/, env.json, tta_table.md, tta_best_lr.md, tta.png.
 #   No number is written into bench/RESULTS.md by this script: copy the tables there with the
@@ -195,7 +196,7 @@ hongtu() {
     echo "tta: $name: $sys"
     $(outer) "$B/ht-train" --graph "$G/$name.htg" --backend "$backend" --layers "$layers" --dropout 0.5 --lr "$lr" \
       --epochs "$epochs" --warmup 1 --eval-every 1 --early-stop "$patience" ${cap:+--time-limit "$cap"} \
-      --metrics-out "$out/${name}__$sys.jsonl" "$@" > "$out/logs/${name}__$sys.log" 2>&1 ||
+      --metrics-out "$out/${name}__$sys.jsonl" "$@" ${HT_TRAIN_EXTRA:-} > "$out/logs/${name}__$sys.log" 2>&1 ||
       echo "tta: $name: $sys failed (logs/${name}__$sys.log: $(tail -1 "$out/logs/${name}__$sys.log" | cut -c1-200))"
   done
 }

@@ -12,6 +12,7 @@
 #   gat    GAT on a bench graph, old vs new (GF, DTYPES)
 #   tta-community     issue 36: community2m (2.45 M) and tolokers, every system over the LRS sweep,
 #                     each run capped (CAP, CAP_SMALL); hongtu on 2 GPUs too when 2 are visible
+#                     (BIG, SMALL: other graphs, e.g. community_smoke and cora to try the mode out)
 #   tta-community12m  issue 36: community12m (12 M) out of core, each system at one learning rate
 #                     (LR_HONGTU, LR_PYG, LR_SAGE, LR_GCN: the best of tta-community's sweep), CAP12
 set -uo pipefail
@@ -94,7 +95,7 @@ tta-community)  # issue 36 (a)-(c), one call < 540 s: community2m and tolokers, 
   }
   run_tta "${SMALL:-tolokers}" ${CAP_SMALL:-6} --systems "hongtu-inmem pyg-full minibatch"
   sys2=""; [[ $NG -ge 2 ]] && sys2="hongtu-2gpu"
-  run_tta community2m ${CAP:-12} --systems "hongtu-inmem $sys2 pyg-full minibatch" --chunks 1
+  run_tta ${BIG:-community2m} ${CAP:-12} --systems "hongtu-inmem $sys2 pyg-full minibatch" --chunks 1
   python3 bench/tta.py report $T --table $T/tta_table.md --best-table $T/tta_best_lr.md --plot $T/tta.png > /dev/null
   cat $T/tta_best_lr.md; echo; cat $T/tta_table.md
   cp $T/tta_table.md $T/tta_best_lr.md $T/tta.png $OUT/ 2>/dev/null
@@ -111,7 +112,7 @@ tta-community12m)  # issue 36 (a), one call < 540 s: community12m (12 M vertices
     local sys=$1 lr=$2 left=$((${TLIM:-510} - (SECONDS - t0))); shift 2
     [[ $left -gt 30 ]] || { echo "== $sys: no time left"; return; }
     timeout -k 10 $left env HT_BIN=$B GRAPHS=/tmp/g36 bash bench/tta.sh --out $T \
-      --graphs community12m --lr-list $lr --time-cap ${CAP12:-60} --epochs 1000 --patience ${PATIENCE:-30} "$@" \
+      --graphs ${BIG12:-community12m} --lr-list $lr --time-cap ${CAP12:-60} --epochs 1000 --patience ${PATIENCE:-30} "$@" \
       --systems "$sys" 2>&1 | grep -v "^|" | grep -v "^$" | tail -12
     echo "== $sys lr $lr: rc=${PIPESTATUS[0]} at $((SECONDS - t0)) s"
   }

@@ -612,6 +612,11 @@ def fmt_s(v):
     return "—" if v is None else ("%.2f" % v if v < 100 else "%.0f" % v)
 
 
+def fmt_epoch(v):
+    """The median epoch time; none (—) when every epoch was a warm-up one (a run cut short)."""
+    return "%.4f" % v if v else "—"
+
+
 def fmt_bytes(v):
     return "—" if not v else "%.2f GiB" % (v / 2 ** 30)
 
@@ -630,8 +635,8 @@ def table(results, targets):
         note = r.get("sampler_note") or r.get("implementation") or r.get("note") or ""
         if (r.get("stop_reason") or "").startswith("time limit"):
             note = "; ".join(x for x in (note, "stopped by the %s" % r["stop_reason"]) if x)
-        lines.append("| %s | %s | %s | %.4f | %s | %.4f | %.4f | %s | %d | %s | %s | %s |" % (
-            r["graph"], r["system"], "—" if target is None else target, r["epoch_s_median"],
+        lines.append("| %s | %s | %s | %s | %s | %.4f | %.4f | %s | %d | %s | %s | %s |" % (
+            r["graph"], r["system"], "—" if target is None else target, fmt_epoch(r["epoch_s_median"]),
             fmt_s(tt) if target is not None else "—", r["best_val_acc"], r["test_acc_at_best_val"],
             fmt_s(r.get("best_seconds")), r["epochs"], fmt_s(r.get("setup_seconds")),
             fmt_bytes(r.get("peak_gpu_bytes")), note or ("not reached" if target is not None and tt is None else "")))
@@ -664,9 +669,9 @@ def best_lr_table(results, targets):
                                                                 "; ".join(per_lr)))
             continue
         _miss, _key, lr, tt, r = min(scored, key=lambda x: (x[0], x[1]))
-        lines.append("| %s | %s | %s | %s | %s | %s | %.4f | %.4f | %.4f | %s |" % (
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %.4f | %.4f | %s |" % (
             graph, system, "—" if target is None else target, "; ".join(per_lr), lr,
-            fmt_s(tt) if tt is not None else "not reached", r["epoch_s_median"], r["best_val_acc"],
+            fmt_s(tt) if tt is not None else "not reached", fmt_epoch(r["epoch_s_median"]), r["best_val_acc"],
             r["test_acc_at_best_val"], fmt_bytes(r.get("peak_gpu_bytes"))))
     return "\n".join(lines) + "\n"
 

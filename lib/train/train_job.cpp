@@ -333,7 +333,7 @@ ModelParams values_of(const ModelParams& p) {
 // this at the same points (it is collective when the limit is on).
 std::string stop_reason(const TrainJob& job, const TrainSummary& sum, const EpochLoop& loop) {
   const bool time_up =
-      job.time_limit > 0 &&
+      job.time_limit > 0 && sum.epochs > 0 &&  // not before a fresh run's first epoch
       max_over_processes(job.transport, loop.now().train_seconds >= job.time_limit ? int64_t{1} : int64_t{0}) != 0;
   if (job.target_acc >= 0 && sum.target_time.epoch >= 0)
     return fmt::format("target accuracy {} reached", job.target_acc);

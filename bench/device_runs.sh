@@ -82,8 +82,9 @@ tta)  # bench/tta.sh on the carried real graphs (GRAPHS_LIST), EPOCHS, PATIENCE
 tta-community)  # issue 36 (a)-(c), one call < 540 s: community2m and tolokers, the lr sweep LRS for every system
   # (hongtu in memory, 2 GPUs out of core when visible; PyG full-graph; mini-batch SAGE and GCN 15-10-5 b1024),
   # each run capped at CAP s of training (CAP_SMALL on tolokers), early stop PATIENCE; TLIM bounds the whole.
+  $B/ht-train --help | grep -q -- --time-limit || { echo "$B/ht-train has no --time-limit: carry one built from issue-36c or later"; exit 1; }
   ldd $B/ht-train | grep "not found"
-  T=/tmp/tta36; G36=/tmp/g36; mkdir -p $T $G36; t0=$SECONDS
+  T=/tmp/tta36; G36=/tmp/g36; rm -rf $T; mkdir -p $T $G36; t0=$SECONDS  # graphs kept on a warm machine
   cp -n .carry/graphs/*.htg $G36/ 2>/dev/null  # the real graphs (tolokers), beside the generated ones
   run_tta() {  # GRAPH CAP [tta.sh args]
     local g=$1 cap=$2 left=$((${TLIM:-500} - (SECONDS - t0))); shift 2
@@ -106,8 +107,9 @@ tta-community12m)  # issue 36 (a), one call < 540 s: community12m (12 M vertices
   # LR_GCN), each run capped at CAP12 s of training; hongtu partitioned once (ht-partition, n auto); HT12_EXTRA:
   # more ht-train options (e.g. "--host-dtype bf16" if the host memory check refuses the fp32 store); PYG12=0
   # skips PyG full-graph (expected out of memory at 12 M x 256).
+  $B/ht-train --help | grep -q -- --time-limit || { echo "$B/ht-train has no --time-limit: carry one built from issue-36c or later"; exit 1; }
   ldd $B/ht-train | grep "not found"
-  T=/tmp/tta36_12m; mkdir -p $T /tmp/g36; t0=$SECONDS
+  T=/tmp/tta36_12m; rm -rf $T; mkdir -p $T /tmp/g36; t0=$SECONDS
   run12() {  # SYSTEMS LR [tta.sh args]
     local sys=$1 lr=$2 left=$((${TLIM:-510} - (SECONDS - t0))); shift 2
     [[ $left -gt 30 ]] || { echo "== $sys: no time left"; return; }

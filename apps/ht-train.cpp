@@ -268,6 +268,11 @@ int main(int argc, char** argv) {
                  "Stop at the first evaluation whose validation accuracy reaches this fraction (e.g. 0.78); the "
                  "summary gives the time to it. Default: off")
       ->check(ht::cli::in_range(0, 1));
+  app.add_option("--time-limit", job.time_limit,
+                 "Stop after the first evaluation at which this many seconds of training have passed (0 = off): a "
+                 "wall-clock cap that still writes the summary, the metrics and the outputs of the best epoch")
+      ->check(ht::cli::in_range(0, 1e9))
+      ->capture_default_str();
   app.add_option("--runs", ctx.runs,
                  "Train this many times with seeds --seed, --seed + 1, ...: per-run lines, and the mean ± standard "
                  "deviation of the test accuracy at the best validation epoch and of the time to it (OGB's report). "

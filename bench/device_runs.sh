@@ -3,7 +3,8 @@
 # and libraries carried in .carry/bin and .carry/lib (or .carry/lib.tar.xz), the 0880d9f-style
 # baseline ht-train in .carry/old, real graphs as .carry/graphs.tar.xz (tta). Write nothing but
 # what must come back under $OUT (8 files at most: tar the rest).
-# Usage: bench/device_runs.sh check|prep|it|cache|scale|tta|gat|spmm   (variables: see each mode)
+# Usage: bench/device_runs.sh check|prep|it|cache|scale|tta|tta-community|tta-community12m|gat|spmm
+#   (variables: see each mode)
 #   check  test_cuda_executor          prep   it-2004-like graph, partition, plan (GPUS, CHUNKS)
 #   it     ht-train on them: VARIANTS "new:bf16 old:bf16 new:fp32 new:bf16+no-gpu-accumulate", EPOCHS
 #   cache  bench/gpu_cache.sh old vs new (GRAPHS, NS, DTYPE, GPUS)
@@ -11,6 +12,11 @@
 #   gat    GAT on a bench graph, old vs new (GF, DTYPES)
 #   spmm   bench/spmm_backends.sh: --spmm own vs cusparse, GCN and GAT (GRAPHS, N, MODELS, EPOCHS);
 #          FILTER=1 first runs the GPU tests of both backends (test_cuda_executor *Cusparse*:*Spmm*)
+#   tta-community     issue 36: community2m (2.45 M) and tolokers, every system over the LRS sweep,
+#                     each run capped (CAP, CAP_SMALL); hongtu on 2 GPUs too when 2 are visible
+#                     (BIG, SMALL: other graphs, e.g. community_smoke and cora to try the mode out)
+#   tta-community12m  issue 36: community12m (12 M) out of core, each system at one learning rate
+#                     (LR_HONGTU, LR_PYG, LR_SAGE, LR_GCN: the best of tta-community's sweep), CAP12
 set -uo pipefail
 for t in .carry/lib .carry/graphs; do [[ -d $t || ! -f $t.tar.xz ]] || tar xJf $t.tar.xz -C .carry; done
 export LD_LIBRARY_PATH=$PWD/.carry/lib NCCL_NVLS_ENABLE=0
@@ -74,6 +80,55 @@ tta)  # bench/tta.sh on the carried real graphs (GRAPHS_LIST), EPOCHS, PATIENCE
     --epochs ${EPOCHS:-200} --patience ${PATIENCE:-30} 2>&1 | tail -40
   echo "tta rc=$?"; [[ -f /tmp/tta/tta_table.md ]] || python3 bench/tta.py report /tmp/tta --table /tmp/tta/tta_table.md --plot /tmp/tta/tta.png
   cat /tmp/tta/tta_table.md 2>/dev/null; tar czf $OUT/tta.tar.gz -C /tmp tta
+  ;;
+tta-community)  # issue 36 (a)-(c), one call < 540 s: community2m and tolokers, the lr sweep LRS for every system
+  # (hongtu in memory, 2 GPUs out of core when visible; PyG full-graph; mini-batch SAGE and GCN 15-10-5 b1024),
+  # each run capped at CAP s of training (CAP_SMALL on tolokers), early stop PATIENCE; TLIM bounds the whole.
+  $B/ht-train --help | grep -q -- --time-limit || { echo "$B/ht-train has no --time-limit: carry one built from issue-36c or later"; exit 1; }
+  ldd $B/ht-train | grep "not found"
+  T=/tmp/tta36; G36=/tmp/g36; rm -rf $T; mkdir -p $T $G36; t0=$SECONDS  # graphs kept on a warm machine
+  cp -n .carry/graphs/*.htg $G36/ 2>/dev/null  # the real graphs (tolokers), beside the generated ones
+  run_tta() {  # GRAPH CAP [tta.sh args]
+    local g=$1 cap=$2 left=$((${TLIM:-500} - (SECONDS - t0))); shift 2
+    [[ $left -gt 20 ]] || { echo "== $g: no time left"; return; }
+    timeout -k 10 $left env HT_BIN=$B GRAPHS=$G36 bash bench/tta.sh --out $T \
+      --graphs $g --lr-list "${LRS:-0.001 0.003 0.01 0.03}" --time-cap $cap --epochs 1000 --patience ${PATIENCE:-30} \
+      --minibatch "${MB:-sage:15-10-5:1024 gcn:15-10-5:1024}" "$@" 2>&1 | grep -v "^|" | tail -40
+    echo "== $g: rc=${PIPESTATUS[0]} at $((SECONDS - t0)) s"
+  }
+  run_tta "${SMALL:-tolokers}" ${CAP_SMALL:-6} --systems "hongtu-inmem pyg-full minibatch"
+  sys2=""; [[ $NG -ge 2 ]] && sys2="hongtu-2gpu"
+  run_tta ${BIG:-community2m} ${CAP:-12} --systems "hongtu-inmem $sys2 pyg-full minibatch" --chunks 1
+  python3 bench/tta.py report $T --table $T/tta_table.md --best-table $T/tta_best_lr.md --plot $T/tta.png > /dev/null
+  cat $T/tta_best_lr.md; echo; cat $T/tta_table.md
+  cp $T/tta_table.md $T/tta_best_lr.md $T/tta.png $OUT/ 2>/dev/null
+  tar czf $OUT/tta_community.tar.gz -C /tmp --exclude=graphs tta36
+  ;;
+tta-community12m)  # issue 36 (a), one call < 540 s: community12m (12 M vertices, 300 M edges) out of core, each
+  # system at one learning rate (the best of tta-community's sweep on community2m: LR_HONGTU, LR_PYG, LR_SAGE,
+  # LR_GCN), each run capped at CAP12 s of training; hongtu partitioned once (ht-partition, n auto); HT12_EXTRA:
+  # more ht-train options (e.g. "--host-dtype bf16" if the host memory check refuses the fp32 store); PYG12=0
+  # skips PyG full-graph (expected out of memory at 12 M x 256).
+  $B/ht-train --help | grep -q -- --time-limit || { echo "$B/ht-train has no --time-limit: carry one built from issue-36c or later"; exit 1; }
+  ldd $B/ht-train | grep "not found"
+  T=/tmp/tta36_12m; rm -rf $T; mkdir -p $T /tmp/g36; t0=$SECONDS
+  run12() {  # SYSTEMS LR [tta.sh args]
+    local sys=$1 lr=$2 left=$((${TLIM:-510} - (SECONDS - t0))); shift 2
+    [[ $left -gt 30 ]] || { echo "== $sys: no time left"; return; }
+    timeout -k 10 $left env HT_BIN=$B GRAPHS=/tmp/g36 bash bench/tta.sh --out $T \
+      --graphs ${BIG12:-community12m} --lr-list $lr --time-cap ${CAP12:-60} --epochs 1000 --patience ${PATIENCE:-30} "$@" \
+      --systems "$sys" 2>&1 | grep -v "^|" | grep -v "^$" | tail -12
+    echo "== $sys lr $lr: rc=${PIPESTATUS[0]} at $((SECONDS - t0)) s"
+  }
+  sys2=""; [[ $NG -ge 2 ]] && sys2="hongtu-2gpu"
+  HT_TRAIN_EXTRA="${HT12_EXTRA:-}" run12 "hongtu-ooc $sys2" ${LR_HONGTU:-0.01} --chunks auto
+  run12 minibatch ${LR_SAGE:-0.003} --minibatch "sage:15-10-5:1024"
+  run12 minibatch ${LR_GCN:-0.003} --minibatch "gcn:15-10-5:1024"
+  [[ ${PYG12:-1} -eq 1 ]] && run12 pyg-full ${LR_PYG:-0.01}
+  python3 bench/tta.py report $T --table $T/tta_table.md --best-table $T/tta_best_lr.md --plot $T/tta.png > /dev/null
+  cat $T/tta_table.md; df -h /tmp | tail -1
+  cp $T/tta_table.md $OUT/tta12m_table.md; cp $T/tta.png $OUT/tta12m.png
+  tar czf $OUT/tta_community12m.tar.gz -C /tmp --exclude=graphs tta36_12m
   ;;
 gat)  # GAT on a bench graph's n=4 plan (made by cache above): old vs new, DTYPES
   G=/tmp/cache/${GF:-p}.htg; PL=/tmp/cache/${GF:-p}4

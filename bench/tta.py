@@ -48,6 +48,7 @@ import glob
 import json
 import math
 import os
+import re
 import statistics
 import sys
 import time
@@ -129,24 +130,18 @@ def accuracy(logits, g):
     return out
 
 
-def mean_aggregate_full(g, h, chunk_values=1 << 27):
-    """Mean over every in-neighbor of every vertex (0 for none), in destination chunks so that
-    the gathered rows stay under chunk_values floats."""
+def dst_chunks(g, edges_per_chunk):
+    """Destination ranges [v, w) with their edge ranges [e0, e1), each at most edges_per_chunk
+    in-edges (at least one vertex)."""
     import torch
-    out = torch.zeros(g.n, h.shape[1], device=h.device, dtype=h.dtype)
-    edges_per_chunk = max(1, chunk_values // max(1, h.shape[1]))
     v = 0
     while v < g.n:
         e0 = int(g.indptr[v].item())
         # the last destination whose edges end within the budget (at least one vertex)
-        lim = torch.searchsorted(g.indptr, torch.tensor([e0 + edges_per_chunk], device=h.device), right=True)
+        lim = torch.searchsorted(g.indptr, torch.tensor([e0 + edges_per_chunk], device=g.indptr.device), right=True)
         w = max(v + 1, min(g.n, int(lim.item()) - 1))
-        e1 = int(g.indptr[w].item())
-        if e1 > e0:
-            dst = torch.repeat_interleave(torch.arange(v, w, device=h.device), g.deg[v:w])
-            out.index_add_(0, dst, h[g.indices[e0:e1]])
+        yield v, w, e0, int(g.indptr[w].item())
         v = w
-    return out / g.deg.clamp(min=1).unsqueeze(1).to(h.dtype)
 
 
 def make_model(arch, dims, dropout):
@@ -185,13 +180,23 @@ def make_model(arch, dims, dropout):
             return h
 
         @torch.no_grad()
-        def inference(self, g):
-            """Every vertex, layer by layer over all its neighbors (no sampling, no dropout)."""
+        def inference(self, g, chunk_values=1 << 27):
+            """Every vertex, layer by layer over all its neighbors (no sampling, no dropout), in
+            destination ranges whose gathered rows stay under chunk_values floats: only the layer's
+            input and output are whole (a 12 M-vertex graph's 256-wide temporaries are not)."""
             h = g.x
             for l in range(len(self.lin)):
-                mean = mean_aggregate_full(g, h)
-                cnt = g.deg.to(h.dtype)
-                h = self.layer(l, h, g.n, mean * cnt.clamp(min=1).unsqueeze(1), cnt)
+                out = None
+                for v, w, e0, e1 in dst_chunks(g, max(1, chunk_values // max(1, h.shape[1]))):
+                    s = torch.zeros(w - v, h.shape[1], device=h.device, dtype=h.dtype)
+                    if e1 > e0:
+                        dst = torch.repeat_interleave(torch.arange(w - v, device=h.device), g.deg[v:w])
+                        s.index_add_(0, dst, h[g.indices[e0:e1]])
+                    o = self.layer(l, h[v:w], w - v, s, g.deg[v:w].to(h.dtype))
+                    if out is None:
+                        out = torch.empty(g.n, o.shape[1], device=h.device, dtype=o.dtype)
+                    out[v:w] = o
+                h = out
             return h
 
     return Net()
@@ -305,7 +310,23 @@ def full_graph_model(g, dims, dropout, env):
     return Net(), impl
 
 
-def run_baseline(args, result):
+def load_graph(args, result):
+    """The graph on the device, once for every learning rate of the sweep; its load time is part of
+    each run's setup."""
+    import torch
+    dev = torch.device(args.device)
+    if dev.type == "cuda":
+        result["device"] = torch.cuda.get_device_name(dev)
+    t = time.perf_counter()
+    g = Graph(args.graph, dev)
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+    return g, time.perf_counter() - t
+
+
+def run_baseline(args, g, load_seconds, lr, result, save):
+    """One training run at learning rate `lr`; `save(result)` after every evaluation, so that a run
+    killed from outside still leaves its curve."""
     import torch
     env = environment()
     result["env"] = env
@@ -315,10 +336,7 @@ def run_baseline(args, result):
     torch.manual_seed(args.seed)
     if cuda:
         torch.cuda.reset_peak_memory_stats(dev)
-        result["device"] = torch.cuda.get_device_name(dev)
     t_setup = time.perf_counter()
-    result["stage"] = "load"
-    g = Graph(args.graph, dev)
     layers = len(args.fanouts) if args.method == "minibatch" else args.num_layers
     dims = [g.x.shape[1]] + [args.hidden] * (layers - 1) + [g.classes]
     result["dims"] = dims
@@ -340,22 +358,40 @@ def run_baseline(args, result):
             "plain PyTorch on the GPU (pyg-lib %s, torch-sparse %s)" % (
                 "present" if env["pyg_lib"] else "absent", "present" if env["torch_sparse"] else "absent"))
     model = model.to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=args.weight_decay)
     sync()
-    result["setup_seconds"] = time.perf_counter() - t_setup
+    result["setup_seconds"] = load_seconds + time.perf_counter() - t_setup
     result["stage"] = "train"
 
     curve, epoch_times = [], []
     best = {"val": -1.0, "test": 0.0, "epoch": -1, "t": 0.0}
     since_best = 0
+    limit = args.time_limit if args.time_limit > 0 else float("inf")
+    stop = "epochs"
     gpu_sampler = GpuSampler(g, args.fanouts) if args.method == "minibatch" and sampler == "torch" else None
     pyg_epoch = pyg_batches(g, args.fanouts, args.batch, env, args.seed) if (
         args.method == "minibatch" and sampler == "pyg") else None
+
+    def record(epoch):
+        result["epochs"] = epoch + 1
+        timed = epoch_times[args.warmup:] or epoch_times
+        result["epoch_s_median"] = statistics.median(timed)
+        result["best_val_acc"] = best["val"]
+        result["test_acc_at_best_val"] = best["test"]
+        result["best_epoch"] = best["epoch"]
+        result["best_seconds"] = best["t"]
+        result["train_seconds"] = time.perf_counter() - t0
+        result["curve"] = curve
+        result["stop_reason"] = stop
+        if cuda:
+            result["peak_gpu_bytes"] = int(torch.cuda.max_memory_allocated(dev))
+
     sync()
     t0 = time.perf_counter()
     for epoch in range(args.epochs):
         te = time.perf_counter()
         model.train()
+        partial = False  # the time limit came within the epoch's batches (mini-batch): it ends there
         if args.method == "full":
             opt.zero_grad()
             out = model(g.x)
@@ -372,6 +408,9 @@ def run_baseline(args, result):
                 loss = torch.nn.functional.cross_entropy(out, g.y[seeds])
                 loss.backward()
                 opt.step()
+                if time.perf_counter() - t0 >= limit and b + args.batch < perm.numel():
+                    partial = True
+                    break
         else:
             for nodes, blocks, bs in pyg_epoch():
                 opt.zero_grad()
@@ -379,13 +418,17 @@ def run_baseline(args, result):
                 loss = torch.nn.functional.cross_entropy(out, g.y[nodes[:bs]])
                 loss.backward()
                 opt.step()
+                if time.perf_counter() - t0 >= limit:
+                    partial = True
+                    break
         sync()
         epoch_times.append(time.perf_counter() - te)
-        if (epoch + 1) % args.eval_every == 0 or epoch + 1 == args.epochs:
+        if (epoch + 1) % args.eval_every == 0 or epoch + 1 == args.epochs or partial:
             model.eval()
             with torch.no_grad():
                 logits = model(g.x) if args.method == "full" else model.inference(g)
             val, test = accuracy(logits, g)
+            del logits
             sync()
             t = time.perf_counter() - t0
             curve.append([round(t, 6), val, test, epoch])
@@ -395,58 +438,94 @@ def run_baseline(args, result):
             else:
                 since_best += 1
             if not args.quiet:
-                print("epoch %4d | loss %.4f | val %.4f test %.4f | %.3f s" % (epoch, float(loss), val, test, t),
-                      file=sys.stderr)
+                print("lr %g epoch %4d | loss %.4f | val %.4f test %.4f | %.3f s" % (lr, epoch, float(loss), val, test,
+                                                                                     t), file=sys.stderr)
             if args.early_stop and since_best >= args.early_stop:
+                stop = "early stop (patience %d)" % args.early_stop
+            elif t >= limit:
+                stop = "time limit %g s" % args.time_limit
+            record(epoch)
+            save(result)
+            if stop != "epochs":
                 break
+    record(epoch)
     result["stage"] = "done"
     result["status"] = "ok"
-    result["epochs"] = epoch + 1
-    timed = epoch_times[args.warmup:] or epoch_times
-    result["epoch_s_median"] = statistics.median(timed)
-    result["best_val_acc"] = best["val"]
-    result["test_acc_at_best_val"] = best["test"]
-    result["best_epoch"] = best["epoch"]
-    result["best_seconds"] = best["t"]
-    result["train_seconds"] = time.perf_counter() - t0
-    result["curve"] = curve
-    if cuda:
-        result["peak_gpu_bytes"] = int(torch.cuda.max_memory_allocated(dev))
+
+
+def lr_text(lr):
+    return "%g" % lr
 
 
 def cmd_baseline(args):
-    result = {"system": args.label or ("pyg-full" if args.method == "full" else "minibatch-%s" % args.arch),
-              "graph": os.path.basename(args.graph).rsplit(".", 1)[0], "method": args.method,
-              "arch": args.arch if args.method == "minibatch" else "gcn",
-              "fanouts": "-".join(map(str, args.fanouts)) if args.method == "minibatch" else None,
-              "batch": args.batch if args.method == "minibatch" else None, "lr": args.lr, "seed": args.seed,
-              "status": "error"}
+    lrs = args.lr
+    base = {"system": args.label or ("pyg-full" if args.method == "full" else "minibatch-%s" % args.arch),
+            "graph": os.path.basename(args.graph).rsplit(".", 1)[0], "method": args.method,
+            "arch": args.arch if args.method == "minibatch" else "gcn",
+            "fanouts": "-".join(map(str, args.fanouts)) if args.method == "minibatch" else None,
+            "batch": args.batch if args.method == "minibatch" else None, "seed": args.seed,
+            "time_limit": args.time_limit or None, "status": "error"}
+    runs = []
+    for lr in lrs:
+        r = dict(base, lr=lr)
+        path = args.json
+        if len(lrs) > 1:  # one result per learning rate: SYSTEM-lrX, GRAPH__SYSTEM-lrX.json
+            r["system"] = "%s-lr%s" % (base["system"], lr_text(lr))
+            if path:
+                path = (path[:-len(".json")] if path.endswith(".json") else path) + "-lr%s.json" % lr_text(lr)
+        runs.append((lr, r, path))
+
+    def save(result, path):
+        if path:
+            tmp = path + ".tmp"
+            with open(tmp, "w") as f:
+                f.write(json.dumps(result) + "\n")
+            os.replace(tmp, path)
+
+    g = load_seconds = None
     try:
-        import torch  # noqa: F401
+        import torch
     except ImportError:
-        result["status"] = "skipped"
-        result["note"] = "torch is not installed in %s" % sys.executable
-    else:
-        try:
-            run_baseline(args, result)
-        except Exception as err:  # noqa: BLE001 (recorded: one failed configuration must not end the bench)
-            if is_oom(err):
-                result["status"] = "oom"
-                result["note"] = "CUDA out of memory at stage %s" % result.get("stage")
-            else:
-                result["status"] = "error"
-                result["note"] = "%s: %s" % (type(err).__name__, err)
-    text = json.dumps(result)
-    if args.json:
-        tmp = args.json + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(text + "\n")
-        os.replace(tmp, args.json)
-    print("%s %s: %s%s" % (result["system"], result["graph"], result["status"],
-                           (" (%s)" % result["note"]) if result.get("note") else
-                           " best val %.4f test %.4f at %.2f s" % (result["best_val_acc"], result["test_acc_at_best_val"],
-                                                                   result["best_seconds"])))
-    return 0 if result["status"] in ("ok", "oom", "skipped") else 1
+        torch = None
+        for _lr, r, _path in runs:
+            r["status"] = "skipped"
+            r["note"] = "torch is not installed in %s" % sys.executable
+    rc = 0
+    for lr, r, path in runs:
+        if torch is not None:
+            try:
+                if g is None:
+                    r["stage"] = "load"
+                    g, load_seconds = load_graph(args, r)
+                else:
+                    r["device"] = runs[0][1].get("device")
+                run_baseline(args, g, load_seconds, lr, r, lambda res, p=path: save(res, p))
+            except Exception as err:  # noqa: BLE001 (recorded: one failed configuration must not end the bench)
+                if is_oom(err):
+                    r["status"] = "oom"
+                    r["note"] = "CUDA out of memory at stage %s" % r.get("stage")
+                else:
+                    r["status"] = "error"
+                    r["note"] = "%s: %s" % (type(err).__name__, err)
+                if r.get("stage") == "load":  # the graph did not load: the other rates cannot run either
+                    for _lr, other, other_path in runs:
+                        if other is not r:
+                            other.update(status=r["status"], note=r["note"], stage="load")
+                            save(other, other_path)
+                    save(r, path)
+                    print("%s %s: %s (%s)" % (r["system"], r["graph"], r["status"], r["note"]))
+                    return 0 if r["status"] == "oom" else 1
+            finally:
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+        save(r, path)
+        print("%s %s: %s%s" % (r["system"], r["graph"], r["status"],
+                               (" (%s)" % r["note"]) if r.get("note") else
+                               " best val %.4f test %.4f at %.2f s (%s)" % (
+                                   r["best_val_acc"], r["test_acc_at_best_val"], r["best_seconds"], r["stop_reason"])))
+        if r["status"] not in ("ok", "oom", "skipped"):
+            rc = 1
+    return rc
 
 
 # -------------------------------------------------------------------------------------- report
@@ -466,7 +545,10 @@ def read_hongtu(path):
         raise ValueError("%s: no summary line (the run did not complete)" % path)
     name = os.path.basename(path)[:-len(".jsonl")]
     graph, _, system = name.partition("__")
-    return {"system": system or "hongtu", "graph": graph, "status": "ok",
+    options = summary.get("options") or {}
+    lr = options.get("--lr")
+    return {"system": system or "hongtu", "graph": graph, "status": "ok", "stop_reason": summary.get("stop_reason"),
+            "lr": float(lr) if lr else None,
             "epochs": summary["epochs"], "epoch_s_median": summary["epoch_ms_median"] / 1e3,
             "best_val_acc": summary["best_val_acc"], "test_acc_at_best_val": summary["test_acc_at_best_val"],
             "best_epoch": summary["best_epoch"], "best_seconds": summary.get("best_train_seconds"),
@@ -503,20 +585,36 @@ def time_to(curve, target):
     return None
 
 
+LR_SUFFIX = re.compile(r"-lr[0-9.eE+-]+$")
+
+
+def base_system(system):
+    """The system without the learning rate of a sweep (tta.sh --lr-list names runs SYSTEM-lrX)."""
+    return LR_SUFFIX.sub("", system)
+
+
 def targets_for(results, given, fraction):
     """Per graph: the given target, else `fraction` of the best validation accuracy of the graph's
-    first hongtu result (the in-memory run when there is one)."""
+    hongtu in-memory run (the best of its learning rates when swept), else of its first hongtu
+    system's (the best of that one's learning rates)."""
     targets = {}
     ok = [r for r in results if r.get("status") == "ok" and r["system"].startswith("hongtu")]
-    for r in sorted(ok, key=lambda r: r["system"] != "hongtu-inmem-1gpu"):  # the in-memory run first
-        if r["graph"] not in targets:
-            targets[r["graph"]] = math.floor(fraction * r["best_val_acc"] * 1000) / 1000
+    for graph in sorted({r["graph"] for r in ok}):
+        runs = [r for r in ok if r["graph"] == graph]
+        bases = sorted({base_system(r["system"]) for r in runs}, key=lambda b: (b != "hongtu-inmem-1gpu", b))
+        best = max(r["best_val_acc"] for r in runs if base_system(r["system"]) == bases[0])
+        targets[graph] = math.floor(fraction * best * 1000) / 1000
     targets.update(given)
     return targets
 
 
 def fmt_s(v):
     return "—" if v is None else ("%.2f" % v if v < 100 else "%.0f" % v)
+
+
+def fmt_epoch(v):
+    """The median epoch time; none (—) when every epoch was a warm-up one (a run cut short)."""
+    return "%.4f" % v if v else "—"
 
 
 def fmt_bytes(v):
@@ -535,11 +633,46 @@ def table(results, targets):
             continue
         tt = time_to(r.get("curve", []), target) if target is not None else None
         note = r.get("sampler_note") or r.get("implementation") or r.get("note") or ""
-        lines.append("| %s | %s | %s | %.4f | %s | %.4f | %.4f | %s | %d | %s | %s | %s |" % (
-            r["graph"], r["system"], "—" if target is None else target, r["epoch_s_median"],
+        if (r.get("stop_reason") or "").startswith("time limit"):
+            note = "; ".join(x for x in (note, "stopped by the %s" % r["stop_reason"]) if x)
+        lines.append("| %s | %s | %s | %s | %s | %.4f | %.4f | %s | %d | %s | %s | %s |" % (
+            r["graph"], r["system"], "—" if target is None else target, fmt_epoch(r["epoch_s_median"]),
             fmt_s(tt) if target is not None else "—", r["best_val_acc"], r["test_acc_at_best_val"],
             fmt_s(r.get("best_seconds")), r["epochs"], fmt_s(r.get("setup_seconds")),
             fmt_bytes(r.get("peak_gpu_bytes")), note or ("not reached" if target is not None and tt is None else "")))
+    return "\n".join(lines) + "\n"
+
+
+def best_lr_table(results, targets):
+    """Per graph and system (learning rates of a sweep together): every rate's time to target, and
+    the rate kept: the fastest to the target, else (none reached it) the best validation accuracy."""
+    groups = {}
+    for r in results:
+        groups.setdefault((r["graph"], base_system(r["system"])), []).append(r)
+    lines = ["| graph | system | target val | time to target (s) per lr | best lr | time to target (s) | "
+             "epoch (s) | best val | test at best val | peak GPU memory |",
+             "|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for (graph, system), runs in sorted(groups.items()):
+        target = targets.get(graph)
+        per_lr, scored = [], []
+        for r in sorted(runs, key=lambda r: (r.get("lr") is None, r.get("lr") or 0)):
+            lr = "%g" % r["lr"] if r.get("lr") is not None else "?"
+            if r.get("status") != "ok":
+                per_lr.append("%s: %s" % (lr, r.get("status")))
+                continue
+            tt = time_to(r.get("curve", []), target) if target is not None else None
+            capped = (r.get("stop_reason") or "").startswith("time limit")
+            per_lr.append("%s: %s" % (lr, fmt_s(tt) if tt is not None else ("capped" if capped else "not reached")))
+            scored.append((tt is None, tt if tt is not None else -r["best_val_acc"], lr, tt, r))
+        if not scored:
+            lines.append("| %s | %s | %s | %s | | | | | | |" % (graph, system, "—" if target is None else target,
+                                                                "; ".join(per_lr)))
+            continue
+        _miss, _key, lr, tt, r = min(scored, key=lambda x: (x[0], x[1]))
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %.4f | %.4f | %s |" % (
+            graph, system, "—" if target is None else target, "; ".join(per_lr), lr,
+            fmt_s(tt) if tt is not None else "not reached", fmt_epoch(r["epoch_s_median"]), r["best_val_acc"],
+            r["test_acc_at_best_val"], fmt_bytes(r.get("peak_gpu_bytes"))))
     return "\n".join(lines) + "\n"
 
 
@@ -592,6 +725,11 @@ def cmd_report(args):
     with open(args.table, "w") as f:
         f.write(text)
     print(text, end="")
+    if args.best_table:
+        best = best_lr_table(results, targets)
+        with open(args.best_table, "w") as f:
+            f.write(best)
+        print("\nbest learning rate of each system:\n" + best, end="")
     if args.plot:
         try:
             if plot(results, targets, args.plot):
@@ -619,11 +757,16 @@ def main(argv):
     b.add_argument("--sampler", choices=("auto", "torch", "pyg"), default="auto")
     b.add_argument("--hidden", type=int, default=256)
     b.add_argument("--dropout", type=float, default=0.5)
-    b.add_argument("--lr", type=float, default=0.003)
+    b.add_argument("--lr", type=float, nargs="+", default=[0.003],
+                   help="learning rate; several: one run each on the graph loaded once (a sweep), system names and "
+                        "result files get -lrX")
     b.add_argument("--weight-decay", type=float, default=0.0)
     b.add_argument("--epochs", type=int, default=200, help="at most")
     b.add_argument("--eval-every", type=int, default=1)
     b.add_argument("--early-stop", type=int, default=20, help="evaluations without a better validation accuracy")
+    b.add_argument("--time-limit", type=float, default=0,
+                   help="seconds of training per run (0 = off): stop at the first evaluation past it; a mini-batch "
+                        "epoch ends early there and is evaluated (as ht-train --time-limit)")
     b.add_argument("--warmup", type=int, default=1, help="epochs left out of the median epoch time")
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--device", default="cuda", help="torch device (cpu only to try the script out)")
@@ -635,6 +778,7 @@ def main(argv):
     r.add_argument("folder")
     r.add_argument("--table", required=True, help="Markdown table to write")
     r.add_argument("--plot", help="PNG: validation accuracy against wall time")
+    r.add_argument("--best-table", help="Markdown table to write: each system's best learning rate (of a sweep)")
     r.add_argument("--target", action="append", metavar="GRAPH=ACC", help="target validation accuracy of a graph")
     r.add_argument("--target-fraction", type=float, default=0.98,
                    help="without --target: this fraction of the best validation accuracy of hongtu's run")
@@ -646,6 +790,10 @@ def main(argv):
         for name in ("epochs", "eval_every", "batch", "hidden", "num_layers"):
             if getattr(args, name) < 1:
                 p.error("--%s must be >= 1" % name.replace("_", "-"))
+        if min(args.lr) <= 0 or args.time_limit < 0:
+            p.error("--lr must be > 0 and --time-limit >= 0")
+        if len(set(map(lr_text, args.lr))) != len(args.lr):
+            p.error("--lr: a learning rate is given twice")
         return cmd_baseline(args)
     return cmd_report(args)
 

@@ -171,6 +171,27 @@ TEST_F(TrainOutputs, EarlyStopAfterPatienceEvaluations) {
   }
 }
 
+// --time-limit: the first evaluation at or past the limit ends the run (the
+// epochs between evaluations run to it), with the summary and the metrics a
+// signal would not leave; setup is not counted.
+TEST_F(TrainOutputs, TimeLimitStopsAtTheFirstEvaluationPastIt) {
+  TrainJob j = job(300);
+  j.time_limit = 1e-9;  // past at the first evaluation, whatever the machine
+  j.eval_every = 3;
+  j.metrics_out = dir.file("m.jsonl");
+  const TrainSummary s = run(j);
+  EXPECT_EQ(s.epochs, 3);
+  EXPECT_EQ(s.stop_reason, "time limit 1e-09 s");
+  EXPECT_EQ(lines_of(j.metrics_out, "epoch").size(), 3u);
+  const std::string summary = lines_of(j.metrics_out, "summary").at(0);
+  EXPECT_EQ(number(summary, "time_limit"), 1e-9);
+  // Off (0): the epochs run out.
+  TrainJob off = job(4);
+  const TrainSummary all = run(off);
+  EXPECT_EQ(all.epochs, 4);
+  EXPECT_EQ(all.stop_reason, "epochs");
+}
+
 TEST_F(TrainOutputs, TargetAccuracyStopsAtTheFirstEvaluationReachingIt) {
   TrainJob j = job(300);
   j.target_acc = 0.6;

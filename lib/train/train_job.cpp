@@ -327,12 +327,19 @@ ModelParams values_of(const ModelParams& p) {
 
 // Why the epochs end before --epochs, or "" to go on: checked after each
 // evaluation, and before the first epoch of a resumed run (whose checkpoint
-// may have been written at the stop).
+// may have been written at the stop). The time limit is the one criterion
+// that reads a clock, and the processes' clocks differ: the decision is the
+// job's (any process past the limit stops them all), so every process calls
+// this at the same points (it is collective when the limit is on).
 std::string stop_reason(const TrainJob& job, const TrainSummary& sum, const EpochLoop& loop) {
+  const bool time_up =
+      job.time_limit > 0 && sum.epochs > 0 &&  // not before a fresh run's first epoch
+      max_over_processes(job.transport, loop.now().train_seconds >= job.time_limit ? int64_t{1} : int64_t{0}) != 0;
   if (job.target_acc >= 0 && sum.target_time.epoch >= 0)
     return fmt::format("target accuracy {} reached", job.target_acc);
   if (job.early_stop > 0 && sum.best_epoch >= 0 && loop.evals_since_best >= job.early_stop)
     return fmt::format("early stop (patience {})", job.early_stop);
+  if (time_up) return fmt::format("time limit {} s", job.time_limit);
   return "";
 }
 
@@ -367,9 +374,9 @@ void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, T
   sum.warmup_used = std::min(job.warmup, std::max(job.epochs - first - 1, 0));
   Evaluation& ev = loop.ev;
   sum.epochs = first;
+  loop.train_clock.reset();  // before the stop check: the time limit counts training, not setup
   sum.stop_reason = stop_reason(job, sum, loop);
   if (!sum.stop_reason.empty()) log::info("the resumed run had stopped already: {}", sum.stop_reason);
-  loop.train_clock.reset();
   EpochLog lines(first, job.epochs, job.eval_every, log::enabled(log::Level::debug));
   std::string best_text;  // the best epoch's line, printed at the end if it was not
   bool best_shown = false;
@@ -520,7 +527,7 @@ void provenance_json(JsonWriter& w, const TrainJob& job, const TrainSummary& sum
   if (job.target_acc >= 0) w.value(job.target_acc);
   else w.null();
   run_time_json(w, "target", sum.target_time);
-  w.field("early_stop", job.early_stop).field("outputs_from", sum.outputs_from);
+  w.field("early_stop", job.early_stop).field("time_limit", job.time_limit).field("outputs_from", sum.outputs_from);
   w.field("version", version_string()).field("commit", build_commit());
   w.field("start_time", process_start_utc()).field("host", host_name());
   w.key("options").begin_object();
@@ -571,6 +578,7 @@ void check_job(const TrainJob& job) {
   HT_CHECK(job.eval_every >= 1, "--eval-every must be >= 1");
   HT_CHECK(job.checkpoint_every >= 1, "--checkpoint-every must be >= 1");
   HT_CHECK(job.early_stop >= 0, "--early-stop must be >= 0");
+  HT_CHECK(job.time_limit >= 0, "--time-limit must be >= 0");
   if (job.target_acc > 1) throw option_error("--target-acc", fmt::format("{} is above 1 (an accuracy is a fraction)", job.target_acc));
   if (is_npz_path(job.load_model))
     throw option_error("--load-model", fmt::format("'{}': reads the HTMODEL format of --save-model FILE (not .npz); "

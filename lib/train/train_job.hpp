@@ -79,10 +79,13 @@ struct TrainJob {
   std::string embeddings_out;
   int embeddings_layer = 1;
   // Stop criteria (besides --epochs): no better validation accuracy in
-  // `early_stop` evaluations (0: off), or validation accuracy >= target_acc
-  // (negative: off).
+  // `early_stop` evaluations (0: off), validation accuracy >= target_acc
+  // (negative: off), or at least time_limit seconds of training at an
+  // evaluation (0: off; a wall-clock cap that still ends with the summary and
+  // the outputs, which a signal does not).
   int early_stop = 0;
   double target_acc = -1;
+  double time_limit = 0;
   // --runs: this run's index (0-based) recorded in every metrics line; -1:
   // a single run (no "run" field).
   int run_index = -1;

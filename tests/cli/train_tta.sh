@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ht-train's time-to-accuracy options on the command line (CPU backend, a small generated graph):
-# --early-stop and --target-acc stop and say when; --runs K prints a line per run and the mean ±
+# --early-stop, --target-acc and --time-limit stop and say when; --runs K prints a line per run and the mean ±
 # std; the predictions of the best epoch score the summary's test accuracy; --save-model FILE.npz
 # loads with numpy; the metrics summary records the options, version and start time; refusals
 # are usage errors (exit 2) with one line. Then bench/tta.py's report on that run and a baseline
@@ -61,6 +61,19 @@ EOF
 grep -q -E '^stopped after [0-9]+ of 300 epochs \(target accuracy 0.5 reached\);.*; target 0.5 at epoch [0-9]+, [0-9.]+ s \([0-9.]+ s\)$' out.txt ||
   { fail "target line"; cat out.txt; }
 
+# Time limit: the first evaluation past it ends the run, with the summary and the metrics.
+"${T[@]}" --epochs 1000000 --time-limit 0.3 --metrics-out tl.jsonl >out.txt 2>err.txt || fail "time limit run: $(cat err.txt)"
+grep -q -E '^stopped after [0-9]+ of 1000000 epochs \(time limit 0.3 s\);' out.txt || { fail "time limit line"; cat out.txt; }
+"$PY" -c "
+import json
+rows = [json.loads(l) for l in open('tl.jsonl')]
+s = rows[-1]
+assert s['type'] == 'summary' and s['stop_reason'] == 'time limit 0.3 s' and s['time_limit'] == 0.3, s
+last = [r for r in rows if r['type'] == 'epoch'][-1]
+prev = [r for r in rows if r['type'] == 'epoch'][-2]
+assert last['train_seconds'] >= 0.3 > prev['train_seconds'], (prev['train_seconds'], last['train_seconds'])
+" 2>py.txt || { fail "time limit record"; cat py.txt; }
+
 # Several runs.
 "${T[@]}" --epochs 4 --runs 3 --seed 10 --metrics-out r.jsonl >out.txt 2>err.txt || fail "runs: $(cat err.txt)"
 for k in 0 1 2; do
@@ -93,6 +106,7 @@ expect_refused "runs with a model" "--save-model: not with --runs 2" 1 --epochs 
 expect_refused "outputs-from alone" "--outputs-from: applies to --save-model" 2 --epochs 2 --outputs-from last
 expect_refused "target above 1" "--target-acc" 2 --epochs 2 --target-acc 1.5
 expect_refused "early stop negative" "--early-stop" 2 --epochs 2 --early-stop -1
+expect_refused "time limit negative" "--time-limit" 2 --epochs 2 --time-limit -1
 expect_refused "npz model loaded" "--load-model" 1 --predict-only --load-model m.npz --predict-out q.csv
 expect_refused "runs with predict-only" "--runs" 2 --predict-only --runs 2 --load-model m.npz --predict-out q.csv
 
@@ -120,6 +134,52 @@ grep -q -F '| g | minibatch-sage | 0.45 | 0.5000 | 1.00 | 0.6000 | 0.5500 | 1.50
   { fail "report row of the baseline"; cat res/t.md; }
 grep -q -E '^\| g \| hongtu-inmem-1gpu \| 0.45 \| [0-9.]+ \| [0-9.]+ \|' res/t.md || { fail "report row of hongtu"; cat res/t.md; }
 "$PY" "$SRC/bench/tta.py" report res --table res/t2.md >/dev/null 2>err.txt || fail "report with the default target"
+# A learning-rate sweep: results named SYSTEM-lrX; the best-lr table keeps the fastest to the target.
+mkdir sweep
+for lr in 0.01 0.003; do
+  t=$([[ $lr == 0.01 ]] && echo 2.0 || echo 1.0)
+  cat >sweep/g__minibatch-gcn-lr$lr.json <<EOF2
+{"system": "minibatch-gcn-lr$lr", "graph": "g", "status": "ok", "lr": $lr, "epochs": 2, "epoch_s_median": 0.5,
+ "best_val_acc": 0.7, "test_acc_at_best_val": 0.65, "best_epoch": 1, "best_seconds": $t, "stop_reason": "time limit 2 s",
+ "curve": [[0.5, 0.3, 0.3, 0], [$t, 0.7, 0.65, 1]]}
+EOF2
+done
+cat >sweep/g__pyg-full-lr0.03.json <<'EOF2'
+{"system": "pyg-full-lr0.03", "graph": "g", "status": "oom", "lr": 0.03, "note": "CUDA out of memory at stage train"}
+EOF2
+cp m.jsonl sweep/g__hongtu-inmem-1gpu-lr0.05.jsonl  # trained with --lr 0.05 (T above)
+"$PY" "$SRC/bench/tta.py" report sweep --table sweep/t.md --best-table sweep/b.md --target g=0.6 >out.txt 2>err.txt ||
+  { fail "sweep report: $(cat err.txt)"; }
+grep -q -F '| g | minibatch-gcn | 0.6 | 0.003: 1.00; 0.01: 2.00 | 0.003 | 1.00 | 0.5000 | 0.7000 | 0.6500 | — |' sweep/b.md ||
+  { fail "best-lr row"; cat sweep/b.md; }
+grep -q -F '| g | pyg-full | 0.6 | 0.03: oom |' sweep/b.md || { fail "best-lr row of a failed sweep"; cat sweep/b.md; }
+grep -q -E '^\| g \| hongtu-inmem-1gpu \| 0.6 \| 0.05: [0-9.]+ \| 0.05 \|' sweep/b.md || { fail "best-lr row of hongtu"; cat sweep/b.md; }
+grep -q -F 'stopped by the time limit 2 s' sweep/t.md || { fail "time limit note"; cat sweep/t.md; }
+# The default target: 0.98 x the best of hongtu's in-memory learning rates.
+"$PY" "$SRC/bench/tta.py" report sweep --table sweep/t2.md >/dev/null 2>err.txt || fail "sweep report, default target"
+"$PY" - sweep/t2.md m.jsonl <<'EOF2' || fail "default target of a sweep"
+import json, math, sys
+best = [json.loads(l) for l in open(sys.argv[2])][-1]["best_val_acc"]
+want = math.floor(0.98 * best * 1000) / 1000
+rows = [l.split("|") for l in open(sys.argv[1]) if l.startswith("| g |")]
+assert all(float(r[3]) == want for r in rows), (want, rows)
+EOF2
+# A baseline sweep without torch: one skipped result per rate, named by it; bad rates refused.
+mkdir b && "$PY" "$SRC/bench/tta.py" baseline g.htg --lr 0.01 0.003 --time-limit 5 --epochs 2 --device cpu --label mb --json b/x.json \
+  >/dev/null 2>err.txt
+"$PY" - b <<'EOF2' || fail "baseline sweep files"
+import json, os, sys
+names = sorted(os.listdir(sys.argv[1]))
+assert names == ["x-lr0.003.json", "x-lr0.01.json"], names
+for n in names:
+    r = json.load(open(os.path.join(sys.argv[1], n)))
+    assert r["system"] == "mb-" + n[2:-5] and r["time_limit"] == 5, r
+    assert r["status"] == "skipped" or (r["status"] == "ok" and r["epochs"] == 2 and len(r["curve"]) == 2), r
+EOF2
+"$PY" "$SRC/bench/tta.py" baseline g.htg --lr 0.01 0.01 >/dev/null 2>stderr.txt
+[[ $? -eq 2 ]] && grep -q "given twice" stderr.txt || fail "tta.py baseline --lr twice"
+"$PY" "$SRC/bench/tta.py" baseline g.htg --lr 0 >/dev/null 2>stderr.txt
+[[ $? -eq 2 ]] || fail "tta.py baseline --lr 0"
 "$PY" "$SRC/bench/tta.py" env >env.json 2>/dev/null || fail "tta.py env"
 "$PY" -c "import json; d = json.load(open('env.json')); assert 'torch' in d and 'pyg_lib' in d" || fail "env keys"
 bash "$SRC/bench/tta.sh" --bogus >/dev/null 2>stderr.txt
@@ -127,5 +187,18 @@ bash "$SRC/bench/tta.sh" --bogus >/dev/null 2>stderr.txt
 bash "$SRC/bench/tta.sh" --help >help.txt 2>&1 && grep -q -- "--smoke" help.txt || fail "tta.sh --help"
 HT_BIN=/nonexistent bash "$SRC/bench/tta.sh" --smoke --out x >/dev/null 2>stderr.txt
 [[ $? -eq 1 ]] && grep -q "not built" stderr.txt || fail "tta.sh without the tools"
+for bad in "--lr-list '0.01 0.01'" "--lr-list abc" "--systems bogus" "--minibatch sage:15-10" "--time-cap 0" "--chunks x"; do
+  eval bash "$SRC/bench/tta.sh" "$bad" >/dev/null 2>stderr.txt
+  [[ $? -eq 2 ]] && [[ $(wc -l <stderr.txt) -eq 1 ]] || { fail "tta.sh $bad: not refused in one line"; cat stderr.txt; }
+done
+# The bench end to end on the CPU backend: a sweep of two rates under a time cap (the baselines
+# are recorded as skipped without torch).
+HT_BIN="$BIN" bash "$SRC/bench/tta.sh" --smoke --backend cpu --out sm --graphs community_smoke --epochs 1 \
+  --systems "hongtu-inmem pyg-full" --lr-list "0.01 0.05" --time-cap 1 >sm.txt 2>&1 || { fail "tta.sh smoke"; tail sm.txt; }
+for f in community_smoke__hongtu-inmem-1gpu-lr0.01.jsonl community_smoke__hongtu-inmem-1gpu-lr0.05.jsonl \
+  community_smoke__pyg-full-lr0.01.json community_smoke__pyg-full-lr0.05.json tta_table.md tta_best_lr.md; do
+  [[ -s sm/$f ]] || fail "tta.sh smoke: no sm/$f"
+done
+grep -q -E '^\| community_smoke \| hongtu-inmem-1gpu \| [0-9.]+ \| 0.01: ' sm/tta_best_lr.md || { fail "smoke best-lr table"; cat sm/tta_best_lr.md; }
 
 finish "ht-train time to accuracy: all checks passed"

@@ -83,11 +83,7 @@ void refuse_unused_options(const CLI::App& app, const Context& ctx, const ht::Tr
   auto refuse = [&](const char* name, const std::string& why) {
     if (given(name)) throw ht::usage_error(name, why);
   };
-  if (ctx.model == ht::ModelKind::gcn) {
-    for (const char* o : {"--heads", "--out-heads", "--attn-dropout"}) refuse(o, "applies to --model gat only");
-  } else {
-    refuse("--gcn-order", "applies to --model gcn only");
-  }
+  ht::tools::refuse_other_models_options(app, ctx.model);
   if (ctx.optimizer == ht::OptimizerKind::adam) refuse("--momentum", "applies to --optimizer sgd only");
   if (ctx.layers != "auto") refuse("--hidden", "applies to --layers auto only (--layers gives every width)");
   if (!job.partition_path.empty()) refuse("--chunks", "applies when partitioning in memory; the partition file sets n");

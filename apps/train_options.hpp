@@ -26,6 +26,28 @@
 
 namespace ht::tools {
 
+// The options that apply to one model only (its own math: GAT's heads and
+// attention dropout, GCN's layer order). A new model lists its own here; the
+// switch has no default, so one not listed is a compile error.
+inline std::vector<const char*> model_only_options(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::gcn: return {"--gcn-order"};
+    case ModelKind::gat: return {"--heads", "--out-heads", "--attn-dropout"};
+  }
+  unhandled_model_kind(kind, "model_only_options");
+}
+
+// Refuses, with one line, an option given that belongs to a model other than
+// `model` (of those `app` has): it would do nothing.
+inline void refuse_other_models_options(const CLI::App& app, ModelKind model) {
+  for (const auto& [name, kind] : model_kind_names()) {
+    if (kind == model) continue;
+    for (const char* o : model_only_options(kind))
+      if (app.get_option_no_throw(o) != nullptr && app.count(o) > 0)
+        throw usage_error(o, fmt::format("applies to --model {} only", name));
+  }
+}
+
 // "1433-16-7" -> {1433, 16, 7}; "auto" -> {} (resolved from the graph).
 inline std::vector<int> parse_layers(const std::string& text) {
   if (text == "auto") return {};
@@ -141,9 +163,7 @@ inline void wire_chunk_choice(const CLI::App& app, const ChunkSizingOptions& s, 
   // Options ht-train would refuse with this model: the chunks chosen for them
   // would be for a model that cannot train.
   const auto given = [&](const char* name) { return app.count(name) > 0; };
-  if (s.trainer.model.kind == ModelKind::gcn)
-    for (const char* name : {"--heads", "--out-heads"})
-      if (given(name)) throw usage_error(name, "applies to --model gat only");
+  refuse_other_models_options(app, s.trainer.model.kind);
   if (given("--hidden") && s.layers != "auto")
     throw usage_error("--hidden", "applies to --layers auto only (--layers gives every width)");
   TrainerOptions t = s.trainer;

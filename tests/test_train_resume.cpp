@@ -6,8 +6,10 @@
 #include <cmath>
 #include <csignal>
 #include <limits>
+#include <optional>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/container.hpp"
@@ -261,9 +263,9 @@ TEST_F(TrainResume, ModelWithNonFiniteParametersIsRefused) {
   ContainerWriter w(dir.file("bad"), kModelMagic, kModelVersion);
   for (int k = 0; k < container::kNumMeta; ++k) w.set_meta(k, r.meta(k));
   for (const SectionInfo& s : r.sections()) {
-    const auto v = r.array<float>(s.name);
-    std::vector<float> b(v.begin(), v.end());
-    if (s.name == "l1.W") b[2] = std::numeric_limits<float>::infinity();
+    const auto raw = r.bytes(s.name, s.dtype);
+    std::vector<std::byte> b(raw.begin(), raw.end());
+    if (s.name == "l1.W") reinterpret_cast<float*>(b.data())[2] = std::numeric_limits<float>::infinity();
     w.add_section(s.name, s.dtype, s.shape[0], s.shape[1], b.data(), static_cast<int>(s.ndim));
   }
   w.commit();
@@ -273,6 +275,137 @@ TEST_F(TrainResume, ModelWithNonFiniteParametersIsRefused) {
   p.predict_out = dir.file("p.csv");
   const std::string e = test::error_of([&] { run(p); });
   EXPECT_NE(e.find("parameter l1.W holds inf at element 2"), std::string::npos) << e;
+}
+
+// Model files record the model by name (version 2); version 1 files, which
+// recorded it as a number (0 GCN, 1 GAT), still read; a name this build
+// does not know is refused in one line naming the file.
+ModelConfig small_model(ModelKind kind) {
+  ModelConfig m;
+  m.kind = kind;
+  m.dims = {6, 4, 3};
+  m.heads = kind == ModelKind::gat ? 2 : 1;
+  m.seed = 7;
+  return m;
+}
+
+// `params` with every value changed, so that a read that leaves init_params'
+// values in place is seen.
+ModelParams changed(ModelParams p) {
+  for (ParamTensor& t : p.tensors)
+    for (size_t i = 0; i < t.value.size(); ++i) t.value[i] = 0.25f * static_cast<float>(i % 7) - t.value[i];
+  return p;
+}
+
+void expect_same_values(const ModelParams& a, const ModelParams& b) {
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (size_t k = 0; k < a.tensors.size(); ++k) EXPECT_EQ(a.tensors[k].value, b.tensors[k].value) << a.tensors[k].name;
+}
+
+// A model file written as version 1 wrote it: the kind number in meta[0], no name.
+void write_version1_model(const std::string& path, const ModelConfig& m, const ModelParams& p, uint64_t kind_number) {
+  ContainerWriter w(path, kModelMagic, 1);
+  w.set_meta(0, kind_number);
+  w.set_meta(1, static_cast<uint64_t>(m.num_layers()));
+  w.set_meta(2, static_cast<uint64_t>(m.heads));
+  w.set_meta(3, static_cast<uint64_t>(m.out_heads));
+  for (const ParamTensor& t : p.tensors)
+    w.add_section(t.name, DType::f32, static_cast<uint64_t>(t.rows), static_cast<uint64_t>(t.cols), t.value.data(), 2);
+  w.commit();
+}
+
+TEST_F(TrainResume, ModelFileRecordsTheModelByNameAndReadsBack) {
+  for (const ModelKind kind : {ModelKind::gcn, ModelKind::gat}) {
+    SCOPED_TRACE(name_of(kind));
+    const ModelConfig m = small_model(kind);
+    const ModelParams saved = changed(init_params(m));
+    const std::string path = dir.file("m_" + name_of(kind));
+    save_model(path, m, saved);
+    {
+      ContainerReader r(path, kModelMagic, kModelVersion);
+      EXPECT_EQ(r.version(), 2u);
+      const auto b = r.bytes(kModelNameSection, DType::u8);
+      EXPECT_EQ(std::string(reinterpret_cast<const char*>(b.data()), b.size()), name_of(kind));
+      EXPECT_EQ(recorded_model_kind(r), kind);
+    }
+    ModelParams loaded = init_params(m);
+    load_model(path, m, loaded);
+    expect_same_values(loaded, saved);
+    // The other model is refused by name.
+    const ModelKind other = kind == ModelKind::gcn ? ModelKind::gat : ModelKind::gcn;
+    ModelParams q = init_params(small_model(other));
+    const std::string e = test::error_of([&] { load_model(path, small_model(other), q); });
+    EXPECT_NE(e.find(path), std::string::npos) << e;
+    EXPECT_NE(e.find(fmt::format("checkpoint is a {} with 2 layers; the requested model is a {}", model_title(kind),
+                                 model_title(other))),
+              std::string::npos)
+        << e;
+  }
+}
+
+TEST_F(TrainResume, VersionOneModelFileStillReads) {
+  for (const auto& [kind, number] : {std::pair{ModelKind::gcn, 0}, std::pair{ModelKind::gat, 1}}) {
+    SCOPED_TRACE(name_of(kind));
+    const ModelConfig m = small_model(kind);
+    const ModelParams saved = changed(init_params(m));
+    const std::string path = dir.file("v1_" + name_of(kind));
+    write_version1_model(path, m, saved, static_cast<uint64_t>(number));
+    ModelParams loaded = init_params(m);
+    load_model(path, m, loaded);
+    expect_same_values(loaded, saved);
+    // Version 1's other number is the other model: refused as such.
+    const ModelKind other = kind == ModelKind::gcn ? ModelKind::gat : ModelKind::gcn;
+    ModelParams q = init_params(small_model(other));
+    const std::string e = test::error_of([&] { load_model(path, small_model(other), q); });
+    EXPECT_NE(e.find(fmt::format("checkpoint is a {}", model_title(kind))), std::string::npos) << e;
+  }
+  // A version 1 number that was never a model.
+  const ModelConfig m = small_model(ModelKind::gcn);
+  write_version1_model(dir.file("v1_bad"), m, init_params(m), 2);
+  ModelParams q = init_params(m);
+  const std::string e = test::error_of([&] { load_model(dir.file("v1_bad"), m, q); });
+  EXPECT_NE(e.find(dir.file("v1_bad")), std::string::npos) << e;
+  EXPECT_NE(e.find("model file (version 1) records model kind 2, not 0 (gcn) or 1 (gat)"), std::string::npos) << e;
+}
+
+TEST_F(TrainResume, ModelFileWithAnUnknownModelNameIsRefused) {
+  const ModelConfig m = small_model(ModelKind::gcn);
+  const std::string good = dir.file("good");
+  save_model(good, m, init_params(m));
+  // The file resealed (valid checksums) with `name` in place of "gcn", or without the name.
+  const auto tampered = [&](const std::optional<std::string>& name) {
+    const std::string path = dir.file("tampered");
+    {
+      ContainerReader r(good, kModelMagic, kModelVersion);
+      ContainerWriter w(path, kModelMagic, kModelVersion);
+      for (int k = 0; k < container::kNumMeta; ++k) w.set_meta(k, r.meta(k));
+      for (const SectionInfo& s : r.sections()) {
+        if (s.name == kModelNameSection) {
+          if (name) w.add_section(s.name, DType::u8, name->size(), 1, name->data());
+          continue;
+        }
+        const auto raw = r.bytes(s.name, s.dtype);
+        w.add_section(s.name, s.dtype, s.shape[0], s.shape[1], raw.data(), static_cast<int>(s.ndim));
+      }
+      w.commit();
+    }
+    ModelParams q = init_params(m);
+    return test::error_of([&] { load_model(path, m, q); });
+  };
+  EXPECT_EQ(tampered(std::string("gcn")), "");  // the copy itself reads
+  std::string e = tampered(std::string("sage"));
+  EXPECT_NE(e.find(dir.file("tampered")), std::string::npos) << e;
+  EXPECT_NE(e.find("model file records model 'sage', which this build does not know (it knows gat, gcn)"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;  // one line
+  e = tampered(std::string("gc\nn"));  // printed on one line still
+  EXPECT_NE(e.find("model 'gc?n'"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  e = tampered(std::string("GCN"));  // names are exact
+  EXPECT_NE(e.find("model 'GCN', which this build does not know"), std::string::npos) << e;
+  e = tampered(std::nullopt);
+  EXPECT_NE(e.find("model file lacks its model name (section 'model')"), std::string::npos) << e;
 }
 
 // A signal during setup (as ht-train installs the handlers: graceful) ends

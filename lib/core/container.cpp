@@ -237,9 +237,14 @@ ContainerReader::ContainerReader(const std::string& path, const char (&magic)[9]
   if (get<uint32_t>(h, kOffBom) != container::kByteOrderMark)
     throw offset_error(path, kOffBom, "byte-order mark mismatch (file written on a big-endian machine?)");
   const uint32_t ver = get<uint32_t>(h, kOffVersion);
-  if (ver != version)
+  const uint32_t oldest = opt.oldest_version == 0 ? version : std::min(opt.oldest_version, version);
+  if (ver < oldest || ver > version)
     throw offset_error(path, kOffVersion,
-                       fmt::format("format version {} not supported (this build reads version {})", ver, version));
+                       oldest == version
+                           ? fmt::format("format version {} not supported (this build reads version {})", ver, version)
+                           : fmt::format("format version {} not supported (this build reads versions {} to {})", ver,
+                                         oldest, version));
+  version_ = ver;
   if (get<uint32_t>(h, kOffHeaderBytes) != container::kHeaderBytes)
     throw offset_error(path, kOffHeaderBytes, "unexpected header size");
   std::vector<unsigned char> copy(reinterpret_cast<const unsigned char*>(h),

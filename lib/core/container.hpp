@@ -104,6 +104,9 @@ class ContainerWriter {
 
 struct ReadOptions {
   bool verify_checksums = true;
+  // The oldest format version the reader still reads (0: only the version
+  // given to the reader); version() says which one the file has.
+  uint32_t oldest_version = 0;
 };
 
 class ContainerReader {
@@ -112,6 +115,7 @@ class ContainerReader {
   // unless options say not to. Throws ht::Error naming the file and offset.
   ContainerReader(const std::string& path, const char (&magic)[9], uint32_t version, ReadOptions opt = {});
   const std::string& path() const { return file_.path(); }
+  uint32_t version() const { return version_; }
   uint64_t meta(int index) const { return meta_.at(index); }
   uint64_t flags() const { return flags_; }
   FileIdentity identity() const { return identity_; }
@@ -144,6 +148,7 @@ class ContainerReader {
   const SectionInfo* find(const std::string& name) const;
   void check_section(const SectionInfo& s, DType dtype, std::optional<uint64_t> count) const;
   MappedFile file_;
+  uint32_t version_ = 0;
   uint64_t flags_ = 0;
   std::array<uint64_t, container::kNumMeta> meta_{};
   std::vector<SectionInfo> sections_;

@@ -1,14 +1,10 @@
 #pragma once
 // Host link bandwidth of one GPU, measured at start-up so that a run can say
-// how far its epoch is from what the link alone allows. This header has no
-// CUDA includes: lib/train uses the struct in builds without CUDA, and only
-// builds with CUDA (HT_HAVE_CUDA) define measure_link_bandwidth.
+// how far its epoch is from what the link alone allows (the struct is
+// engine/link_bandwidth.hpp's, which the job reads without this library).
+#include "engine/link_bandwidth.hpp"
 
 namespace ht {
-
-struct LinkBandwidth {
-  double h2d_bytes_per_s = 0, d2h_bytes_per_s = 0;
-};
 
 // Pinned-memory cudaMemcpyAsync of 256 MiB each way on `cuda_device`: one
 // warm-up copy, then the best of 3 timed with CUDA events (well under a

@@ -18,6 +18,21 @@ namespace {
 // CPU backend at 10-20 MiB (ht-train on an 800-vertex graph: 10.2 MiB).
 constexpr int64_t kProcessBytes = int64_t{16} << 20;
 
+// The model's parts the items count: GCN's edge weights (Â) and degrees,
+// GAT's edge keys and attention buffers (as Trainer::setup and setup_devices
+// allocate them).
+struct ModelParts {
+  bool gcn = false, gat = false;
+};
+ModelParts parts_of(ModelKind kind) {
+  ModelParts p;
+  switch (kind) {
+    case ModelKind::gcn: p.gcn = true; break;
+    case ModelKind::gat: p.gat = true; break;
+  }
+  return p;
+}
+
 int64_t share_of(int64_t bytes, double fraction) { return static_cast<int64_t>(static_cast<double>(bytes) * fraction); }
 
 // Trainer's step placement on an executor without a memory limit (the CPU
@@ -59,13 +74,16 @@ int64_t parameter_count(const ModelConfig& m) {
   int64_t c = 0;
   for (int l = 0; l < m.num_layers(); ++l) {
     const int64_t in = m.in_width(l), out = m.dims[static_cast<size_t>(l) + 1], heads = m.layer_heads(l);
-    if (m.kind == ModelKind::gcn) {
-      c += in * out;                     // W [in, out]
-      if (m.bias) c += out;              // b [out]
-    } else {
-      c += in * heads * out;             // W [in, heads * out]
-      c += 2 * heads * out;              // att_src, att_dst [heads, out]
-      if (m.bias) c += m.out_width(l);   // b [heads * out | out]
+    switch (m.kind) {
+      case ModelKind::gcn:
+        c += in * out;                     // W [in, out]
+        if (m.bias) c += out;              // b [out]
+        break;
+      case ModelKind::gat:
+        c += in * heads * out;             // W [in, heads * out]
+        c += 2 * heads * out;              // att_src, att_dst [heads, out]
+        if (m.bias) c += m.out_width(l);   // b [heads * out | out]
+        break;
     }
   }
   return c;
@@ -78,9 +96,14 @@ bool hands_off_some_layer(const TrainerOptions& opt, bool two_buffers) {
   const ModelConfig& m = opt.model;
   if (!opt.handoff_gradients) return false;
   auto tf = [&](int l) { return transform_first(m, opt.gcn_order, l); };
+  bool two_buffers_hand_off = false;  // Trainer::hands_off's last case
+  switch (m.kind) {
+    case ModelKind::gcn: two_buffers_hand_off = two_buffers; break;
+    case ModelKind::gat: break;
+  }
   for (int l = 1; l < m.num_layers(); ++l) {
     if (tf(l) && !fuses_transform(opt, l)) continue;
-    if ((l == 1 && !tf(0)) || (two_buffers && m.kind == ModelKind::gcn)) return true;
+    if ((l == 1 && !tf(0)) || two_buffers_hand_off) return true;
   }
   return false;
 }
@@ -131,7 +154,7 @@ void plan_items(Builder& b) {
   const PlanShape& p = *in.plan;
   const TrainerOptions& opt = in.opt;
   const ModelConfig& m = opt.model;
-  const bool gcn = m.kind == ModelKind::gcn, gat = m.kind == ModelKind::gat;
+  const auto [gcn, gat] = parts_of(m.kind);
   const CommMode mode = opt.comm;
   const int64_t n_vertices = in.graph.vertices;
   const unsigned held = kPhasePack | kPhaseSetup | kPhaseTrain;
@@ -221,7 +244,7 @@ int64_t packed_block_bytes(const StepShape& s, CommMode mode, int64_t buffer_row
 int64_t emulated_device_bytes(const PlanShape& p, int gpu, const TrainerOptions& opt) {
   const ModelConfig& m = opt.model;
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt.gcn_order);
-  const bool gcn = m.kind == ModelKind::gcn, gat = m.kind == ModelKind::gat;
+  const auto [gcn, gat] = parts_of(m.kind);
   const CommMode mode = opt.comm;
   const int64_t brows = buffer_rows(p, gpu, mode);
   const int64_t rows = std::max<int64_t>(brows, 1);
@@ -288,7 +311,7 @@ HostMemoryPlan plan_host_memory(const HostPlanInputs& in) {
   b.add("partition file (while read)", in.partition_file_bytes, kPhaseLoad);
   b.add("renumbered graph (no features)", renumbered_graph_bytes(g), kPhaseRenumber | kPhasePack);
   const int64_t params = parameter_count(m);
-  b.add("vertex ids, degrees, parameters", 8 * n + (m.kind == ModelKind::gcn ? 4 * n : 0) + 16 * params, packed);
+  b.add("vertex ids, degrees, parameters", 8 * n + (parts_of(m.kind).gcn ? 4 * n : 0) + 16 * params, packed);
   if (!in.store_on_device) {
     // A process of a multi-process job holds its devices' rows: their chunks' destinations.
     int64_t rows = n;

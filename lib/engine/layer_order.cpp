@@ -11,7 +11,10 @@ const NameTable<GcnOrder>& gcn_order_names() {
 std::string name_of(GcnOrder order) { return name_in(gcn_order_names(), order); }
 
 bool transform_first(const ModelConfig& m, GcnOrder order, int l) {
-  if (m.kind != ModelKind::gcn) return false;
+  switch (m.kind) {
+    case ModelKind::gcn: break;
+    case ModelKind::gat: return false;  // the order is GCN's choice
+  }
   switch (order) {
     case GcnOrder::aggregate_first: return false;
     case GcnOrder::transform_first: return true;
@@ -21,7 +24,10 @@ bool transform_first(const ModelConfig& m, GcnOrder order, int l) {
 }
 
 std::string layer_orders(const ModelConfig& m, GcnOrder order) {
-  if (m.kind != ModelKind::gcn) return "";
+  switch (m.kind) {
+    case ModelKind::gcn: break;
+    case ModelKind::gat: return "";
+  }
   std::string out;
   for (int l = 0; l < m.num_layers(); ++l) {
     if (l > 0) out += ',';

@@ -54,13 +54,17 @@ DeviceMemoryNeed device_memory_need(const PlanShape& plan, int gpu, const Traine
   const ModelConfig& m = opt.model;
   const CommMode mode = opt.comm;
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt.gcn_order);
-  const bool gat = m.kind == ModelKind::gat;
+  bool gcn = false, gat = false;  // GCN: Â's edge weights per step; GAT: edge keys and attention buffers
+  switch (m.kind) {
+    case ModelKind::gcn: gcn = true; break;
+    case ModelKind::gat: gat = true; break;
+  }
   const int64_t rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu);
   const int64_t nd = plan.max_dst[gpu], ne = plan.max_edges[gpu];
   int64_t max_step = 0, all_steps = 0, max_later = 0, max_flush = 0;
   for (int j = 0; j < plan.n; ++j) {
     const StepShape& s = plan.step(j, gpu);
-    const int64_t b = packed_step_bytes(s, mode, rows, m.kind == ModelKind::gcn, gat);
+    const int64_t b = packed_step_bytes(s, mode, rows, gcn, gat);
     max_step = std::max(max_step, b);
     all_steps += b;
     if (j > 0) max_later = std::max(max_later, s.trans - s.reused);

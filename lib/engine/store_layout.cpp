@@ -21,9 +21,13 @@ std::vector<StoreMatrix> store_matrices(const TrainerOptions& opt) {
   for (int l = 0; l < m.num_layers(); ++l) {
     if (stores_h(opt, l + 1)) out.push_back({StoreKind::output, l + 1, m.out_width(l)});
     if (stores_grad(opt, l + 1)) out.push_back({StoreKind::gradient, l + 1, m.out_width(l)});
-    if (m.kind == ModelKind::gcn)
-      out.push_back({transform_first(m, opt.gcn_order, l) ? StoreKind::transform : StoreKind::aggregate, l,
-                     gather_width(m, opt.gcn_order, l)});
+    switch (m.kind) {
+      case ModelKind::gcn:
+        out.push_back({transform_first(m, opt.gcn_order, l) ? StoreKind::transform : StoreKind::aggregate, l,
+                       gather_width(m, opt.gcn_order, l)});
+        break;
+      case ModelKind::gat: break;
+    }
   }
   return out;
 }

@@ -61,7 +61,10 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
            in.orig_id.size(), g.num_vertices);
   for (int64_t v = 0; v < g.num_vertices; ++v) num_train_ += (g.split[v] == 1 && g.labels[v] >= 0) ? 1 : 0;
   HT_CHECK(num_train_ > 0, "the graph has no training vertices (split code 1 with a label)");
-  if (m.kind == ModelKind::gcn) inv_sqrt_deg_ = gcn_inv_sqrt_degree(g);
+  switch (m.kind) {
+    case ModelKind::gcn: inv_sqrt_deg_ = gcn_inv_sqrt_degree(g); break;  // Â's edge weights
+    case ModelKind::gat: break;
+  }
 
   const int L = m.num_layers();
   const int64_t n = g.num_vertices;
@@ -94,7 +97,10 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
     // Matrices no pass reads from the store are not allocated (stores_h, stores_grad).
     if (stores_h(opt_, l + 1)) store_.h[l + 1] = alloc_store(n, m.out_width(l));
     if (stores_grad(opt_, l + 1)) store_.grad[l + 1] = alloc_store(n, m.out_width(l));
-    if (m.kind == ModelKind::gcn) store_.agg.push_back(alloc_store(n, gather_width(m, opt_.gcn_order, l)));
+    switch (m.kind) {
+      case ModelKind::gcn: store_.agg.push_back(alloc_store(n, gather_width(m, opt_.gcn_order, l))); break;
+      case ModelKind::gat: break;
+    }
   }
   setup_phases_.add("vertex store", t.seconds());
   t.reset();
@@ -134,7 +140,11 @@ void Trainer::setup_devices(const TrainerInputs& in) {
   const ModelConfig& m = opt_.model;
   const int L = m.num_layers();
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt_.gcn_order);
-  const bool gat = m.kind == ModelKind::gat;
+  bool gat = false;  // attention: its edge keys, buffers and parameters
+  switch (m.kind) {
+    case ModelKind::gcn: break;
+    case ModelKind::gat: gat = true; break;
+  }
   EdgeKeys keys{inv_sqrt_deg_, in.orig_id};
   const int local = exec_.num_devices();
   for (int i = 0; i < local; ++i)
@@ -448,9 +458,12 @@ void Trainer::reduce_and_collect_grads() {
   for (int l = 0; l < m.num_layers(); ++l) {
     reduce(&Layer::dW, l, "W");
     if (m.bias) reduce(&Layer::db, l, "b");
-    if (m.kind == ModelKind::gat) {
-      reduce(&Layer::d_att_src, l, "att_src");
-      reduce(&Layer::d_att_dst, l, "att_dst");
+    switch (m.kind) {
+      case ModelKind::gcn: break;
+      case ModelKind::gat:
+        reduce(&Layer::d_att_src, l, "att_src");
+        reduce(&Layer::d_att_dst, l, "att_dst");
+        break;
     }
   }
 }

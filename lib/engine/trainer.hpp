@@ -169,7 +169,13 @@ class Trainer {
   void run_pass(Pass pass, int layer, int epoch, bool training);
   // Passes that gather neighbor rows into the merged buffer.
   bool gathers(Pass pass) const {
-    return pass == Pass::forward || (pass == Pass::backward && opt_.model.kind == ModelKind::gat);
+    if (pass == Pass::forward) return true;
+    if (pass != Pass::backward) return false;
+    switch (opt_.model.kind) {
+      case ModelKind::gcn: return false;  // backward reads the cached aggregate (or ∇t)
+      case ModelKind::gat: return true;   // backward recomputes the attention from the neighbors
+    }
+    unhandled_model_kind(opt_.model.kind, "Trainer::gathers");
   }
   double forward(int epoch, bool training, LossStats* stats);
   void backward(int epoch);

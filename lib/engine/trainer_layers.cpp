@@ -121,21 +121,27 @@ void Trainer::forward_batch(DeviceState& st, int l, int j, bool training, int ep
   // The gathered rows: t^l (out_w) when transform-first, else x^l (in_w).
   DevMat X = view(st.x, st.plan.buffer_rows, gather_width(m, opt_.gcn_order, l));
   DevMat Z = view(st.z, nd, out_w), H = view(st.out_h[s], nd, out_w);
-  if (transform_first(l)) {
-    d.spmm(topo, X, Z);  // z = Â t
-  } else if (m.kind == ModelKind::gcn) {
-    DevMat A = view(st.out_a[s], nd, in_w);
-    d.spmm(topo, X, A);
-    outputs.push_back({A, &store_.agg[l], v0});  // cache a^l for backward
-    d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
-  } else {
-    const int heads = m.layer_heads(l);
-    const DropoutSpec attn = attn_dropout(l, epoch, training, st.keys.data);
-    DevMat Gt = view(st.gt, st.plan.buffer_rows, tw);
-    d.gemm(false, false, X.rows, tw, in_w, 1.0f, X.data, in_w, ly.W.data, tw, 0.0f, Gt.data, tw);
-    d.gat_scores(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, st.pre, st.score);
-    d.gat_softmax(topo, heads, st.score, st.alpha, st.alpha_drop, attn);
-    d.gat_aggregate(topo, Gt, st.alpha_drop, heads, last, Z);
+  switch (m.kind) {
+    case ModelKind::gcn:
+      if (transform_first(l)) {
+        d.spmm(topo, X, Z);  // z = Â t
+      } else {
+        DevMat A = view(st.out_a[s], nd, in_w);
+        d.spmm(topo, X, A);
+        outputs.push_back({A, &store_.agg[l], v0});  // cache a^l for backward
+        d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
+      }
+      break;
+    case ModelKind::gat: {
+      const int heads = m.layer_heads(l);
+      const DropoutSpec attn = attn_dropout(l, epoch, training, st.keys.data);
+      DevMat Gt = view(st.gt, st.plan.buffer_rows, tw);
+      d.gemm(false, false, X.rows, tw, in_w, 1.0f, X.data, in_w, ly.W.data, tw, 0.0f, Gt.data, tw);
+      d.gat_scores(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, st.pre, st.score);
+      d.gat_softmax(topo, heads, st.score, st.alpha, st.alpha_drop, attn);
+      d.gat_aggregate(topo, Gt, st.alpha_drop, heads, last, Z);
+      break;
+    }
   }
   d.bias_act(Z, ly.b, act, H);
   if (h_on_host(l + 1)) outputs.push_back({H, &store_.h[l + 1], v0});
@@ -161,7 +167,11 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
   DevMat H = view(st.in_h[s], nd, out_w);  // loaded (ReLU mask) or recomputed
   const bool fused = l + 1 < L && fused_transform(l + 1);
   if (receiving_) take_handoff(st, j, fused ? view(st.in_t[s], nd, m.out_width(l + 1)) : dH);
-  const bool gcn_aggregate_first = m.kind == ModelKind::gcn && !transform_first(l);
+  bool gcn_aggregate_first = false;
+  switch (m.kind) {
+    case ModelKind::gcn: gcn_aggregate_first = !transform_first(l); break;
+    case ModelKind::gat: break;
+  }
   if (gcn_aggregate_first) {  // h^{l+1} recomputed from the cached aggregate: no neighbor reload
     DevMat A = view(st.in_a[s], nd, in_w);
     d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
@@ -175,40 +185,46 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
   }
   // Gradients of the gathered rows: ∇t^l (out_w) or ∇x^l (in_w).
   DevMat G = view(st.g, st.plan.buffer_rows, gather_width(m, opt_.gcn_order, l));
-  if (transform_first(l)) {
-    // ∇z = ∇h ⊙ relu'(z), and relu'(z) = [h > 0]: h^{l+1}, already on host, is the mask,
-    // so z needs no cache and no neighbor reload. The last layer has no activation.
-    HT_ASSERT(act == Act::relu || act == Act::none);
-    if (act == Act::relu) d.act_backward(dH, H, act, dZ);
-    const DevMat dT = act == Act::relu ? dZ : dH;
-    if (ly.db.size) d.col_sum_add(dT, ly.db);
-    d.spmm_transpose_add(topo, dT, G);  // ∇t = Âᵀ ∇z
-  } else if (gcn_aggregate_first) {
-    DevMat A = view(st.in_a[s], nd, in_w);
-    d.act_backward(dH, Z, act, dZ);
-    d.gemm(true, false, in_w, out_w, nd, 1.0f, A.data, in_w, dZ.data, out_w, 1.0f, ly.dW.data, out_w);
-    if (ly.db.size) d.col_sum_add(dZ, ly.db);
-    if (l > 0) {
-      d.gemm(false, true, nd, in_w, out_w, 1.0f, dZ.data, out_w, ly.W.data, out_w, 0.0f, A.data, in_w);
-      d.spmm_transpose_add(topo, A, G);
+  switch (m.kind) {
+    case ModelKind::gcn:
+      if (transform_first(l)) {
+        // ∇z = ∇h ⊙ relu'(z), and relu'(z) = [h > 0]: h^{l+1}, already on host, is the mask,
+        // so z needs no cache and no neighbor reload. The last layer has no activation.
+        HT_ASSERT(act == Act::relu || act == Act::none);
+        if (act == Act::relu) d.act_backward(dH, H, act, dZ);
+        const DevMat dT = act == Act::relu ? dZ : dH;
+        if (ly.db.size) d.col_sum_add(dT, ly.db);
+        d.spmm_transpose_add(topo, dT, G);  // ∇t = Âᵀ ∇z
+      } else {  // gcn_aggregate_first
+        DevMat A = view(st.in_a[s], nd, in_w);
+        d.act_backward(dH, Z, act, dZ);
+        d.gemm(true, false, in_w, out_w, nd, 1.0f, A.data, in_w, dZ.data, out_w, 1.0f, ly.dW.data, out_w);
+        if (ly.db.size) d.col_sum_add(dZ, ly.db);
+        if (l > 0) {
+          d.gemm(false, true, nd, in_w, out_w, 1.0f, dZ.data, out_w, ly.W.data, out_w, 0.0f, A.data, in_w);
+          d.spmm_transpose_add(topo, A, G);
+        }
+      }
+      break;
+    case ModelKind::gat: {
+      const int heads = m.layer_heads(l);
+      const bool last = m.is_last(l);
+      const DropoutSpec attn = attn_dropout(l, epoch, true, st.keys.data);
+      DevMat X = view(st.x, st.plan.buffer_rows, in_w);
+      DevMat Gt = view(st.gt, st.plan.buffer_rows, tw), dGt = view(st.dgt, st.plan.buffer_rows, tw);
+      d.gemm(false, false, X.rows, tw, in_w, 1.0f, X.data, in_w, ly.W.data, tw, 0.0f, Gt.data, tw);
+      d.gat_scores(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, st.pre, st.score);
+      d.gat_softmax(topo, heads, st.score, st.alpha, st.alpha_drop, attn);
+      d.gat_aggregate(topo, Gt, st.alpha_drop, heads, last, Z);
+      d.bias_act(Z, ly.b, act, H);
+      d.act_backward(dH, Z, act, dZ);
+      if (ly.db.size) d.col_sum_add(dZ, ly.db);
+      d.gat_backward(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, last, st.pre, st.alpha, st.alpha_drop,
+                     attn, dZ, dGt, ly.d_att_src, ly.d_att_dst);
+      d.gemm(true, false, in_w, tw, X.rows, 1.0f, X.data, in_w, dGt.data, tw, 1.0f, ly.dW.data, tw);
+      if (l > 0) d.gemm(false, true, X.rows, in_w, tw, 1.0f, dGt.data, tw, ly.W.data, tw, 1.0f, G.data, in_w);
+      break;
     }
-  } else {
-    const int heads = m.layer_heads(l);
-    const bool last = m.is_last(l);
-    const DropoutSpec attn = attn_dropout(l, epoch, true, st.keys.data);
-    DevMat X = view(st.x, st.plan.buffer_rows, in_w);
-    DevMat Gt = view(st.gt, st.plan.buffer_rows, tw), dGt = view(st.dgt, st.plan.buffer_rows, tw);
-    d.gemm(false, false, X.rows, tw, in_w, 1.0f, X.data, in_w, ly.W.data, tw, 0.0f, Gt.data, tw);
-    d.gat_scores(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, st.pre, st.score);
-    d.gat_softmax(topo, heads, st.score, st.alpha, st.alpha_drop, attn);
-    d.gat_aggregate(topo, Gt, st.alpha_drop, heads, last, Z);
-    d.bias_act(Z, ly.b, act, H);
-    d.act_backward(dH, Z, act, dZ);
-    if (ly.db.size) d.col_sum_add(dZ, ly.db);
-    d.gat_backward(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, last, st.pre, st.alpha, st.alpha_drop,
-                   attn, dZ, dGt, ly.d_att_src, ly.d_att_dst);
-    d.gemm(true, false, in_w, tw, X.rows, 1.0f, X.data, in_w, dGt.data, tw, 1.0f, ly.dW.data, tw);
-    if (l > 0) d.gemm(false, true, X.rows, in_w, tw, 1.0f, dGt.data, tw, ly.W.data, tw, 1.0f, G.data, in_w);
   }
   // No `computed` here: the gradient return still reads the step's lists in
   // the ring slot (Trainer::run_pass records it after the return).

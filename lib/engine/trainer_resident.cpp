@@ -136,7 +136,11 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
 // which all but the first are host adds.
 std::vector<Trainer::Candidate> Trainer::cache_candidates(bool written_too, int64_t own_rows) const {
   const ModelConfig& m = opt_.model;
-  const bool gat = m.kind == ModelKind::gat;
+  bool stores_agg = false;  // GCN's a^l (aggregate-first) or t^l (transform-first) in store_.agg
+  switch (m.kind) {
+    case ModelKind::gcn: stores_agg = true; break;
+    case ModelKind::gat: break;
+  }
   int64_t loads = 0, returns = 0;
   for (const DeviceStep& step : dev_[0]->plan.steps) {
     loads += step.load_count();
@@ -154,10 +158,10 @@ std::vector<Trainer::Candidate> Trainer::cache_candidates(bool written_too, int6
     out.push_back({&mat, accumulator, CacheCandidate{std::move(name), gpu_row, store_row, crossings, host_adds}});
   };
   // Reads of a matrix a layer gathers: its loads (GAT's backward gathers again).
-  const double gather_reads = g * (gat ? 2.0 : 1.0);
+  const double gather_reads = g * (gathers(Pass::backward) ? 2.0 : 1.0);
   add(store_.h[0], "h^0", &gathered(0) == &store_.h[0] ? gather_reads : 2.0, 0, false);
   if (!written_too) return out;
-  for (int l = 0; l < m.num_layers() && m.kind == ModelKind::gcn; ++l)
+  for (int l = 0; l < m.num_layers() && stores_agg; ++l)
     if (!transform_first(l)) add(store_.agg[l], fmt::format("a^{}", l), 2.0, 0, false);  // written, read back
   for (int l = 1; l < m.num_layers(); ++l)  // written, gathered or read by a transform
     add(store_.h[l], fmt::format("h^{}", l), 1.0 + (&gathered(l) == &store_.h[l] ? gather_reads : 1.0), 0, false);
@@ -165,7 +169,7 @@ std::vector<Trainer::Candidate> Trainer::cache_candidates(bool written_too, int6
   // Matrices gradients return into: the flushes add into them on the device,
   // in the order the host adds them (a device returns only its own rows,
   // batch by batch).
-  for (int l = 0; l < m.num_layers() && m.kind == ModelKind::gcn; ++l)
+  for (int l = 0; l < m.num_layers() && stores_agg; ++l)
     if (transform_first(l))  // t written and gathered forward; ∇t returned and read back
       add(store_.agg[l], fmt::format("t^{}", l), 1.0 + g + r + 1.0, adds, true);
   for (int l = 1; l <= m.num_layers(); ++l)  // returned, read back (∇logits: written, read)
@@ -260,7 +264,7 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
   // The passes that gather it: the forward, whose first batch loads nothing
   // when the layer before forwards its rows on the device, and GAT's backward.
   const int from = layer > 0 && forwards(layer - 1) ? 1 : 0;
-  const int passes = opt_.model.kind == ModelKind::gat ? 2 : 1;
+  const int passes = gathers(Pass::backward) ? 2 : 1;
   const bool written = mat != &store_.h[0];
   // t^l of a transform-first GCN layer is also where its backward pass returns ∇t^l.
   const bool returns = opt_.tier_returns && written && opt_.model.kind == ModelKind::gcn && transform_first(layer);
@@ -491,7 +495,11 @@ bool Trainer::hands_off(int l) const {
   const ModelConfig& m = opt_.model;
   if (!handoff_ || l < 1 || l >= m.num_layers() || (transform_first(l) && !fused_transform(l))) return false;
   if (handoff_stays_in_g(l)) return true;
-  return two_merged_buffers() && m.kind == ModelKind::gcn;
+  switch (m.kind) {
+    case ModelKind::gcn: return two_merged_buffers();
+    case ModelKind::gat: return false;  // its backward gathers into both merged buffers
+  }
+  unhandled_model_kind(m.kind, "Trainer::hands_off");
 }
 
 bool Trainer::handoff_stays_in_g(int l) const {

@@ -1,5 +1,6 @@
 #include "models/model.hpp"
 
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -21,16 +22,58 @@ const NameTable<OptimizerKind>& optimizer_kind_names() {
 std::string name_of(ModelKind kind) { return name_in(model_kind_names(), kind); }
 std::string name_of(OptimizerKind kind) { return name_in(optimizer_kind_names(), kind); }
 
+void unhandled_model_kind(ModelKind kind, const char* where) {
+  throw Error(fmt::format("internal error: model kind {} reached {}, which has no case for it",
+                          static_cast<int>(kind), where));
+}
+
+std::string model_title(ModelKind kind) {
+  std::string s = name_of(kind);
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+int default_hidden(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::gcn: return 16;
+    case ModelKind::gat: return 8;
+  }
+  unhandled_model_kind(kind, "default_hidden");
+}
+
+int ModelConfig::hidden_heads() const {
+  switch (kind) {
+    case ModelKind::gcn: return 1;
+    case ModelKind::gat: return heads;
+  }
+  unhandled_model_kind(kind, "ModelConfig::hidden_heads");
+}
+
+int ModelConfig::output_heads() const {
+  switch (kind) {
+    case ModelKind::gcn: return 1;
+    case ModelKind::gat: return out_heads;
+  }
+  unhandled_model_kind(kind, "ModelConfig::output_heads");
+}
+
 int ModelConfig::in_width(int l) const { return l == 0 ? dims[0] : out_width(l - 1); }
 
 int ModelConfig::out_width(int l) const {
-  if (kind == ModelKind::gat && !is_last(l)) return dims[l + 1] * heads;
-  return dims[l + 1];
+  switch (kind) {
+    case ModelKind::gcn: return dims[l + 1];
+    case ModelKind::gat: return is_last(l) ? dims[l + 1] : dims[l + 1] * heads;  // hidden layers concatenate heads
+  }
+  unhandled_model_kind(kind, "ModelConfig::out_width");
 }
 
 Activation ModelConfig::activation(int l) const {
   if (is_last(l)) return Activation::none;
-  return kind == ModelKind::gcn ? Activation::relu : Activation::elu;
+  switch (kind) {
+    case ModelKind::gcn: return Activation::relu;
+    case ModelKind::gat: return Activation::elu;
+  }
+  unhandled_model_kind(kind, "ModelConfig::activation");
 }
 
 void ModelConfig::validate() const {
@@ -84,18 +127,21 @@ ModelParams init_params(const ModelConfig& cfg) {
   ModelParams p;
   for (int l = 0; l < cfg.num_layers(); ++l) {
     const int in = cfg.in_width(l), out = cfg.dims[l + 1], h = cfg.layer_heads(l);
-    if (cfg.kind == ModelKind::gcn) {
-      p.tensors.push_back(make(l, "W", in, out));
-      glorot(p.tensors.back(), cfg.seed, 0, in, out);
-      if (cfg.bias) p.tensors.push_back(make(l, "b", 1, out));
-    } else {
-      p.tensors.push_back(make(l, "W", in, h * out));
-      glorot(p.tensors.back(), cfg.seed, 0, in, h * out);
-      p.tensors.push_back(make(l, "att_src", h, out));
-      glorot(p.tensors.back(), cfg.seed, 1, 1, out);
-      p.tensors.push_back(make(l, "att_dst", h, out));
-      glorot(p.tensors.back(), cfg.seed, 2, 1, out);
-      if (cfg.bias) p.tensors.push_back(make(l, "b", 1, cfg.out_width(l)));
+    switch (cfg.kind) {
+      case ModelKind::gcn:
+        p.tensors.push_back(make(l, "W", in, out));
+        glorot(p.tensors.back(), cfg.seed, 0, in, out);
+        if (cfg.bias) p.tensors.push_back(make(l, "b", 1, out));
+        break;
+      case ModelKind::gat:
+        p.tensors.push_back(make(l, "W", in, h * out));
+        glorot(p.tensors.back(), cfg.seed, 0, in, h * out);
+        p.tensors.push_back(make(l, "att_src", h, out));
+        glorot(p.tensors.back(), cfg.seed, 1, 1, out);
+        p.tensors.push_back(make(l, "att_dst", h, out));
+        glorot(p.tensors.back(), cfg.seed, 2, 1, out);
+        if (cfg.bias) p.tensors.push_back(make(l, "b", 1, cfg.out_width(l)));
+        break;
     }
   }
   return p;

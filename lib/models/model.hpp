@@ -31,6 +31,17 @@ const NameTable<ModelKind>& model_kind_names();
 const NameTable<OptimizerKind>& optimizer_kind_names();
 std::string name_of(ModelKind kind);
 std::string name_of(OptimizerKind kind);
+// Code that depends on the model kind branches with a switch over ModelKind
+// that lists every kind and has no default (-Werror=switch: a kind one of
+// them misses is a compile error there). A switch whose cases all return
+// ends with this call: a value that is no enumerator (a cast from a number)
+// is an internal error naming `where`, never another model's path.
+[[noreturn]] void unhandled_model_kind(ModelKind kind, const char* where);
+// The name in capitals, for messages ("GCN", "GAT").
+std::string model_title(ModelKind kind);
+// The hidden width of --layers auto (16 for GCN, 8 per head for GAT, as
+// their papers on Cora).
+int default_hidden(ModelKind kind);
 
 struct ModelConfig {
   ModelKind kind = ModelKind::gcn;
@@ -45,7 +56,11 @@ struct ModelConfig {
 
   int num_layers() const { return static_cast<int>(dims.size()) - 1; }
   bool is_last(int l) const { return l == num_layers() - 1; }
-  int layer_heads(int l) const { return kind == ModelKind::gat ? (is_last(l) ? out_heads : heads) : 1; }
+  // Heads of the hidden layers (concatenated) and of the output layer
+  // (averaged): GAT's, 1 for a model without heads.
+  int hidden_heads() const;
+  int output_heads() const;
+  int layer_heads(int l) const { return is_last(l) ? output_heads() : hidden_heads(); }
   // Width of h^l (input of layer l): features for l = 0, else the previous layer's output.
   int in_width(int l) const;
   // Width of g = x W (all heads side by side).

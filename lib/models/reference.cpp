@@ -201,12 +201,15 @@ ReferenceTrainer::LayerParams ReferenceTrainer::widen(int l) const {
   } else {
     p.b.assign(static_cast<size_t>(cfg_.out_width(l)), 0.0);
   }
-  if (cfg_.kind == ModelKind::gat) {
-    p.iatt_src = find("att_src");
-    p.iatt_dst = find("att_dst");
-    HT_ASSERT(p.iatt_src >= 0 && p.iatt_dst >= 0);
-    to_matrix(p.iatt_src, &p.att_src);
-    to_matrix(p.iatt_dst, &p.att_dst);
+  switch (cfg_.kind) {
+    case ModelKind::gcn: break;
+    case ModelKind::gat:
+      p.iatt_src = find("att_src");
+      p.iatt_dst = find("att_dst");
+      HT_ASSERT(p.iatt_src >= 0 && p.iatt_dst >= 0);
+      to_matrix(p.iatt_src, &p.att_src);
+      to_matrix(p.iatt_dst, &p.att_dst);
+      break;
   }
   return p;
 }
@@ -269,10 +272,10 @@ double ReferenceTrainer::forward(int epoch, bool training) {
   for (int l = 0; l < cfg_.num_layers(); ++l) {
     const LayerParams p = widen(l);
     apply_input_dropout(l, epoch, training, h);
-    if (cfg_.kind == ModelKind::gcn)
-      gcn_forward(l, p);
-    else
-      gat_forward(l, epoch, training, p);
+    switch (cfg_.kind) {
+      case ModelKind::gcn: gcn_forward(l, p); break;
+      case ModelKind::gat: gat_forward(l, epoch, training, p); break;
+    }
     RefLayerState& s = layers_[static_cast<size_t>(l)];
     const Activation act = cfg_.activation(l);
     s.output = s.z;
@@ -330,10 +333,10 @@ void ReferenceTrainer::backward() {
     }
     RefMatrix dx;  // ∇ of the dropped-out input x
     RefMatrix* want_dx = l > 0 ? &dx : nullptr;
-    if (cfg_.kind == ModelKind::gcn)
-      gcn_backward(l, p, dz, want_dx);
-    else
-      gat_backward(l, p, dz, want_dx);
+    switch (cfg_.kind) {
+      case ModelKind::gcn: gcn_backward(l, p, dz, want_dx); break;
+      case ModelKind::gat: gat_backward(l, p, dz, want_dx); break;
+    }
     if (l == 0) {
       input_grads_[0] = RefMatrix{};
       break;

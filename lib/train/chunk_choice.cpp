@@ -169,7 +169,7 @@ ChunkChoice choose_chunks(const GraphView& g, Partition base, const PartitionPar
 
 ModelConfig resolved_model(ModelConfig m, int hidden, int64_t feature_dim, int64_t num_classes) {
   if (m.dims.empty()) {
-    const int h = hidden > 0 ? hidden : (m.kind == ModelKind::gcn ? 16 : 8);
+    const int h = hidden > 0 ? hidden : default_hidden(m.kind);
     m.dims = {static_cast<int>(feature_dim), h, static_cast<int>(std::max<int64_t>(num_classes, 1))};
   }
   return m;

@@ -11,8 +11,8 @@
 
 #include "core/file_io.hpp"
 #include "core/json.hpp"
-#include "cuda/link_probe.hpp"
 #include "engine/executor.hpp"
+#include "engine/link_bandwidth.hpp"
 #include "engine/trainer.hpp"
 
 namespace ht {

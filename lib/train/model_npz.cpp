@@ -138,7 +138,7 @@ std::string model_config_json(const ModelConfig& cfg, const ModelParams& params)
   w.key("dims").begin_array();
   for (int d : cfg.dims) w.value(d);
   w.end_array();
-  w.field("heads", cfg.kind == ModelKind::gat ? cfg.heads : 1).field("out_heads", cfg.kind == ModelKind::gat ? cfg.out_heads : 1);
+  w.field("heads", cfg.hidden_heads()).field("out_heads", cfg.output_heads());
   // The float as it prints (0.2, not 0.20000000298...).
   w.field("bias", cfg.bias).field("leaky_slope", std::stod(fmt::format("{}", cfg.leaky_slope)));
   w.key("activations").begin_array();

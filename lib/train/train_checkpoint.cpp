@@ -164,8 +164,7 @@ std::vector<float> concat(const std::vector<std::vector<float>>& parts) {
 
 std::string model_shape(const ModelConfig& m) {
   return fmt::format("{} {} heads {} out_heads {} bias {}", name_of(m.kind),
-                     fmt::join(m.dims, "-"), m.kind == ModelKind::gat ? m.heads : 1,
-                     m.kind == ModelKind::gat ? m.out_heads : 1, m.bias ? 1 : 0);
+                     fmt::join(m.dims, "-"), m.hidden_heads(), m.output_heads(), m.bias ? 1 : 0);
 }
 
 void write_train_checkpoint(const std::string& path, const TrainCheckpoint& c) {

@@ -666,9 +666,13 @@ struct ModelNeed {
 ModelNeed model_need(const TrainJob& job, const TrainerOptions& t, const GraphShape& g) {
   const ModelConfig& m = t.model;
   const int layers = m.num_layers();
-  auto heads = [&](int l) -> double { return m.kind == ModelKind::gat ? m.layer_heads(l) : 1; };
-  auto out_width = [&](int l) -> double {  // width of h^{l+1}
-    return m.kind == ModelKind::gat && l != layers - 1 ? double(m.dims[l + 1]) * m.heads : double(m.dims[l + 1]);
+  auto heads = [&](int l) -> double { return m.layer_heads(l); };
+  auto out_width = [&](int l) -> double {  // width of h^{l+1} (ModelConfig::out_width, in doubles: it may not fit an int)
+    switch (m.kind) {
+      case ModelKind::gcn: return double(m.dims[l + 1]);
+      case ModelKind::gat: return l != layers - 1 ? double(m.dims[l + 1]) * m.heads : double(m.dims[l + 1]);
+    }
+    unhandled_model_kind(m.kind, "model_need");
   };
   ModelNeed n;
   double params = 0, rows = 0;
@@ -683,8 +687,8 @@ ModelNeed model_need(const TrainJob& job, const TrainerOptions& t, const GraphSh
   if (job.backend == Backend::cpu)
     n.row_bytes = rows * static_cast<double>(g.vertices) * static_cast<double>(dtype_bytes(t.host_dtype));
   n.option = !job.trainer.model.dims.empty() ? "--layers" : job.hidden > 0 ? "--hidden" : "";
-  n.model = fmt::format("the {} model {}{}", m.kind == ModelKind::gcn ? "GCN" : "GAT", fmt::join(m.dims, "-"),
-                        m.kind == ModelKind::gat && m.heads > 1 ? fmt::format(" ({} heads)", m.heads) : "");
+  n.model = fmt::format("the {} model {}{}", model_title(m.kind), fmt::join(m.dims, "-"),
+                        m.hidden_heads() > 1 ? fmt::format(" ({} heads)", m.hidden_heads()) : "");
   return n;
 }
 
@@ -940,7 +944,7 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   const GraphShape shape = read_graph_shape(job.graph_path);
   TrainerOptions topt = job.trainer;
   if (topt.model.dims.empty()) {
-    const int h = job.hidden > 0 ? job.hidden : (topt.model.kind == ModelKind::gcn ? 16 : 8);
+    const int h = job.hidden > 0 ? job.hidden : default_hidden(topt.model.kind);
     topt.model.dims = {shape.feature_dim, h, std::max(shape.num_classes, 1)};
   }
   check_dims(topt.model, shape, job.graph_path);
@@ -1011,7 +1015,7 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   log::info("setup {:.2f} s: {}", sum.setup_seconds, phase_text(phases));
   const std::string orders = layer_orders(topt.model, job.trainer.gcn_order);
   log::info("{} {} {} on {} (N = {}, E = {}): backend {}, m = {}{}, n = {}, comm {}, store {}{}{}, setup {:.2f} s",
-            job.predict_only ? "predicting with" : "training", topt.model.kind == ModelKind::gcn ? "GCN" : "GAT",
+            job.predict_only ? "predicting with" : "training", model_title(topt.model.kind),
             fmt::join(topt.model.dims, "-"), job.graph_path, g.num_vertices, g.num_edges, exec->name(), plan.m,
             job.transport ? fmt::format(" ({} processes of {})", job.transport->size(), exec->num_devices()) : "",
             plan.n, name_of(job.trainer.comm), trainer.store_on_device() ? "device" : "host",

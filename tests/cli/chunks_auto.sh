@@ -58,6 +58,8 @@ expect_error "--layers against the classes" "option --layers: ends with 5 but th
   ht-partition -g g.htg --parts 2 --chunks auto --gpu-mem 30M --layers 64-16-5 -o x.htp
 expect_error "--heads with GCN" "option --heads: applies to --model gat only" \
   ht-partition -g g.htg --parts 2 --chunks auto --gpu-mem 30M --heads 4 -o x.htp
+expect_error "--gcn-order with GAT" "option --gcn-order: applies to --model gcn only" \
+  ht-partition -g g.htg --parts 2 --chunks auto --gpu-mem 30M --model gat --gcn-order transform -o x.htp
 expect_error "--hidden beside --layers" "option --hidden: applies to --layers auto only" \
   ht-partition -g g.htg --parts 2 --chunks auto --gpu-mem 30M --layers 64-16-8 --hidden 32 -o x.htp
 [[ -e x.htp ]] && fail "a refused ht-partition left x.htp"

@@ -62,6 +62,9 @@ expect_error "nan lr" "--lr: must be a finite number, got nan" "${T[@]}" --lr na
 expect_error "negative seed" "--seed: must be an integer" "${T[@]}" --seed -1
 expect_error "momentum 2" "--momentum: must be in \[0, 1)" "${T[@]}" --optimizer sgd --momentum 2
 expect_error "heads with gcn" "--heads: applies to --model gat only" "${T[@]}" --heads 4
+expect_error "out-heads with gcn" "--out-heads: applies to --model gat only" "${T[@]}" --out-heads 2
+expect_error "attn-dropout with gcn" "--attn-dropout: applies to --model gat only" "${T[@]}" --attn-dropout 0.1
+expect_error "gcn-order with gat" "--gcn-order: applies to --model gcn only" "${T[@]}" --model gat --gcn-order transform
 expect_error "momentum with adam" "--momentum: applies to --optimizer sgd only" "${T[@]}" --momentum 0.9
 expect_error "chunks with a partition" "--chunks: applies when partitioning in memory" ht-train -g g.htg -p p.htp \
   --plan plan.htplan --chunks 3

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 
 #include "core/bulk_memory.hpp"
@@ -116,6 +117,33 @@ InducedSubgraph induced_subgraph(const GraphView& g, const Partition& p, int64_t
   return sub;
 }
 
+// The partitions' input-level clusters (`kept`, by old id: coarse vertex
+// ids) restricted to partition i ([b, e) in new ids), as labels in local ids:
+// each vertex gets the smallest local id of its cluster's members in the
+// partition (a cluster split between partitions becomes one cluster per
+// partition). `first` (one entry per coarse vertex, all ~0) is the scratch
+// array for the smallest member, left all ~0 again. An atomic minimum: the
+// same labels for any thread count.
+std::vector<vid_t> restricted_clusters(const std::vector<vid_t>& kept, const Partition& p, int64_t b, int64_t e,
+                                       std::vector<vid_t>& first) {
+  const int64_t s = e - b;
+  std::vector<vid_t> label;
+  resize_for_overwrite(label, static_cast<size_t>(s));
+#pragma omp parallel for schedule(static)
+  for (int64_t l = 0; l < s; ++l) {
+    const vid_t c = kept[p.new_to_old[b + l]];
+    std::atomic_ref<vid_t> f(first[c]);
+    vid_t cur = f.load(std::memory_order_relaxed);
+    while (static_cast<vid_t>(l) < cur && !f.compare_exchange_weak(cur, static_cast<vid_t>(l), std::memory_order_relaxed)) {
+    }
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t l = 0; l < s; ++l) label[l] = first[kept[p.new_to_old[b + l]]];
+#pragma omp parallel for schedule(static)
+  for (int64_t l = 0; l < s; ++l) first[kept[p.new_to_old[b + l]]] = ~vid_t{0};
+  return label;
+}
+
 // The vertices of a partition in block order: the new layout of its chunks.
 struct Blocks {
   std::vector<int64_t> offsets;  // n + 1: block j is olds[offsets[j] .. offsets[j+1])
@@ -187,6 +215,11 @@ void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_met
   }
   Timer chunk_time;
   double partition_seconds = 0, count_seconds = 0;
+  // Scratch for restricted_clusters: one entry per coarse vertex of the
+  // partitions' first level (at most N).
+  std::vector<vid_t> first_member;
+  if (!run.clusters.kept.empty() && mode == ChunkingMode::locality && n > 1 && m >= 2)
+    first_member.assign(run.clusters.kept.size(), ~vid_t{0});
   std::vector<double> w;
   for (int i = 0; i < m; ++i) {
     const int64_t b = p.part_offsets[i], e = p.part_offsets[i + 1], s = e - b;
@@ -237,6 +270,10 @@ void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_met
       pc.method = block_method(sub.view, q, requested_method, pc.method_reason);
       q.method = pc.method;
       PartitionRunInfo sub_run;
+      if (pc.method == PartitionMethod::multilevel && !run.clusters.kept.empty()) {
+        sub_run.clusters.given = restricted_clusters(run.clusters.kept, p, b, e, first_member);
+        pc.reused_clusters = true;
+      }
       of = partition_blocks(sub.view, q, sub_run);
       // METIS resets the process's high-water mark: keep the peak before it.
       run.process_peak_before_metis = std::max(run.process_peak_before_metis, sub_run.process_peak_before_metis);
@@ -259,8 +296,9 @@ void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_met
     }
     // The reason is logged here unless the --method auto line said it.
     const bool say_reason = !pc.method_reason.empty() && pc.method_reason != run.method_reason;
-    log::info("chunking: partition {}: {} ({} into {} blocks{}{})", i, take ? "locality" : "balanced ranges",
-              name_of(pc.method), n, say_reason ? ": " + pc.method_reason : std::string(),
+    log::info("chunking: partition {}: {} ({} into {} blocks{}{}{})", i, take ? "locality" : "balanced ranges",
+              name_of(pc.method), n, pc.reused_clusters ? ", from the partitions' clusters" : "",
+              say_reason ? ": " + pc.method_reason : std::string(),
               compare ? fmt::format("; neighbor rows {} as blocks, {} as ranges", pc.rows_locality, pc.rows_balanced)
                       : std::string());
     if (!take) continue;
@@ -271,6 +309,7 @@ void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_met
     for (int64_t v = b; v < e; ++v) p.old_to_new[p.new_to_old[v]] = static_cast<vid_t>(v);
     for (int j = 0; j < n; ++j) out[j] = b + blocks.offsets[j];
   }
+  run.clusters = MultilevelClusters{};  // no longer needed
   info.ran = p.params.chunking;
   info.partition_seconds = partition_seconds;
   info.count_seconds = count_seconds;

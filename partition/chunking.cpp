@@ -1,7 +1,5 @@
 #include "partition/chunking.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <optional>
@@ -20,62 +18,41 @@
 namespace ht {
 namespace {
 
-// Per-thread marker arrays for counting distinct in-neighbors: one 4·N-byte
-// array per thread, made when a thread first needs it, with as many threads
-// as fit 2 GiB together (as the statistics do). Every counted range gets a
-// tag never used before, so the arrays are never cleared.
-class Markers {
+// One bit per vertex for counting distinct in-neighbors (N/8 bytes), shared
+// by all threads: a range's vertices are spread over the threads and each
+// neighbor is counted by the thread whose atomic OR set its bit, so the
+// count is exact (the same for any thread count) and every core works on
+// every range, however few ranges there are (n = 4 used 4 of 16 cores).
+// Cleared after each range.
+class RowBits {
  public:
-  explicit Markers(int64_t num_vertices) : n_(num_vertices) {
-    const int64_t budget = int64_t{2} << 30;
-    const int64_t fit = std::max<int64_t>(1, budget / std::max<int64_t>(1, 4 * n_));
-    threads_ = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), fit));
-    stamps_.resize(threads_);
-  }
-  int threads() const { return threads_; }
-  std::vector<uint32_t>& stamp(int thread) {
-    std::vector<uint32_t>& s = stamps_[thread];
-    if (s.empty()) s.assign(static_cast<size_t>(n_), 0);
-    return s;
-  }
-  // Tags for `count` ranges: first() + j + 1 for range j.
-  uint32_t take(int64_t count) {
-    const uint32_t first = next_;
-    HT_CHECK(static_cast<int64_t>(next_) + count < int64_t{0xFFFFFFFF}, "too many chunks to count ({})", count);
-    next_ += static_cast<uint32_t>(count);
-    return first;
+  explicit RowBits(int64_t num_vertices) { bits_.assign(static_cast<size_t>((num_vertices + 63) / 64), 0); }
+  // Σ_j |N_j| for the ranges [cut[j], cut[j+1]) of `olds`.
+  int64_t count(const GraphView& g, std::span<const vid_t> olds, std::span<const int64_t> cut) {
+    const int64_t pieces = static_cast<int64_t>(cut.size()) - 1;
+    const int64_t words = static_cast<int64_t>(bits_.size());
+    uint64_t* const bits = bits_.data();
+    int64_t total = 0;
+    for (int64_t j = 0; j < pieces; ++j) {
+#pragma omp parallel for schedule(dynamic, 1024) reduction(+ : total)
+      for (int64_t k = cut[j]; k < cut[j + 1]; ++k)
+        for (vid_t u : g.in_neighbors(olds[k])) {
+          const uint64_t bit = uint64_t{1} << (u & 63);
+          std::atomic_ref<uint64_t> word(bits[u >> 6]);
+          // Most neighbors are seen already: a read before the OR keeps the
+          // cache line shared between the cores.
+          if ((word.load(std::memory_order_relaxed) & bit) != 0) continue;
+          if ((word.fetch_or(bit, std::memory_order_relaxed) & bit) == 0) ++total;
+        }
+#pragma omp parallel for schedule(static)
+      for (int64_t w = 0; w < words; ++w) bits[w] = 0;
+    }
+    return total;
   }
 
  private:
-  int64_t n_;
-  int threads_ = 1;
-  std::vector<std::vector<uint32_t>> stamps_;
-  uint32_t next_ = 0;
+  std::vector<uint64_t> bits_;
 };
-
-// Σ_j |N_j| for the ranges [cut[j], cut[j+1]) of `olds`; ranges in parallel
-// (integer counts: the same total for any thread count).
-int64_t count_rows(const GraphView& g, std::span<const vid_t> olds, std::span<const int64_t> cut, Markers& mk) {
-  const int64_t pieces = static_cast<int64_t>(cut.size()) - 1;
-  const uint32_t base = mk.take(pieces);
-  int64_t total = 0;
-  const int threads = static_cast<int>(std::min<int64_t>(mk.threads(), std::max<int64_t>(1, pieces)));
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-  {
-    std::vector<uint32_t>& stamp = mk.stamp(omp_get_thread_num());
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t j = 0; j < pieces; ++j) {
-      const uint32_t tag = base + static_cast<uint32_t>(j) + 1;
-      for (int64_t k = cut[j]; k < cut[j + 1]; ++k)
-        for (vid_t u : g.in_neighbors(olds[k])) {
-          if (stamp[u] == tag) continue;
-          stamp[u] = tag;
-          ++total;
-        }
-    }
-  }
-  return total;
-}
 
 // The in-edges of partition i ([b, e) in new ids) in local ids l = new - b,
 // as a graph of its own: an in-edge whose source lies in another partition
@@ -195,8 +172,8 @@ ChunkingMode resolve_chunking(const PartitionParams& params) {
 }
 
 int64_t neighbor_rows(const GraphView& g, const std::vector<vid_t>& olds, const std::vector<int64_t>& cut) {
-  Markers mk(g.num_vertices);
-  return count_rows(g, olds, cut, mk);
+  RowBits bits(g.num_vertices);
+  return bits.count(g, olds, cut);
 }
 
 void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_method, PartitionRunInfo& run) {
@@ -208,10 +185,10 @@ void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_met
   p.chunk_offsets.assign(static_cast<size_t>(m) * n + 1, 0);
   p.chunk_offsets.back() = p.num_vertices;
   const bool compare = info.requested == ChunkingMode::automatic;
-  std::optional<Markers> markers;
+  std::optional<RowBits> row_bits;
   if (mode == ChunkingMode::locality && n > 1) {
     info.parts.resize(m);
-    if (compare) markers.emplace(g.num_vertices);
+    if (compare) row_bits.emplace(g.num_vertices);
   }
   Timer chunk_time;
   double partition_seconds = 0, count_seconds = 0;
@@ -288,8 +265,8 @@ void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_met
     bool take = true;
     if (compare) {
       Timer count_time;
-      pc.rows_balanced = count_rows(g, std::span<const vid_t>(p.new_to_old).subspan(b, s), cut, *markers);
-      pc.rows_locality = count_rows(g, blocks.olds, blocks.offsets, *markers);
+      pc.rows_balanced = row_bits->count(g, std::span<const vid_t>(p.new_to_old).subspan(b, s), cut);
+      pc.rows_locality = row_bits->count(g, blocks.olds, blocks.offsets);
       count_seconds += count_time.seconds();
       // Ties keep the ranges: they balance within one vertex's weight.
       take = pc.rows_locality < pc.rows_balanced;

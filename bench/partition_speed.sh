@@ -84,6 +84,16 @@ run() {
   (( rc == 0 )) || { echo "  failed (rc=$rc), last lines of $log:"; tail -3 "$log" | sed 's/^/  | /'; return 1; }
 }
 
+# align: tab-separated lines as aligned columns (column -t, where the machine lacks it: python3).
+align() {
+  if command -v column > /dev/null; then column -t -s $'\t'; return; fi
+  python3 -c "
+import sys
+rows = [l.rstrip('\n').split('\t') for l in sys.stdin]
+w = [max(len(r[i]) if i < len(r) else 0 for r in rows) for i in range(max(map(len, rows), default=0))]
+for r in rows: print('  '.join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip())"
+}
+
 # keep_json KEY FILE: the stats JSON on one line of OUT/stats.jsonl.
 keep_json() {
   python3 -c "import json,sys; print(json.dumps({'key': sys.argv[1], 'stats': json.load(open(sys.argv[2]))}))" \
@@ -176,6 +186,6 @@ echo "partition_speed: m $PARTS, n $CHUNKS, $(nproc) cores, commit $(git -C "$(d
 awk -F'\t' -v OFS='\t' 'NR == FNR { if ($2 == "partition" && $3 == "metis" && $5 ~ /^[0-9.]+$/) metis[$1] = $5; next }
   FNR == 1 { print $1, $2, $3, $4, $5, "cut/metis", $6, $7, $8; next }
   { r = ($2 == "partition" && $5 ~ /^[0-9.]+$/ && metis[$1] > 0) ? sprintf("%.3f", $5 / metis[$1]) : ""
-    print $1, $2, $3, $4, $5, r, $6, $7, $8 }' "$TABLE" "$TABLE" | column -t -s $'\t' | tee "$OUT/table.txt"
+    print $1, $2, $3, $4, $5, r, $6, $7, $8 }' "$TABLE" "$TABLE" | align | tee "$OUT/table.txt"
 (( failed > 0 )) && exit 1
 exit 0

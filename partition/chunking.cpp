@@ -1,7 +1,10 @@
 #include "partition/chunking.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <optional>
 
 #include "core/bulk_memory.hpp"
@@ -163,6 +166,92 @@ PartitionMethod block_method(const GraphView& sub, const PartitionParams& q, Par
   return c.method;
 }
 
+// Runs partition i's partitioner (info.parts[i].method, m >= 2) on its
+// induced subgraph: the block of each local id. Multilevel runs start from
+// the partitions' clusters when the partitions' run kept them (`given`).
+std::vector<int32_t> cut_part(const GraphView& g, const Partition& p, int i, PartChunking& pc,
+                              std::vector<vid_t>&& given, PartitionRunInfo& sub_run) {
+  const InducedSubgraph sub = induced_subgraph(g, p, p.part_offsets[i], p.part_offsets[i + 1]);
+  PartitionParams q = block_params(p.params, pc.method);
+  if (!given.empty()) {
+    sub_run.clusters.given = std::move(given);
+    pc.reused_clusters = true;
+  }
+  return partition_blocks(sub.view, q, sub_run);
+}
+
+// The partitioners of the partitions in `todo` (m >= 2). Multilevel runs,
+// which give the same blocks for any thread count, run side by side, the
+// threads split between them (small coarse levels use many cores poorly),
+// while their subgraphs fit half the available memory together; METIS runs
+// (single-threaded, with process-wide memory accounting) one after another.
+void run_part_partitioners(const GraphView& g, const Partition& p, const std::vector<int>& todo,
+                           const std::vector<int64_t>& entries, PartitionRunInfo& run,
+                           std::vector<std::vector<int32_t>>& blocks_of) {
+  ChunkingInfo& info = run.chunking;
+  // The partitions' clusters restricted to each multilevel partition, made
+  // one partition after another (they share the scratch array).
+  std::vector<std::vector<vid_t>> given(static_cast<size_t>(p.m()));
+  if (!run.clusters.kept.empty()) {
+    std::vector<vid_t> first_member(run.clusters.kept.size(), ~vid_t{0});
+    for (int i : todo)
+      if (info.parts[i].method == PartitionMethod::multilevel)
+        given[i] = restricted_clusters(run.clusters.kept, p, p.part_offsets[i], p.part_offsets[i + 1], first_member);
+  }
+  std::vector<int> side_by_side, one_by_one;
+  int64_t bytes = 0;
+  for (int i : todo) {
+    const int64_t s = p.part_offsets[i + 1] - p.part_offsets[i];
+    if (info.parts[i].method == PartitionMethod::multilevel) {
+      side_by_side.push_back(i);
+      // The subgraph (8 B per vertex, 4 B per entry) and about as much again
+      // for the run's own arrays and its first coarse level.
+      bytes += 2 * (8 * s + 4 * entries[i]);
+    } else {
+      one_by_one.push_back(i);
+    }
+  }
+  const int threads = omp_get_max_threads();
+  const int tasks = static_cast<int>(side_by_side.size());
+  if (tasks < 2 || threads < 2 || bytes > available_memory_bytes() / 2) {
+    one_by_one.insert(one_by_one.end(), side_by_side.begin(), side_by_side.end());
+    std::sort(one_by_one.begin(), one_by_one.end());
+    side_by_side.clear();
+  }
+  if (!side_by_side.empty()) {
+    const int teams = std::min(threads, tasks);
+    log::info("chunking: {} multilevel partitioner runs, {} at a time with {}{} threads each", tasks, teams,
+              threads / teams, threads % teams != 0 ? " or " + std::to_string(threads / teams + 1) : "");
+    std::vector<PartitionRunInfo> sub_runs(static_cast<size_t>(tasks));
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(tasks));
+    const int saved_levels = omp_get_max_active_levels();
+    omp_set_max_active_levels(std::max(saved_levels, 2));
+#pragma omp parallel for num_threads(teams) schedule(dynamic, 1)
+    for (int t = 0; t < tasks; ++t) {
+      // Each run's blocks are the same for any thread count (tested), so
+      // which team runs it, with how many threads, changes nothing.
+      omp_set_num_threads(std::max(1, threads / teams + (omp_get_thread_num() < threads % teams ? 1 : 0)));
+      const int i = side_by_side[t];
+      try {
+        blocks_of[i] = cut_part(g, p, i, info.parts[i], std::move(given[i]), sub_runs[t]);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    }
+    omp_set_max_active_levels(saved_levels);
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
+    for (const PartitionRunInfo& sub_run : sub_runs)
+      run.process_peak_before_metis = std::max(run.process_peak_before_metis, sub_run.process_peak_before_metis);
+  }
+  for (int i : one_by_one) {
+    PartitionRunInfo sub_run;
+    blocks_of[i] = cut_part(g, p, i, info.parts[i], std::move(given[i]), sub_run);
+    // METIS resets the process's high-water mark: keep the peak before it.
+    run.process_peak_before_metis = std::max(run.process_peak_before_metis, sub_run.process_peak_before_metis);
+  }
+}
+
 }  // namespace
 
 ChunkingMode resolve_chunking(const PartitionParams& params) {
@@ -192,80 +281,97 @@ void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_met
   }
   Timer chunk_time;
   double partition_seconds = 0, count_seconds = 0;
-  // Scratch for restricted_clusters: one entry per coarse vertex of the
-  // partitions' first level (at most N).
-  std::vector<vid_t> first_member;
-  if (!run.clusters.kept.empty() && mode == ChunkingMode::locality && n > 1 && m >= 2)
-    first_member.assign(run.clusters.kept.size(), ~vid_t{0});
+
+  // 1. Every partition's balanced ranges (the answer for balanced chunking,
+  // the reference that locality must beat for auto), and which partitions a
+  // partitioner cuts, with which partitioner.
+  std::vector<std::vector<int64_t>> cuts(static_cast<size_t>(m));
+  std::vector<int> todo;  // partitions to cut by a partitioner, in order
+  std::vector<int64_t> entries(static_cast<size_t>(m), 0);  // in-edges of each partition
   std::vector<double> w;
   for (int i = 0; i < m; ++i) {
     const int64_t b = p.part_offsets[i], e = p.part_offsets[i + 1], s = e - b;
     HT_CHECK(s >= n, "partition {} has {} vertices, fewer than the {} chunks asked for", i, s, n);
     int64_t* const out = p.chunk_offsets.data() + static_cast<size_t>(i) * n;
-    // The balanced ranges: the answer for balanced chunking, the reference
-    // that locality must beat for auto.
     w.resize(s);
 #pragma omp parallel for schedule(static, 4096)
     for (int64_t v = b; v < e; ++v) w[v - b] = computation_weight(g, p.new_to_old[v], p.params.chunk_vertex_weight);
-    const std::vector<int64_t> cut = balanced_split(w, n, 1);
-    for (int j = 0; j < n; ++j) out[j] = b + cut[j];
+    cuts[i] = balanced_split(w, n, 1);
+    for (int j = 0; j < n; ++j) out[j] = b + cuts[i][j];
     if (mode != ChunkingMode::locality || n == 1) continue;
-
     PartChunking& pc = info.parts[i];
     if (s < kLocalityMinVerticesPerChunk * n) {
       pc.note = fmt::format("{} vertices for {} chunks: fewer than {} per chunk", s, n, kLocalityMinVerticesPerChunk);
       log::info("chunking: partition {} keeps balanced ranges ({})", i, pc.note);
       continue;
     }
-    // The partitioner: with m = 1 on the graph itself (local id = new id =
-    // old id: one partition keeps the old order), recorded like an
-    // assignment; with m >= 2 on the partition's induced subgraph.
-    std::vector<int32_t> of;
-    Timer partition_time;
-    if (m == 1) {
-      // make_partition's --method auto has picked this partitioner already
-      // (for the chunks: method_choice.hpp); a partition re-chunked later
-      // (--chunks auto: n was 1 then, and auto said "nothing to partition")
-      // picks it here, and records it: with m = 1 the file's method is the
-      // chunks' partitioner. Range and random keep their name.
-      PartitionParams q = block_params(p.params, p.params.method);
-      if (requested_method == PartitionMethod::automatic && !run.method_reason.empty()) {
-        pc.method = p.params.method;
-        pc.method_reason = run.method_reason;
-      } else {
-        pc.method = block_method(g, q, requested_method, pc.method_reason);
-        if (requested_method == PartitionMethod::automatic) p.params.method = pc.method;
-      }
-      q.method = pc.method;
-      const std::vector<int32_t> by_old = partition_blocks(g, q, run);
-      of.resize(static_cast<size_t>(s));
-#pragma omp parallel for schedule(static)
-      for (int64_t l = 0; l < s; ++l) of[l] = by_old[p.new_to_old[b + l]];
-    } else {
-      const InducedSubgraph sub = induced_subgraph(g, p, b, e);
-      PartitionParams q = block_params(p.params, p.params.method);
-      pc.method = block_method(sub.view, q, requested_method, pc.method_reason);
-      q.method = pc.method;
-      PartitionRunInfo sub_run;
-      if (pc.method == PartitionMethod::multilevel && !run.clusters.kept.empty()) {
-        sub_run.clusters.given = restricted_clusters(run.clusters.kept, p, b, e, first_member);
-        pc.reused_clusters = true;
-      }
-      of = partition_blocks(sub.view, q, sub_run);
-      // METIS resets the process's high-water mark: keep the peak before it.
-      run.process_peak_before_metis = std::max(run.process_peak_before_metis, sub_run.process_peak_before_metis);
+    todo.push_back(i);
+    if (m >= 2) {
+      // The partitioner for the induced subgraph, from its shape (what
+      // method_choice reads: vertices, entries, symmetry), before building it.
+      int64_t in_edges = 0;
+#pragma omp parallel for schedule(static, 4096) reduction(+ : in_edges)
+      for (int64_t v = b; v < e; ++v) in_edges += g.in_degree(p.new_to_old[v]);
+      entries[i] = in_edges;
+      GraphView shape;
+      shape.num_vertices = s;
+      shape.num_edges = in_edges;
+      shape.flags.symmetric = g.flags.symmetric;
+      shape.flags.has_self_loops = true;
+      pc.method = block_method(shape, block_params(p.params, p.params.method), requested_method, pc.method_reason);
     }
-    partition_seconds += partition_time.seconds();
+  }
+
+  // 2. The partitioners. With m = 1 on the graph itself (local id = new id =
+  // old id: one partition keeps the old order), recorded like an
+  // assignment; with m >= 2 on each partition's induced subgraph.
+  std::vector<std::vector<int32_t>> blocks_of(static_cast<size_t>(m));
+  Timer partition_time;
+  if (m == 1 && !todo.empty()) {
+    const int64_t s = p.num_vertices;
+    PartChunking& pc = info.parts[0];
+    // make_partition's --method auto has picked this partitioner already
+    // (for the chunks: method_choice.hpp); a partition re-chunked later
+    // (--chunks auto: n was 1 then, and auto said "nothing to partition")
+    // picks it here, and records it: with m = 1 the file's method is the
+    // chunks' partitioner. Range and random keep their name.
+    PartitionParams q = block_params(p.params, p.params.method);
+    if (requested_method == PartitionMethod::automatic && !run.method_reason.empty()) {
+      pc.method = p.params.method;
+      pc.method_reason = run.method_reason;
+    } else {
+      pc.method = block_method(g, q, requested_method, pc.method_reason);
+      if (requested_method == PartitionMethod::automatic) p.params.method = pc.method;
+    }
+    q.method = pc.method;
+    const std::vector<int32_t> by_old = partition_blocks(g, q, run);
+    std::vector<int32_t>& of = blocks_of[0];
+    of.resize(static_cast<size_t>(s));
+#pragma omp parallel for schedule(static)
+    for (int64_t l = 0; l < s; ++l) of[l] = by_old[p.new_to_old[l]];
+  } else if (!todo.empty()) {
+    run_part_partitioners(g, p, todo, entries, run, blocks_of);
+  }
+  partition_seconds = todo.empty() ? 0.0 : partition_time.seconds();
+
+  // 3. In partition order: blocks into chunks, kept where they read fewer
+  // neighbor rows (auto), the partition renumbered into its blocks.
+  for (int i : todo) {
+    const int64_t b = p.part_offsets[i], e = p.part_offsets[i + 1], s = e - b;
+    int64_t* const out = p.chunk_offsets.data() + static_cast<size_t>(i) * n;
+    PartChunking& pc = info.parts[i];
+    std::vector<int32_t>& of = blocks_of[i];
     pc.partitioned = true;
     pc.vertices_moved = ensure_min_part_size(of, n, 1);
     if (pc.vertices_moved > 0)
       log::warn("chunking: partition {}: {} vertices moved into blocks the partitioner left empty", i,
                 pc.vertices_moved);
     const Blocks blocks = order_by_block(p, b, of, n);
+    std::vector<int32_t>().swap(of);
     bool take = true;
     if (compare) {
       Timer count_time;
-      pc.rows_balanced = row_bits->count(g, std::span<const vid_t>(p.new_to_old).subspan(b, s), cut);
+      pc.rows_balanced = row_bits->count(g, std::span<const vid_t>(p.new_to_old).subspan(b, s), cuts[i]);
       pc.rows_locality = row_bits->count(g, blocks.olds, blocks.offsets);
       count_seconds += count_time.seconds();
       // Ties keep the ranges: they balance within one vertex's weight.

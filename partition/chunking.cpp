@@ -113,8 +113,9 @@ std::vector<vid_t> restricted_clusters(const std::vector<vid_t>& kept, const Par
   for (int64_t l = 0; l < s; ++l) {
     const vid_t c = kept[p.new_to_old[b + l]];
     std::atomic_ref<vid_t> f(first[c]);
+    const vid_t mine = static_cast<vid_t>(l);
     vid_t cur = f.load(std::memory_order_relaxed);
-    while (static_cast<vid_t>(l) < cur && !f.compare_exchange_weak(cur, static_cast<vid_t>(l), std::memory_order_relaxed)) {
+    while (mine < cur && !f.compare_exchange_weak(cur, mine, std::memory_order_relaxed)) {
     }
   }
 #pragma omp parallel for schedule(static)

@@ -3,6 +3,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <optional>
 
 #include "core/bulk_memory.hpp"
@@ -19,62 +21,41 @@
 namespace ht {
 namespace {
 
-// Per-thread marker arrays for counting distinct in-neighbors: one 4·N-byte
-// array per thread, made when a thread first needs it, with as many threads
-// as fit 2 GiB together (as the statistics do). Every counted range gets a
-// tag never used before, so the arrays are never cleared.
-class Markers {
+// One bit per vertex for counting distinct in-neighbors (N/8 bytes), shared
+// by all threads: a range's vertices are spread over the threads and each
+// neighbor is counted by the thread whose atomic OR set its bit, so the
+// count is exact (the same for any thread count) and every core works on
+// every range, however few ranges there are (n = 4 used 4 of 16 cores).
+// Cleared after each range.
+class RowBits {
  public:
-  explicit Markers(int64_t num_vertices) : n_(num_vertices) {
-    const int64_t budget = int64_t{2} << 30;
-    const int64_t fit = std::max<int64_t>(1, budget / std::max<int64_t>(1, 4 * n_));
-    threads_ = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), fit));
-    stamps_.resize(threads_);
-  }
-  int threads() const { return threads_; }
-  std::vector<uint32_t>& stamp(int thread) {
-    std::vector<uint32_t>& s = stamps_[thread];
-    if (s.empty()) s.assign(static_cast<size_t>(n_), 0);
-    return s;
-  }
-  // Tags for `count` ranges: first() + j + 1 for range j.
-  uint32_t take(int64_t count) {
-    const uint32_t first = next_;
-    HT_CHECK(static_cast<int64_t>(next_) + count < int64_t{0xFFFFFFFF}, "too many chunks to count ({})", count);
-    next_ += static_cast<uint32_t>(count);
-    return first;
+  explicit RowBits(int64_t num_vertices) { bits_.assign(static_cast<size_t>((num_vertices + 63) / 64), 0); }
+  // Σ_j |N_j| for the ranges [cut[j], cut[j+1]) of `olds`.
+  int64_t count(const GraphView& g, std::span<const vid_t> olds, std::span<const int64_t> cut) {
+    const int64_t pieces = static_cast<int64_t>(cut.size()) - 1;
+    const int64_t words = static_cast<int64_t>(bits_.size());
+    uint64_t* const bits = bits_.data();
+    int64_t total = 0;
+    for (int64_t j = 0; j < pieces; ++j) {
+#pragma omp parallel for schedule(dynamic, 1024) reduction(+ : total)
+      for (int64_t k = cut[j]; k < cut[j + 1]; ++k)
+        for (vid_t u : g.in_neighbors(olds[k])) {
+          const uint64_t bit = uint64_t{1} << (u & 63);
+          std::atomic_ref<uint64_t> word(bits[u >> 6]);
+          // Most neighbors are seen already: a read before the OR keeps the
+          // cache line shared between the cores.
+          if ((word.load(std::memory_order_relaxed) & bit) != 0) continue;
+          if ((word.fetch_or(bit, std::memory_order_relaxed) & bit) == 0) ++total;
+        }
+#pragma omp parallel for schedule(static)
+      for (int64_t w = 0; w < words; ++w) bits[w] = 0;
+    }
+    return total;
   }
 
  private:
-  int64_t n_;
-  int threads_ = 1;
-  std::vector<std::vector<uint32_t>> stamps_;
-  uint32_t next_ = 0;
+  std::vector<uint64_t> bits_;
 };
-
-// Σ_j |N_j| for the ranges [cut[j], cut[j+1]) of `olds`; ranges in parallel
-// (integer counts: the same total for any thread count).
-int64_t count_rows(const GraphView& g, std::span<const vid_t> olds, std::span<const int64_t> cut, Markers& mk) {
-  const int64_t pieces = static_cast<int64_t>(cut.size()) - 1;
-  const uint32_t base = mk.take(pieces);
-  int64_t total = 0;
-  const int threads = static_cast<int>(std::min<int64_t>(mk.threads(), std::max<int64_t>(1, pieces)));
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-  {
-    std::vector<uint32_t>& stamp = mk.stamp(omp_get_thread_num());
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t j = 0; j < pieces; ++j) {
-      const uint32_t tag = base + static_cast<uint32_t>(j) + 1;
-      for (int64_t k = cut[j]; k < cut[j + 1]; ++k)
-        for (vid_t u : g.in_neighbors(olds[k])) {
-          if (stamp[u] == tag) continue;
-          stamp[u] = tag;
-          ++total;
-        }
-    }
-  }
-  return total;
-}
 
 // The in-edges of partition i ([b, e) in new ids) in local ids l = new - b,
 // as a graph of its own: an in-edge whose source lies in another partition
@@ -114,6 +95,34 @@ InducedSubgraph induced_subgraph(const GraphView& g, const Partition& p, int64_t
   v.flags.symmetric = g.flags.symmetric;
   v.flags.has_self_loops = true;
   return sub;
+}
+
+// The partitions' input-level clusters (`kept`, by old id: coarse vertex
+// ids) restricted to partition i ([b, e) in new ids), as labels in local ids:
+// each vertex gets the smallest local id of its cluster's members in the
+// partition (a cluster split between partitions becomes one cluster per
+// partition). `first` (one entry per coarse vertex, all ~0) is the scratch
+// array for the smallest member, left all ~0 again. An atomic minimum: the
+// same labels for any thread count.
+std::vector<vid_t> restricted_clusters(const std::vector<vid_t>& kept, const Partition& p, int64_t b, int64_t e,
+                                       std::vector<vid_t>& first) {
+  const int64_t s = e - b;
+  std::vector<vid_t> label;
+  resize_for_overwrite(label, static_cast<size_t>(s));
+#pragma omp parallel for schedule(static)
+  for (int64_t l = 0; l < s; ++l) {
+    const vid_t c = kept[p.new_to_old[b + l]];
+    std::atomic_ref<vid_t> f(first[c]);
+    const vid_t mine = static_cast<vid_t>(l);
+    vid_t cur = f.load(std::memory_order_relaxed);
+    while (mine < cur && !f.compare_exchange_weak(cur, mine, std::memory_order_relaxed)) {
+    }
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t l = 0; l < s; ++l) label[l] = first[kept[p.new_to_old[b + l]]];
+#pragma omp parallel for schedule(static)
+  for (int64_t l = 0; l < s; ++l) first[kept[p.new_to_old[b + l]]] = ~vid_t{0};
+  return label;
 }
 
 // The vertices of a partition in block order: the new layout of its chunks.
@@ -158,6 +167,92 @@ PartitionMethod block_method(const GraphView& sub, const PartitionParams& q, Par
   return c.method;
 }
 
+// Runs partition i's partitioner (info.parts[i].method, m >= 2) on its
+// induced subgraph: the block of each local id. Multilevel runs start from
+// the partitions' clusters when the partitions' run kept them (`given`).
+std::vector<int32_t> cut_part(const GraphView& g, const Partition& p, int i, PartChunking& pc,
+                              std::vector<vid_t>&& given, PartitionRunInfo& sub_run) {
+  const InducedSubgraph sub = induced_subgraph(g, p, p.part_offsets[i], p.part_offsets[i + 1]);
+  PartitionParams q = block_params(p.params, pc.method);
+  if (!given.empty()) {
+    sub_run.clusters.given = std::move(given);
+    pc.reused_clusters = true;
+  }
+  return partition_blocks(sub.view, q, sub_run);
+}
+
+// The partitioners of the partitions in `todo` (m >= 2). Multilevel runs,
+// which give the same blocks for any thread count, run side by side, the
+// threads split between them (small coarse levels use many cores poorly),
+// while their subgraphs fit half the available memory together; METIS runs
+// (single-threaded, with process-wide memory accounting) one after another.
+void run_part_partitioners(const GraphView& g, const Partition& p, const std::vector<int>& todo,
+                           const std::vector<int64_t>& entries, PartitionRunInfo& run,
+                           std::vector<std::vector<int32_t>>& blocks_of) {
+  ChunkingInfo& info = run.chunking;
+  // The partitions' clusters restricted to each multilevel partition, made
+  // one partition after another (they share the scratch array).
+  std::vector<std::vector<vid_t>> given(static_cast<size_t>(p.m()));
+  if (!run.clusters.kept.empty()) {
+    std::vector<vid_t> first_member(run.clusters.kept.size(), ~vid_t{0});
+    for (int i : todo)
+      if (info.parts[i].method == PartitionMethod::multilevel)
+        given[i] = restricted_clusters(run.clusters.kept, p, p.part_offsets[i], p.part_offsets[i + 1], first_member);
+  }
+  std::vector<int> side_by_side, one_by_one;
+  int64_t bytes = 0;
+  for (int i : todo) {
+    const int64_t s = p.part_offsets[i + 1] - p.part_offsets[i];
+    if (info.parts[i].method == PartitionMethod::multilevel) {
+      side_by_side.push_back(i);
+      // The subgraph (8 B per vertex, 4 B per entry) and about as much again
+      // for the run's own arrays and its first coarse level.
+      bytes += 2 * (8 * s + 4 * entries[i]);
+    } else {
+      one_by_one.push_back(i);
+    }
+  }
+  const int threads = omp_get_max_threads();
+  const int tasks = static_cast<int>(side_by_side.size());
+  if (tasks < 2 || threads < 2 || bytes > available_memory_bytes() / 2) {
+    one_by_one.insert(one_by_one.end(), side_by_side.begin(), side_by_side.end());
+    std::sort(one_by_one.begin(), one_by_one.end());
+    side_by_side.clear();
+  }
+  if (!side_by_side.empty()) {
+    const int teams = std::min(threads, tasks);
+    log::info("chunking: {} multilevel partitioner runs, {} at a time with {}{} threads each", tasks, teams,
+              threads / teams, threads % teams != 0 ? " or " + std::to_string(threads / teams + 1) : "");
+    std::vector<PartitionRunInfo> sub_runs(static_cast<size_t>(tasks));
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(tasks));
+    const int saved_levels = omp_get_max_active_levels();
+    omp_set_max_active_levels(std::max(saved_levels, 2));
+#pragma omp parallel for num_threads(teams) schedule(dynamic, 1)
+    for (int t = 0; t < tasks; ++t) {
+      // Each run's blocks are the same for any thread count (tested), so
+      // which team runs it, with how many threads, changes nothing.
+      omp_set_num_threads(std::max(1, threads / teams + (omp_get_thread_num() < threads % teams ? 1 : 0)));
+      const int i = side_by_side[t];
+      try {
+        blocks_of[i] = cut_part(g, p, i, info.parts[i], std::move(given[i]), sub_runs[t]);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    }
+    omp_set_max_active_levels(saved_levels);
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
+    for (const PartitionRunInfo& sub_run : sub_runs)
+      run.process_peak_before_metis = std::max(run.process_peak_before_metis, sub_run.process_peak_before_metis);
+  }
+  for (int i : one_by_one) {
+    PartitionRunInfo sub_run;
+    blocks_of[i] = cut_part(g, p, i, info.parts[i], std::move(given[i]), sub_run);
+    // METIS resets the process's high-water mark: keep the peak before it.
+    run.process_peak_before_metis = std::max(run.process_peak_before_metis, sub_run.process_peak_before_metis);
+  }
+}
+
 }  // namespace
 
 ChunkingMode resolve_chunking(const PartitionParams& params) {
@@ -167,8 +262,8 @@ ChunkingMode resolve_chunking(const PartitionParams& params) {
 }
 
 int64_t neighbor_rows(const GraphView& g, const std::vector<vid_t>& olds, const std::vector<int64_t>& cut) {
-  Markers mk(g.num_vertices);
-  return count_rows(g, olds, cut, mk);
+  RowBits bits(g.num_vertices);
+  return bits.count(g, olds, cut);
 }
 
 void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_method, PartitionRunInfo& run) {
@@ -180,87 +275,114 @@ void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_met
   p.chunk_offsets.assign(static_cast<size_t>(m) * n + 1, 0);
   p.chunk_offsets.back() = p.num_vertices;
   const bool compare = info.requested == ChunkingMode::automatic;
-  std::optional<Markers> markers;
+  std::optional<RowBits> row_bits;
   if (mode == ChunkingMode::locality && n > 1) {
     info.parts.resize(m);
-    if (compare) markers.emplace(g.num_vertices);
+    if (compare) row_bits.emplace(g.num_vertices);
   }
   Timer chunk_time;
   double partition_seconds = 0, count_seconds = 0;
+
+  // 1. Every partition's balanced ranges (the answer for balanced chunking,
+  // the reference that locality must beat for auto), and which partitions a
+  // partitioner cuts, with which partitioner.
+  std::vector<std::vector<int64_t>> cuts(static_cast<size_t>(m));
+  std::vector<int> todo;  // partitions to cut by a partitioner, in order
+  std::vector<int64_t> entries(static_cast<size_t>(m), 0);  // in-edges of each partition
   std::vector<double> w;
   for (int i = 0; i < m; ++i) {
     const int64_t b = p.part_offsets[i], e = p.part_offsets[i + 1], s = e - b;
     HT_CHECK(s >= n, "partition {} has {} vertices, fewer than the {} chunks asked for", i, s, n);
     int64_t* const out = p.chunk_offsets.data() + static_cast<size_t>(i) * n;
-    // The balanced ranges: the answer for balanced chunking, the reference
-    // that locality must beat for auto.
     w.resize(s);
 #pragma omp parallel for schedule(static, 4096)
     for (int64_t v = b; v < e; ++v) w[v - b] = computation_weight(g, p.new_to_old[v], p.params.chunk_vertex_weight);
-    const std::vector<int64_t> cut = balanced_split(w, n, 1);
-    for (int j = 0; j < n; ++j) out[j] = b + cut[j];
+    cuts[i] = balanced_split(w, n, 1);
+    for (int j = 0; j < n; ++j) out[j] = b + cuts[i][j];
     if (mode != ChunkingMode::locality || n == 1) continue;
-
     PartChunking& pc = info.parts[i];
     if (s < kLocalityMinVerticesPerChunk * n) {
       pc.note = fmt::format("{} vertices for {} chunks: fewer than {} per chunk", s, n, kLocalityMinVerticesPerChunk);
       log::info("chunking: partition {} keeps balanced ranges ({})", i, pc.note);
       continue;
     }
-    // The partitioner: with m = 1 on the graph itself (local id = new id =
-    // old id: one partition keeps the old order), recorded like an
-    // assignment; with m >= 2 on the partition's induced subgraph.
-    std::vector<int32_t> of;
-    Timer partition_time;
-    if (m == 1) {
-      // make_partition's --method auto has picked this partitioner already
-      // (for the chunks: method_choice.hpp); a partition re-chunked later
-      // (--chunks auto: n was 1 then, and auto said "nothing to partition")
-      // picks it here, and records it: with m = 1 the file's method is the
-      // chunks' partitioner. Range and random keep their name.
-      PartitionParams q = block_params(p.params, p.params.method);
-      if (requested_method == PartitionMethod::automatic && !run.method_reason.empty()) {
-        pc.method = p.params.method;
-        pc.method_reason = run.method_reason;
-      } else {
-        pc.method = block_method(g, q, requested_method, pc.method_reason);
-        if (requested_method == PartitionMethod::automatic) p.params.method = pc.method;
-      }
-      q.method = pc.method;
-      const std::vector<int32_t> by_old = partition_blocks(g, q, run);
-      of.resize(static_cast<size_t>(s));
-#pragma omp parallel for schedule(static)
-      for (int64_t l = 0; l < s; ++l) of[l] = by_old[p.new_to_old[b + l]];
-    } else {
-      const InducedSubgraph sub = induced_subgraph(g, p, b, e);
-      PartitionParams q = block_params(p.params, p.params.method);
-      pc.method = block_method(sub.view, q, requested_method, pc.method_reason);
-      q.method = pc.method;
-      PartitionRunInfo sub_run;
-      of = partition_blocks(sub.view, q, sub_run);
-      // METIS resets the process's high-water mark: keep the peak before it.
-      run.process_peak_before_metis = std::max(run.process_peak_before_metis, sub_run.process_peak_before_metis);
+    todo.push_back(i);
+    if (m >= 2) {
+      // The partitioner for the induced subgraph, from its shape (what
+      // method_choice reads: vertices, entries, symmetry), before building it.
+      int64_t in_edges = 0;
+#pragma omp parallel for schedule(static, 4096) reduction(+ : in_edges)
+      for (int64_t v = b; v < e; ++v) in_edges += g.in_degree(p.new_to_old[v]);
+      entries[i] = in_edges;
+      GraphView shape;
+      shape.num_vertices = s;
+      shape.num_edges = in_edges;
+      shape.flags.symmetric = g.flags.symmetric;
+      shape.flags.has_self_loops = true;
+      pc.method = block_method(shape, block_params(p.params, p.params.method), requested_method, pc.method_reason);
     }
-    partition_seconds += partition_time.seconds();
+  }
+
+  // 2. The partitioners. With m = 1 on the graph itself (local id = new id =
+  // old id: one partition keeps the old order), recorded like an
+  // assignment; with m >= 2 on each partition's induced subgraph.
+  std::vector<std::vector<int32_t>> blocks_of(static_cast<size_t>(m));
+  Timer partition_time;
+  if (m == 1 && !todo.empty()) {
+    const int64_t s = p.num_vertices;
+    PartChunking& pc = info.parts[0];
+    // make_partition's --method auto has picked this partitioner already
+    // (for the chunks: method_choice.hpp); a partition re-chunked later
+    // (--chunks auto: n was 1 then, and auto said "nothing to partition")
+    // picks it here, and records it: with m = 1 the file's method is the
+    // chunks' partitioner. Range and random keep their name.
+    PartitionParams q = block_params(p.params, p.params.method);
+    if (requested_method == PartitionMethod::automatic && !run.method_reason.empty()) {
+      pc.method = p.params.method;
+      pc.method_reason = run.method_reason;
+    } else {
+      pc.method = block_method(g, q, requested_method, pc.method_reason);
+      if (requested_method == PartitionMethod::automatic) p.params.method = pc.method;
+    }
+    q.method = pc.method;
+    const std::vector<int32_t> by_old = partition_blocks(g, q, run);
+    std::vector<int32_t>& of = blocks_of[0];
+    of.resize(static_cast<size_t>(s));
+#pragma omp parallel for schedule(static)
+    for (int64_t l = 0; l < s; ++l) of[l] = by_old[p.new_to_old[l]];
+  } else if (!todo.empty()) {
+    run_part_partitioners(g, p, todo, entries, run, blocks_of);
+  }
+  partition_seconds = todo.empty() ? 0.0 : partition_time.seconds();
+
+  // 3. In partition order: blocks into chunks, kept where they read fewer
+  // neighbor rows (auto), the partition renumbered into its blocks.
+  for (int i : todo) {
+    const int64_t b = p.part_offsets[i], e = p.part_offsets[i + 1], s = e - b;
+    int64_t* const out = p.chunk_offsets.data() + static_cast<size_t>(i) * n;
+    PartChunking& pc = info.parts[i];
+    std::vector<int32_t>& of = blocks_of[i];
     pc.partitioned = true;
     pc.vertices_moved = ensure_min_part_size(of, n, 1);
     if (pc.vertices_moved > 0)
       log::warn("chunking: partition {}: {} vertices moved into blocks the partitioner left empty", i,
                 pc.vertices_moved);
     const Blocks blocks = order_by_block(p, b, of, n);
+    std::vector<int32_t>().swap(of);
     bool take = true;
     if (compare) {
       Timer count_time;
-      pc.rows_balanced = count_rows(g, std::span<const vid_t>(p.new_to_old).subspan(b, s), cut, *markers);
-      pc.rows_locality = count_rows(g, blocks.olds, blocks.offsets, *markers);
+      pc.rows_balanced = row_bits->count(g, std::span<const vid_t>(p.new_to_old).subspan(b, s), cuts[i]);
+      pc.rows_locality = row_bits->count(g, blocks.olds, blocks.offsets);
       count_seconds += count_time.seconds();
       // Ties keep the ranges: they balance within one vertex's weight.
       take = pc.rows_locality < pc.rows_balanced;
     }
     // The reason is logged here unless the --method auto line said it.
     const bool say_reason = !pc.method_reason.empty() && pc.method_reason != run.method_reason;
-    log::info("chunking: partition {}: {} ({} into {} blocks{}{})", i, take ? "locality" : "balanced ranges",
-              name_of(pc.method), n, say_reason ? ": " + pc.method_reason : std::string(),
+    log::info("chunking: partition {}: {} ({} into {} blocks{}{}{})", i, take ? "locality" : "balanced ranges",
+              name_of(pc.method), n, pc.reused_clusters ? ", from the partitions' clusters" : "",
+              say_reason ? ": " + pc.method_reason : std::string(),
               compare ? fmt::format("; neighbor rows {} as blocks, {} as ranges", pc.rows_locality, pc.rows_balanced)
                       : std::string());
     if (!take) continue;
@@ -271,6 +393,7 @@ void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_met
     for (int64_t v = b; v < e; ++v) p.old_to_new[p.new_to_old[v]] = static_cast<vid_t>(v);
     for (int j = 0; j < n; ++j) out[j] = b + blocks.offsets[j];
   }
+  run.clusters = MultilevelClusters{};  // no longer needed
   info.ran = p.params.chunking;
   info.partition_seconds = partition_seconds;
   info.count_seconds = count_seconds;

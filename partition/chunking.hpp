@@ -39,6 +39,7 @@ inline constexpr int64_t kLocalityMinVerticesPerChunk = 4;
 struct PartChunking {
   bool locality = false;          // chunks are the blocks of a partition (else balanced ranges)
   bool partitioned = false;       // a partitioner ran for this partition
+  bool reused_clusters = false;   // multilevel, from the partitions' input-level clusters (ChunkClusters::reuse)
   PartitionMethod method = PartitionMethod::metis;  // that partitioner
   std::string method_reason;      // why --method auto picked it (empty when it was given)
   int64_t rows_balanced = -1;     // Σ_j |N_ij| of the balanced ranges (-1: not counted)

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ctime>
 #include <fstream>
+#include <mutex>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -86,6 +87,12 @@ MetisResult run_metis(MetisGraph& mg, std::vector<idx_t>& vwgt, idx_t ncon, cons
   std::vector<idx_t> part(mg.num_vertices(), 0);
   idx_t objval = 0;
 
+  // One METIS call at a time in the process: the multilevel partitioner's
+  // runs on several partitions side by side (chunking.cpp) each end in METIS
+  // on their coarsest level, and the high-water mark reset below is
+  // process-wide (METIS's thread safety is not relied on either).
+  static std::mutex one_at_a_time;
+  const std::lock_guard<std::mutex> lock(one_at_a_time);
   MetisResult r;
   r.process_peak_before = peak_rss_bytes();
   r.peak_is_exact = reset_peak_rss();

@@ -1,6 +1,7 @@
 #include "partition/multilevel_partition.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <utility>
 
@@ -44,8 +45,56 @@ struct Hierarchy {
   std::vector<std::vector<vid_t>> coarse_of;  // coarse_of[i]: vertex of level i -> vertex of level i + 1
 };
 
+// The caller's clusters of the input level, with every cluster heavier than
+// `cap` cut into pieces within it: members in id order, a new piece where the
+// next member would not fit (labelled by its first member). Weights are
+// integer sums and the cut is in id order: the same for any thread count.
+std::vector<vid_t> given_clusters(const FineLevel& g, const std::vector<vid_t>& given, weight_t cap, int64_t& split) {
+  const int64_t n = g.num_vertices();
+  HT_CHECK(static_cast<int64_t>(given.size()) == n, "internal error: {} cluster labels for {} vertices",
+           given.size(), n);
+  std::vector<weight_t> cluster_weight(static_cast<size_t>(n), 0);
+  int64_t bad = 0;
+#pragma omp parallel for schedule(static) reduction(+ : bad)
+  for (int64_t v = 0; v < n; ++v) {
+    if (static_cast<int64_t>(given[v]) >= n) {
+      ++bad;
+      continue;
+    }
+    std::atomic_ref<weight_t>(cluster_weight[given[v]]).fetch_add(g.vertex_weight(v), std::memory_order_relaxed);
+  }
+  HT_CHECK(bad == 0, "internal error: {} cluster labels out of range [0, {})", bad, n);
+  std::vector<vid_t> label = given;
+  int64_t heavy = 0;
+#pragma omp parallel for schedule(static) reduction(+ : heavy)
+  for (int64_t c = 0; c < n; ++c) heavy += cluster_weight[c] > cap ? 1 : 0;
+  split = 0;
+  if (heavy == 0) return label;
+  // Rare (the partitions' clusters are capped k/m times higher at most, and
+  // few reach it): one pass in id order over the members of heavy clusters.
+  constexpr vid_t kNone = ~vid_t{0};
+  std::vector<vid_t> piece(static_cast<size_t>(n), kNone);
+  std::vector<weight_t> filled(static_cast<size_t>(n), 0);
+  for (int64_t v = 0; v < n; ++v) {
+    const vid_t c = given[v];
+    if (cluster_weight[c] <= cap) continue;
+    const weight_t w = g.vertex_weight(v);
+    if (piece[c] == kNone || filled[c] + w > cap) {
+      if (piece[c] != kNone) ++split;
+      piece[c] = static_cast<vid_t>(v);
+      filled[c] = 0;
+    }
+    filled[c] += w;
+    label[v] = piece[c];
+  }
+  return label;
+}
+
+// One level of coarsening: clustering (or the caller's clusters, `given`
+// non-null, for the input level) and contraction, each timed at -v.
 template <typename G>
-void coarsen_once(const G& g, weight_t cap, const PartitionParams& params, Hierarchy& h) {
+void coarsen_once(const G& g, weight_t cap, const PartitionParams& params, Hierarchy& h,
+                  std::vector<vid_t>* given = nullptr) {
   Timer t;
   const int level = static_cast<int>(h.levels.size());
   ml::ClusterOptions opt;
@@ -55,12 +104,15 @@ void coarsen_once(const G& g, weight_t cap, const PartitionParams& params, Hiera
   opt.seed = params.seed;
   opt.level = static_cast<uint64_t>(level);
   std::vector<vid_t> label;
-  {
+  if (given != nullptr) {
+    label = std::move(*given);
+  } else {
     Progress progress(fmt::format("multilevel: clustering level {}", level), kClusterRounds * g.num_vertices(),
                       "vertices");
     label = ml::cluster_vertices(g, opt, progress);
     progress.finish();
   }
+  const double cluster_seconds = t.seconds();
   CoarseLevel coarse;
   {
     Progress progress(fmt::format("multilevel: contracting level {}", level), g.adjacency_entries(),
@@ -68,8 +120,11 @@ void coarsen_once(const G& g, weight_t cap, const PartitionParams& params, Hiera
     coarse = ml::contract(g, label, progress);
     progress.finish();
   }
-  log::info("multilevel: level {} -> {}: {} -> {} vertices, {} -> {} adjacency entries ({:.2f} s)", level, level + 1,
-            g.num_vertices(), coarse.num_vertices(), g.adjacency_entries(), coarse.adjacency_entries(), t.seconds());
+  log::info("multilevel: level {} -> {}: {} -> {} vertices, {} -> {} adjacency entries ({:.2f} s: {} {:.2f} s, "
+            "contraction {:.2f} s)",
+            level, level + 1, g.num_vertices(), coarse.num_vertices(), g.adjacency_entries(),
+            coarse.adjacency_entries(), t.seconds(), given != nullptr ? "given clusters" : "clustering",
+            cluster_seconds, t.seconds() - cluster_seconds);
   h.levels.push_back(std::move(coarse));
   h.coarse_of.push_back(std::move(label));
 }
@@ -105,7 +160,8 @@ void uncoarsen_once(const G& g, const std::vector<vid_t>& coarse_of, std::vector
 
 }  // namespace
 
-std::vector<int32_t> multilevel_partition(const GraphView& g, const PartitionParams& params, MultilevelInfo& info) {
+std::vector<int32_t> multilevel_partition(const GraphView& g, const PartitionParams& params, MultilevelInfo& info,
+                                          MultilevelClusters* clusters) {
   const int k = params.parts;
   HT_CHECK(k >= 2, "the multilevel partitioner needs at least 2 parts (got {})", k);
   HT_CHECK(g.num_vertices >= k, "{} parts for a graph of {} vertices", k, g.num_vertices);
@@ -139,7 +195,16 @@ std::vector<int32_t> multilevel_partition(const GraphView& g, const PartitionPar
             total, heaviest, cap, limit, target);
 
   Hierarchy h;
-  coarsen_once(fine, cap, params, h);
+  if (clusters != nullptr && !clusters->given.empty()) {
+    std::vector<vid_t> label = given_clusters(fine, clusters->given, cap, info.input_clusters_split);
+    info.input_clusters_given = true;
+    if (info.input_clusters_split > 0)
+      log::info("multilevel: {} pieces cut off given clusters above the cap {}", info.input_clusters_split, cap);
+    coarsen_once(fine, cap, params, h, &label);
+  } else {
+    coarsen_once(fine, cap, params, h);
+  }
+  if (clusters != nullptr && clusters->keep) clusters->kept = h.coarse_of.front();
   while (static_cast<int>(h.levels.size()) < kMaxLevels) {
     const int64_t n = h.levels.back().num_vertices();
     const int64_t before = h.levels.size() == 1 ? g.num_vertices : h.levels[h.levels.size() - 2].num_vertices();

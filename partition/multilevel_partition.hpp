@@ -36,11 +36,28 @@ struct MultilevelInfo {
   int64_t rebalance_moves = 0;
   int64_t max_block_weight = 0;    // the limit, in vertex weight
   int64_t process_peak_before_metis = 0;  // METIS resets the high-water mark (see MetisResult)
+  bool input_clusters_given = false;  // the input level's clusters came from the caller
+  int64_t input_clusters_split = 0;   // pieces cut off given clusters above the cluster cap
+};
+
+// The input level's clusters of a run (level 0 -> 1), kept for or given by
+// another run: the locality chunking reuses the partitions' clusters on each
+// partition instead of clustering its vertices again (chunking.hpp).
+struct MultilevelClusters {
+  // In: a cluster label per input vertex (any vertex id of the input, < N);
+  // empty: the input level is clustered here. Clusters heavier than the cap
+  // (ε_c·W/k) are cut, in id order, into pieces within it.
+  std::vector<vid_t> given;
+  // Out (when keep is set): the coarse vertex of level 1 of every input
+  // vertex, i.e. the clusters this run contracted first.
+  bool keep = false;
+  std::vector<vid_t> kept;
 };
 
 // Block of every vertex (old ids), for params.parts >= 2 blocks. Vertex
 // weights per params.vertex_weights (train balances the computation weight:
 // one constraint).
-std::vector<int32_t> multilevel_partition(const GraphView& g, const PartitionParams& params, MultilevelInfo& info);
+std::vector<int32_t> multilevel_partition(const GraphView& g, const PartitionParams& params, MultilevelInfo& info,
+                                          MultilevelClusters* clusters = nullptr);
 
 }  // namespace ht

@@ -35,6 +35,14 @@ enum class MetisAlgorithm { kway, recursive };
 //   before the option: their chunks are balanced ranges).
 enum class ChunkingMode { balanced, locality, automatic };
 
+// Where the multilevel partitioner's locality chunks (m >= 2) start their
+// coarsening: reuse = from the partitions' run's input-level clusters,
+// restricted to each partition (no second clustering of the input level);
+// fresh = a whole multilevel run on each partition's subgraph (before issue
+// 33). Only multilevel chunks of a multilevel partition reuse; not recorded
+// in the partition file (it changes the chunks, never their validity).
+enum class ChunkClusters { reuse, fresh };
+
 struct PartitionParams {
   int parts = 1;            // m
   int chunks = 1;           // n (per partition)
@@ -49,6 +57,7 @@ struct PartitionParams {
   // ht-partition's default is automatic; a partition made by hand (tests) or
   // by ht-train without --partition has the paper's ranges.
   ChunkingMode chunking = ChunkingMode::balanced;
+  ChunkClusters chunk_clusters = ChunkClusters::reuse;
 };
 
 struct Partition {

@@ -54,7 +54,11 @@ std::vector<int32_t> multilevel_assignment(const GraphView& g, const PartitionPa
     log::warn("--vertex-weights train: the multilevel partitioner balances one weight, the computation weight (as "
               "degree); training vertices are not balanced separately");
   std::vector<int32_t> part_of;
-  timed(info, "multilevel", [&] { part_of = multilevel_partition(g, params, info.multilevel); });
+  // The partitions' run keeps its input level's clusters for the locality
+  // chunking to reuse (4 B per vertex until the chunks are cut).
+  info.clusters.keep = params.parts >= 2 && params.chunks >= 2 && params.chunk_clusters == ChunkClusters::reuse &&
+                       resolve_chunking(params) == ChunkingMode::locality;
+  timed(info, "multilevel", [&] { part_of = multilevel_partition(g, params, info.multilevel, &info.clusters); });
   info.multilevel_ran = true;
   info.process_peak_before_metis = info.multilevel.process_peak_before_metis;
   return part_of;

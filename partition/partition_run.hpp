@@ -29,6 +29,10 @@ struct PartitionRunInfo {
   int64_t process_peak_before_metis = 0;  // METIS resets the high-water mark; keep the earlier one
   int64_t vertices_moved = 0;         // moved so that every partition holds >= n vertices
   ChunkingInfo chunking;              // how the partitions were cut into chunks
+  // The multilevel partitioner's input-level clusters: kept by the
+  // partitions' run when locality chunks may reuse them (m >= 2, n >= 2),
+  // given to each chunks' run by make_chunks (chunking.hpp).
+  MultilevelClusters clusters;
 };
 
 // The process's peak resident memory over the whole run.

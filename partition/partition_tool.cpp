@@ -46,7 +46,7 @@ void chunking_json(JsonWriter& w, const ChunkingInfo& c) {
     pc.rows_balanced >= 0 ? w.value(pc.rows_balanced) : w.null();
     w.key("neighbor_rows_locality");
     pc.rows_locality >= 0 ? w.value(pc.rows_locality) : w.null();
-    w.field("vertices_moved", pc.vertices_moved);
+    w.field("vertices_moved", pc.vertices_moved).field("reused_clusters", pc.reused_clusters);
     w.key("note");
     pc.note.empty() ? w.null() : w.value(pc.note);
     w.end_object();

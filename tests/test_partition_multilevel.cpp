@@ -19,6 +19,7 @@
 #include "partition/ml_contract.hpp"
 #include "partition/ml_graph.hpp"
 #include "partition/ml_moves.hpp"
+#include "partition/multilevel_partition.hpp"
 #include "partition/partition_file.hpp"
 #include "partition/partition_run.hpp"
 #include "partition/partition_stats.hpp"
@@ -63,6 +64,11 @@ PartitionParams params(PartitionMethod method, int m, int n = 1, uint64_t seed =
   p.chunks = n;
   p.seed = seed;
   return p;
+}
+
+PartitionParams params_with(PartitionParams q, ChunkClusters c) {
+  q.chunk_clusters = c;
+  return q;
 }
 
 Partition partition_of(const Graph& g, const PartitionParams& q, PartitionRunInfo* info_out = nullptr) {
@@ -166,6 +172,87 @@ TEST(Multilevel, SameSeedSameAssignmentWithOneOrTwoThreads) {
     EXPECT_EQ(one.part_offsets, two.part_offsets);
     EXPECT_EQ(one.chunk_offsets, two.chunk_offsets);
     EXPECT_EQ(two.new_to_old, again.new_to_old);
+  }
+}
+
+// Locality chunks of a multilevel partition start from the partitions' own
+// input-level clusters (ChunkClusters::reuse, the default) instead of
+// clustering each partition again (fresh, the path before issue 33): the
+// partitions are the same, the chunks valid and balanced, their neighbor
+// rows (α) within 5 % of the fresh path's, the same at 1, 2 and 4 threads.
+TEST(MultilevelChunks, ReusedClustersKeepThePartitionsAndTheChunkQuality) {
+  const Graph graphs[] = {community_graph(8, 400, 30000, 2), grid_graph(60, 1), rmat_graph(12, 30000, 4)};
+  for (const Graph& g : graphs) {
+    for (int m : {2, 4}) {
+      SCOPED_TRACE(testing::Message() << "N " << g.num_vertices << " m " << m);
+      PartitionParams q = params(PartitionMethod::multilevel, m, 4, 5);
+      q.chunking = ChunkingMode::locality;
+      PartitionRunInfo reuse_info, fresh_info;
+      const Partition reuse = partition_of(g, q, &reuse_info);
+      q.chunk_clusters = ChunkClusters::fresh;
+      const Partition fresh = partition_of(g, q, &fresh_info);
+      ASSERT_FALSE(find_partition_problem(reuse).has_value());
+      EXPECT_EQ(reuse.part_offsets, fresh.part_offsets);
+      for (int64_t v = 0; v < g.num_vertices; ++v)
+        ASSERT_EQ(reuse.owner(reuse.old_to_new[v]), fresh.owner(fresh.old_to_new[v])) << v;
+      for (int i = 0; i < m; ++i) {
+        EXPECT_TRUE(reuse_info.chunking.parts[i].reused_clusters) << i;
+        EXPECT_FALSE(fresh_info.chunking.parts[i].reused_clusters) << i;
+        for (int j = 0; j < 4; ++j) EXPECT_LT(reuse.chunk_begin(i, j), reuse.chunk_end(i, j));
+      }
+      EXPECT_TRUE(reuse_info.clusters.kept.empty());  // freed once the chunks are cut
+      const PartitionStats a = compute_partition_stats(g.view(), reuse), b = compute_partition_stats(g.view(), fresh);
+      EXPECT_EQ(a.edge_cut, b.edge_cut);
+      EXPECT_LE(a.alpha, 1.05 * b.alpha);
+      // Each chunk within (1 + U/1000) of its partition's mean, partitions within (1 + U/1000).
+      EXPECT_LE(a.chunk_imbalance, 1.03 * 1.03 + 1e-9);
+      Partition two, four;
+      with_threads(2, [&] { two = partition_of(g, params_with(q, ChunkClusters::reuse)); });
+      with_threads(4, [&] { four = partition_of(g, params_with(q, ChunkClusters::reuse)); });
+      Partition one;
+      with_threads(1, [&] { one = partition_of(g, params_with(q, ChunkClusters::reuse)); });
+      EXPECT_EQ(one.new_to_old, reuse.new_to_old);
+      EXPECT_EQ(one.new_to_old, two.new_to_old);
+      EXPECT_EQ(one.new_to_old, four.new_to_old);
+      EXPECT_EQ(one.chunk_offsets, four.chunk_offsets);
+    }
+  }
+}
+
+// METIS partitions keep no clusters: their chunks are cut as before.
+TEST(MultilevelChunks, MetisPartitionsReuseNothing) {
+  const Graph g = community_graph(8, 400, 30000, 2);
+  PartitionParams q = params(PartitionMethod::metis, 2, 4, 5);
+  q.chunking = ChunkingMode::locality;
+  PartitionRunInfo reuse_info, fresh_info;
+  const Partition reuse = partition_of(g, q, &reuse_info);
+  q.chunk_clusters = ChunkClusters::fresh;
+  const Partition fresh = partition_of(g, q, &fresh_info);
+  EXPECT_EQ(reuse.new_to_old, fresh.new_to_old);
+  EXPECT_EQ(reuse.chunk_offsets, fresh.chunk_offsets);
+  for (const PartChunking& pc : reuse_info.chunking.parts) EXPECT_FALSE(pc.reused_clusters);
+}
+
+// Given input-level clusters above the cluster cap are cut into pieces within
+// it (here one cluster of every vertex), and the partition is still balanced.
+TEST(MultilevelChunks, GivenClustersAboveTheCapAreCut) {
+  const Graph g = community_graph(6, 500, 30000, 3);
+  const PartitionParams q = params(PartitionMethod::multilevel, 4, 1, 3);
+  for (int threads : {1, 2, 4}) {
+    MultilevelInfo info;
+    MultilevelClusters clusters;
+    clusters.given.assign(static_cast<size_t>(g.num_vertices), 0);
+    std::vector<int32_t> part;
+    with_threads(threads, [&] { part = multilevel_partition(g.view(), q, info, &clusters); });
+    EXPECT_TRUE(info.input_clusters_given);
+    EXPECT_GT(info.input_clusters_split, 4);
+    std::vector<int64_t> w(4, 0);
+    for (int64_t v = 0; v < g.num_vertices; ++v) {
+      ASSERT_GE(part[v], 0);
+      ASSERT_LT(part[v], 4);
+      w[part[v]] += g.view().in_degree(v) + 1;
+    }
+    EXPECT_LE(*std::max_element(w.begin(), w.end()), info.max_block_weight);
   }
 }
 

@@ -1,7 +1,7 @@
 // Issue 33's speed work on partitioning and reorganization changes no result:
 // the statistics' parallel masks path gives exactly the markers path's
 // figures (one and several mask words, empty chunks, any thread count), and
-// partition and plan files are the same bytes with 1 and 2 threads.
+// partition files are the same bytes with 1, 2 and 4 threads, plan files with 1 and 2.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -127,21 +127,29 @@ TEST(PartitionStatsMasks, EmptyChunksAreCounted) {
                     compute_partition_stats(g.view(), p, StatsMethod::masks), "empty chunk");
 }
 
-// The same partition file bytes with 1 and 2 threads, for the partitioners
-// and the locality chunking that runs them again on each partition.
-TEST(PartitionThreads, SameFileBytesWithOneAndTwoThreads) {
+// The same partition file bytes with 1, 2 and 4 threads (more threads than
+// this machine's cores: OpenMP runs them all), for the partitioners and the
+// locality chunking that runs them again on each partition (the multilevel
+// one from the partitions' clusters, and from scratch).
+TEST(PartitionThreads, SameFileBytesWithOneTwoAndFourThreads) {
   Threads threads;
   test::TempDir dir;
   const Graph g = test::rmat_graph(13, 80000, 21);
   for (PartitionMethod method : {PartitionMethod::multilevel, PartitionMethod::metis}) {
-    const PartitionParams q = params(method, 4, 4, ChunkingMode::automatic);
-    threads.set(1);
-    write_partition(dir.file("one.htp"), partition_of(g, q));
-    threads.set(2);
-    write_partition(dir.file("two.htp"), partition_of(g, q));
-    const std::vector<char> one = test::read_bytes(dir.file("one.htp")), two = test::read_bytes(dir.file("two.htp"));
-    EXPECT_FALSE(one.empty());
-    EXPECT_TRUE(one == two) << name_of(method);
+    for (ChunkClusters clusters : {ChunkClusters::reuse, ChunkClusters::fresh}) {
+      PartitionParams q = params(method, 4, 4, ChunkingMode::automatic);
+      q.chunk_clusters = clusters;
+      std::vector<char> bytes[3];
+      for (int k = 0; k < 3; ++k) {
+        threads.set(1 << k);
+        const std::string path = dir.file(fmt::format("t{}.htp", 1 << k));
+        write_partition(path, partition_of(g, q));
+        bytes[k] = test::read_bytes(path);
+      }
+      EXPECT_FALSE(bytes[0].empty());
+      EXPECT_TRUE(bytes[0] == bytes[1]) << name_of(method) << ", 2 threads";
+      EXPECT_TRUE(bytes[0] == bytes[2]) << name_of(method) << ", 4 threads";
+    }
   }
 }
 

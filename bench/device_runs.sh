@@ -21,6 +21,11 @@ set -uo pipefail
 for t in .carry/lib .carry/graphs; do [[ -d $t || ! -f $t.tar.xz ]] || tar xJf $t.tar.xz -C .carry; done
 export LD_LIBRARY_PATH=$PWD/.carry/lib NCCL_NVLS_ENABLE=0
 B=$PWD/.carry/bin; OLD=$PWD/.carry/old
+# CUDA's own libraries stay out of the carry (cuSPARSE alone is 160 MB): where the machine's CUDA
+# lacks one, PyTorch's wheels there may hold it.
+for so in $(ldd $B/ht-train 2>/dev/null | awk '/not found/{print $1}'); do
+  d=$(find /usr /opt /root /home -name "$so" -print -quit 2>/dev/null); [[ -n $d ]] && LD_LIBRARY_PATH+=":$(dirname "$d")"
+done
 NG=$(nvidia-smi -L | wc -l)
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader | head -4
 nproc; free -g | head -2
@@ -84,7 +89,7 @@ tta)  # bench/tta.sh on the carried real graphs (GRAPHS_LIST), EPOCHS, PATIENCE
 tta-community)  # issue 36 (a)-(c), one call < 540 s: community2m and tolokers, the lr sweep LRS for every system
   # (hongtu in memory, 2 GPUs out of core when visible; PyG full-graph; mini-batch SAGE and GCN 15-10-5 b1024),
   # each run capped at CAP s of training (CAP_SMALL on tolokers), early stop PATIENCE; TLIM bounds the whole.
-  $B/ht-train --help | grep -q -- --time-limit || { echo "$B/ht-train has no --time-limit: carry one built from issue-36c or later"; exit 1; }
+  [[ $($B/ht-train --help 2>&1) == *--time-limit* ]] || { echo "$B/ht-train has no --time-limit: carry one built from issue-36c or later"; exit 1; }
   ldd $B/ht-train | grep "not found"
   T=/tmp/tta36; G36=/tmp/g36; rm -rf $T; mkdir -p $T $G36; t0=$SECONDS  # graphs kept on a warm machine
   cp -n .carry/graphs/*.htg $G36/ 2>/dev/null  # the real graphs (tolokers), beside the generated ones
@@ -109,7 +114,7 @@ tta-community12m)  # issue 36 (a), one call < 540 s: community12m (12 M vertices
   # LR_GCN), each run capped at CAP12 s of training; hongtu partitioned once (ht-partition, n auto); HT12_EXTRA:
   # more ht-train options (e.g. "--host-dtype bf16" if the host memory check refuses the fp32 store); PYG12=0
   # skips PyG full-graph (expected out of memory at 12 M x 256).
-  $B/ht-train --help | grep -q -- --time-limit || { echo "$B/ht-train has no --time-limit: carry one built from issue-36c or later"; exit 1; }
+  [[ $($B/ht-train --help 2>&1) == *--time-limit* ]] || { echo "$B/ht-train has no --time-limit: carry one built from issue-36c or later"; exit 1; }
   ldd $B/ht-train | grep "not found"
   T=/tmp/tta36_12m; rm -rf $T; mkdir -p $T /tmp/g36; t0=$SECONDS
   run12() {  # SYSTEMS LR [tta.sh args]

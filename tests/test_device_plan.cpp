@@ -3,6 +3,7 @@
 // row exactly, listed in both directions of a plan's packed topology; and
 // the order of a step's returns after mark_first_flushes.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -98,6 +99,53 @@ TEST(DevicePlan, PackedStepsListTheHubsSegments) {
   }
   EXPECT_EQ(forward, 2) << "the hub's 7,000+ in-edges, in one chunk";
   EXPECT_GE(transposed, 2) << "the hub's out-edges to the first chunk";
+}
+
+// A step's packed bytes are the same at any thread count: one step built in
+// parallel (fewer steps than threads: make_topology's loops, the transpose
+// filled by atomic slots and sorted per row) or several steps side by side,
+// with edge keys and weights, the hub graph's long rows included.
+TEST(DevicePlan, PackedStepsSameBytesAtAnyThreadCount) {
+  rng::Stream r(7, 0);
+  EdgeList el;
+  el.num_vertices = 5000;
+  for (int e = 0; e < 40000; ++e) {
+    el.src.push_back(static_cast<vid_t>(r.below(5000)));
+    el.dst.push_back(static_cast<vid_t>(r.below(5000)));
+  }
+  for (vid_t v = 0; v < 4000; ++v) {
+    el.src.insert(el.src.end(), {v, 3});
+    el.dst.insert(el.dst.end(), {3, v});
+  }
+  Graph g = csc_from_edges(std::move(el));
+  std::vector<float> inv_sqrt_deg(g.num_vertices);
+  std::vector<int64_t> orig(g.num_vertices);
+  for (int64_t v = 0; v < g.num_vertices; ++v) {
+    inv_sqrt_deg[v] = 1.0f / static_cast<float>(1 + v % 13);
+    orig[v] = g.num_vertices - 1 - v;
+  }
+  for (int n : {1, 3})
+    for (CommMode mode : {CommMode::baseline, CommMode::full}) {
+      const Plan plan = build_plan(g.view(), test::range_partition(g, 2, n));
+      auto build = [&](int threads, std::vector<std::vector<std::byte>>& blocks) {
+        const int before = omp_get_max_threads();
+        omp_set_num_threads(threads);
+        DevicePlan dp = build_device_plan(plan, 1, mode, {inv_sqrt_deg, orig}, true, [&](int64_t bytes) {
+          blocks.emplace_back(static_cast<size_t>(bytes));
+          return blocks.back().data();
+        });
+        omp_set_num_threads(before);
+        return dp;
+      };
+      std::vector<std::vector<std::byte>> one_blocks, four_blocks;
+      const DevicePlan one = build(1, one_blocks), four = build(4, four_blocks);
+      ASSERT_EQ(one.steps.size(), four.steps.size());
+      for (size_t j = 0; j < one.steps.size(); ++j) {
+        const auto &a = one.steps[j].bytes, &b = four.steps[j].bytes;
+        ASSERT_EQ(a.size(), b.size()) << "n " << n << " step " << j;
+        EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size()), 0) << "n " << n << " step " << j;
+      }
+    }
 }
 
 

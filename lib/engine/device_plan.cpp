@@ -1,14 +1,21 @@
 #include "engine/device_plan.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <numeric>
 #include <string>
+
+#include <omp.h>
 
 #include "core/error.hpp"
 
 namespace ht {
 
+// Parallel within the step (OpenMP; the steps of a plan are built one after
+// another when there are fewer of them than threads): every loop writes its
+// own elements, and the transpose's rows are filled by atomic slots and then
+// sorted, so the result is the same at any thread count.
 HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_rows, const EdgeKeys& keys) {
   HostTopology t;
   const int64_t nd = s.num_dst(), ne = s.num_edges();
@@ -18,42 +25,52 @@ HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_ro
   const auto& src = mode == CommMode::baseline ? s.src_local : s.src_merged;
   HT_CHECK(static_cast<int64_t>(src.size()) == ne, "plan step ({}, {}) has inconsistent topology arrays", s.part,
            s.chunk);
-  t.src.assign(src.begin(), src.end());
+  t.src.resize(ne);
   t.dst_row.assign(nd, UINT32_MAX);
   t.edge_dst.resize(ne);
+  const bool weighted = !keys.inv_sqrt_deg.empty();
+  if (weighted) t.weight.resize(ne);
+  int64_t no_self_loop = -1, beyond = -1;  // the first bad destination / edge (checked after the loops)
+#pragma omp parallel for schedule(dynamic, 4096) reduction(max : no_self_loop, beyond)
   for (int64_t d = 0; d < nd; ++d) {
     const vid_t v = static_cast<vid_t>(s.dst_begin + d);
+    const float dst_w = weighted ? keys.inv_sqrt_deg[s.dst_begin + d] : 0.0f;
     for (int64_t e = s.offsets[d]; e < s.offsets[d + 1]; ++e) {
+      t.src[e] = src[e];
+      if (src[e] >= num_src_rows) beyond = std::max(beyond, e);
       t.edge_dst[e] = static_cast<uint32_t>(d);
-      if (s.src_vid[e] == v) t.dst_row[d] = t.src[e];  // the self-loop reads the destination's own row
+      if (s.src_vid[e] == v) t.dst_row[d] = src[e];  // the self-loop reads the destination's own row
+      if (weighted) t.weight[e] = keys.inv_sqrt_deg[s.src_vid[e]] * dst_w;
     }
-    HT_CHECK(t.dst_row[d] != UINT32_MAX, "plan step ({}, {}): destination {} has no self-loop", s.part, s.chunk, v);
+    if (t.dst_row[d] == UINT32_MAX) no_self_loop = std::max(no_self_loop, d);
   }
-  if (!keys.inv_sqrt_deg.empty()) {
-    t.weight.resize(ne);
-    for (int64_t d = 0; d < nd; ++d)
-      for (int64_t e = s.offsets[d]; e < s.offsets[d + 1]; ++e)
-        t.weight[e] = keys.inv_sqrt_deg[s.src_vid[e]] * keys.inv_sqrt_deg[s.dst_begin + d];
-  }
+  HT_CHECK(no_self_loop < 0, "plan step ({}, {}): destination {} has no self-loop", s.part, s.chunk,
+           s.dst_begin + no_self_loop);
+  HT_CHECK(beyond < 0, "plan step ({}, {}): edge reads row {} beyond the buffer ({} rows)", s.part, s.chunk,
+           beyond < 0 ? 0 : t.src[beyond], num_src_rows);
   if (!keys.orig_id.empty()) {
     t.src_key.resize(ne);
     t.dst_key.resize(ne);
+#pragma omp parallel for schedule(static)
     for (int64_t e = 0; e < ne; ++e) {
       t.src_key[e] = keys.orig_id[s.src_vid[e]];
       t.dst_key[e] = keys.orig_id[s.dst_begin + t.edge_dst[e]];
     }
   }
-  // Transpose: counting sort of edges by source row (stable: ascending edge id).
+  // Transpose: the edges of each source row, ascending edge id.
   t.t_offsets.assign(num_src_rows + 1, 0);
-  for (int64_t e = 0; e < ne; ++e) {
-    HT_CHECK(t.src[e] < num_src_rows, "plan step ({}, {}): edge reads row {} beyond the buffer ({} rows)", s.part,
-             s.chunk, t.src[e], num_src_rows);
-    ++t.t_offsets[t.src[e] + 1];
-  }
+#pragma omp parallel for schedule(static)
+  for (int64_t e = 0; e < ne; ++e) std::atomic_ref<int64_t>(t.t_offsets[t.src[e] + 1]).fetch_add(1, std::memory_order_relaxed);
   std::partial_sum(t.t_offsets.begin(), t.t_offsets.end(), t.t_offsets.begin());
   t.t_edge.resize(ne);
   std::vector<int64_t> pos(t.t_offsets.begin(), t.t_offsets.end() - 1);
-  for (int64_t e = 0; e < ne; ++e) t.t_edge[pos[t.src[e]]++] = static_cast<uint32_t>(e);
+#pragma omp parallel for schedule(static)
+  for (int64_t e = 0; e < ne; ++e)
+    t.t_edge[std::atomic_ref<int64_t>(pos[t.src[e]]).fetch_add(1, std::memory_order_relaxed)] = static_cast<uint32_t>(e);
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (int64_t r = 0; r < num_src_rows; ++r)
+    if (t.t_offsets[r + 1] - t.t_offsets[r] > 1)
+      std::sort(t.t_edge.begin() + t.t_offsets[r], t.t_edge.begin() + t.t_offsets[r + 1]);
   split_long_rows(t.offsets, t.seg_row, t.seg_edge);
   split_long_rows(t.t_offsets, t.t_seg_row, t.t_seg_edge);
   return t;
@@ -276,9 +293,11 @@ DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const Edg
   if (!need_edge_keys) k.orig_id = {};
   dp.steps.resize(plan.n);
   // Steps are independent: build them in parallel (setup time scales with
-  // the edges), allocating the pinned blocks one at a time.
+  // the edges), allocating the pinned blocks one at a time; fewer steps than
+  // threads are built one after another, each in parallel (make_topology).
   std::string error;
-#pragma omp parallel for schedule(dynamic, 1)
+  const bool across_steps = plan.n >= omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) if (across_steps)
   for (int j = 0; j < plan.n; ++j) {
     try {
       const ChunkPlan& s = plan.step(j, gpu);

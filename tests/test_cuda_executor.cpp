@@ -607,6 +607,10 @@ TEST(CudaEngine, GpuCacheAndRowTierEqualCacheOff) {
             std::vector<float> out{static_cast<float>(t.compute_gradients(2))};
             for (const ParamTensor& pt : t.params().tensors) out.insert(out.end(), pt.grad.begin(), pt.grad.end());
             *counters = gpu->counters();
+            for (int l = 1; l < cfg.num_layers(); ++l) {  // hidden outputs, cached rows read from the GPUs
+              const std::vector<float> h = t.layer_output(l);
+              out.insert(out.end(), h.begin(), h.end());
+            }
             return out;
           };
           LinkCounters off_c, c;

@@ -492,6 +492,40 @@ TEST(Engine, RowTierTakesReturns) {
             }
 }
 
+// layer_output (--embeddings-out) reads the rows the GPU cache holds from the
+// devices, whose host copies are not written: the same rows as with no cache,
+// for an fp32 and a bf16 store, one and two devices, whole matrices and a tier.
+TEST(Engine, LayerOutputReadsTheGpuCache) {
+  for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16})
+    for (auto [m, n] : {std::pair{1, 3}, std::pair{2, 2}})
+      for (int whole : {-1, 1}) {
+        Graph g = make_graph(60, 300, 6, 4, 11);
+        ModelConfig cfg;
+        cfg.dims = {6, 8, 5, 4};
+        cfg.dropout = 0.5f;
+        Partition p = make_partition(g, m, n, 17);
+        Graph gn = renumber(g.view(), p);
+        Plan plan = build_plan(gn.view(), p);
+        std::vector<int64_t> orig(p.new_to_old.begin(), p.new_to_old.end());
+        auto outputs = [&](int64_t cache) {
+          CpuExecutor exec(m, CopyTiming::late_compute);
+          TrainerOptions opt{cfg, {}, CommMode::full, GcnOrder::aggregate_first};
+          opt.host_dtype = dtype;
+          opt.gpu_cache = cache;
+          opt.cache_whole_max = whole;
+          opt.fuse_transforms = false;
+          Trainer tr(exec, gn.view(), orig, plan, opt);
+          tr.compute_gradients(2);
+          return std::pair{tr.layer_output(1), tr.layer_output(2)};
+        };
+        const auto off = outputs(0), cached = outputs(int64_t{1} << 30);
+        SCOPED_TRACE(fmt::format("{} m={} n={} whole {}", dtype_name(dtype), m, n, whole));
+        ASSERT_FALSE(off.first.empty());
+        EXPECT_EQ(cached.first, off.first);
+        EXPECT_EQ(cached.second, off.second);
+      }
+}
+
 TEST(Engine, RowTierFitsAnyBudget) {
   Case c{ModelKind::gcn, 2, 3, CommMode::full, 0.5f, GcnOrder::aggregate_first};
   c.dtype = StoreDtype::bf16;

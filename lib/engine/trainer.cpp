@@ -133,7 +133,26 @@ std::vector<float> Trainer::layer_output(int l) const {
   const HostMat& z = store_.h[l];
   std::vector<float> out(static_cast<size_t>(z.rows * z.cols));
   exec_.store_read(z, out);
+  for (const auto& st : dev_) read_cached_rows(*st, z, out);
   return out;
+}
+
+// The rows of `m` that device `st`'s GPU cache holds whole (their host copy is
+// not written) over `out` (rows of m, fp32), widened on the device through
+// its first merged buffer (free between passes) in pieces.
+void Trainer::read_cached_rows(DeviceState& st, const HostMat& m, std::span<float> out) const {
+  const HostMat& cached = source(st, m);
+  if (&cached == &m) return;
+  Device& d = *st.dev;
+  const int64_t r0 = cached.held_first(), r1 = cached.held_last(), cols = cached.cols;
+  const int64_t piece = std::max<int64_t>(1, st.xs[0].size / cols);
+  d.use(Queue::compute);
+  for (int64_t p0 = r0; p0 < r1; p0 += piece) {
+    const int64_t cnt = std::min(piece, r1 - p0);
+    const HostMat rows{cached.row_bytes(p0), cnt, cols, d.index(), cached.dtype};
+    d.gather_from_host(rows, DevIdx{nullptr, cnt}, DevIdx{nullptr, cnt}, view(st.xs[0], cnt, cols), DropoutSpec{});
+    d.read(DevArray<float>{st.xs[0].data, cnt * cols}, out.subspan(static_cast<size_t>(p0 * cols), static_cast<size_t>(cnt * cols)));
+  }
 }
 
 void Trainer::setup_devices(const TrainerInputs& in) {

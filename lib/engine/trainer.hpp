@@ -98,8 +98,8 @@ class Trainer {
   std::vector<float> logits() const;
   // Rows of h^l (1 <= l <= L; L: the logits) from the last forward, in new
   // ids, as logits() reads them; empty when the store holds no h^l (a fused
-  // transform keeps it on the device: stores_h). A matrix the GPU cache holds
-  // whole is not read from there: the caller keeps the cache off for it.
+  // transform keeps it on the device: stores_h). Rows the GPU cache holds
+  // (whose host copy is not written) are read from the GPUs.
   std::vector<float> layer_output(int l) const;
   bool store_on_device() const { return store_.residence == Residence::device; }
   // The rows of the store this process holds: every row, or in a
@@ -192,6 +192,7 @@ class Trainer {
   // staging ring (compact on the device, copy, add by a host task).
   void issue_return(const HostMat& stored, int64_t width, int j);
   void return_into_tier(DeviceState& st, int j, DevMat G, const HostMat& dst, int64_t kept);
+  void read_cached_rows(DeviceState& st, const HostMat& m, std::span<float> out) const;
   // Multi-process jobs: the rows of batch j that cross to and from other
   // processes' devices (trainer_net.cpp): pulled rows in the forward
   // exchange, pushed gradients (received, then added in job order) in the return.

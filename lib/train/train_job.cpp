@@ -607,10 +607,10 @@ void check_job(const TrainJob& job) {
       throw option_error(o.option, fmt::format("'{}' is the checkpoint this run resumes from; choose another file", o.path));
 }
 
-// --embeddings-out reads h^l from the vertex store after the last forward:
-// the layer must exist, the store must hold it (a fused transform keeps a
-// transform-first layer's input on the GPU) and the GPU cache must not hold
-// it whole (its host copy is then not written). Refused before any work.
+// --embeddings-out reads h^l from the vertex store after the last forward
+// (rows the GPU cache holds from the GPUs: Trainer::layer_output): the layer
+// must exist and the store must hold it (a fused transform keeps a
+// transform-first layer's input on the GPU). Refused before any work.
 void check_embeddings(const TrainJob& job, const TrainerOptions& t) {
   if (job.embeddings_out.empty()) return;
   const int layers = t.model.num_layers();
@@ -623,10 +623,6 @@ void check_embeddings(const TrainJob& job, const TrainerOptions& t) {
                                    "batches); add --no-fuse-transforms (the same results with an fp32 store) or "
                                    "--gcn-order aggregate",
                                    job.embeddings_layer));
-  const bool cache_off = t.gpu_cache == 0 || (job.backend == Backend::cpu && t.gpu_cache == kGpuCacheAuto);
-  if (!cache_off && job.embeddings_layer < layers)
-    throw option_error("--embeddings-out", "needs --gpu-cache off: the GPU cache may hold the hidden layers' outputs, "
-                                           "whose host copies it does not write (results are the same without it)");
 }
 
 // The first and last widths against the graph's features and classes.

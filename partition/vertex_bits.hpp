@@ -1,6 +1,7 @@
 #pragma once
 // A set of vertices as one bit per vertex, for the per-chunk neighbor sets of
 // the plan builder and of the plan's sizes (chunk_shape).
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <vector>
@@ -35,6 +36,16 @@ class VertexBits {
   void clear(const std::vector<vid_t>& members) {
     for (vid_t v : members) words_[v >> 6] = 0;
   }
+  // The same set built by several threads at once (one chunk's neighbor set
+  // in parallel: plan_builder's chunk_topology when chunks are fewer than
+  // threads): insert_shared from any thread, then members_and_rank and
+  // clear_all, each itself parallel, outside the inserting region.
+  void insert_shared(vid_t v) {
+    std::atomic_ref<uint64_t>(words_[v >> 6]).fetch_or(uint64_t{1} << (v & 63), std::memory_order_relaxed);
+  }
+  // The members, ascending, with rank() prepared (as prepare_rank).
+  std::vector<vid_t> members_and_rank();
+  void clear_all();
 
  private:
   std::vector<uint64_t> words_;

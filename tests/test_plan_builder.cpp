@@ -229,7 +229,8 @@ bool same_plan(const Plan& a, const Plan& b) {
   for (size_t s = 0; s < a.steps.size(); ++s) {
     const ChunkPlan &x = a.steps[s], &y = b.steps[s];
     if (x.chunk != y.chunk || x.nbr != y.nbr || x.src_merged != y.src_merged || x.trans_slot != y.trans_slot ||
-        x.remote_slot != y.remote_slot || x.flush_slot != y.flush_slot)
+        x.remote_slot != y.remote_slot || x.flush_slot != y.flush_slot || x.offsets != y.offsets ||
+        x.src_vid != y.src_vid || x.src_local != y.src_local)
       return false;
   }
   return true;
@@ -247,6 +248,25 @@ TEST(PlanBuilder, DeterministicAcrossRunsAndThreadCounts) {
   omp_set_num_threads(threads);
   EXPECT_TRUE(same_plan(one, two));
   EXPECT_TRUE(same_plan(two, again));
+}
+
+// Fewer chunks than threads: each chunk built by all threads (rows filled
+// and sorted in parallel, the neighbor set as shared bits); the same plan as
+// one thread building the chunks one after another, on graphs above the
+// parallel threshold, with multi-edges and self-loops in the input.
+TEST(PlanBuilder, OneChunkByAllThreadsSameAsOneThread) {
+  const int threads = omp_get_max_threads();
+  for (auto kind : {test::GraphKind::community, test::GraphKind::rmat})
+    for (auto [m, n] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 3}}) {
+      const Graph g = test::make_graph(kind, 3000, 60000, 5);
+      const Partition p = test::range_partition(g, m, n);
+      omp_set_num_threads(1);
+      const Plan one = build_plan(g.view(), p, {});
+      omp_set_num_threads(8);  // m x n < 8: the parallel chunk path
+      const Plan all = build_plan(g.view(), p, {});
+      omp_set_num_threads(threads);
+      EXPECT_TRUE(same_plan(one, all)) << "m " << m << " n " << n;
+    }
 }
 
 TEST(PlanBuilder, EmptyChunksAndSingleChunk) {

@@ -3,13 +3,14 @@
 # and libraries carried in .carry/bin and .carry/lib (or .carry/lib.tar.xz), the 0880d9f-style
 # baseline ht-train in .carry/old, real graphs as .carry/graphs.tar.xz (tta). Write nothing but
 # what must come back under $OUT (8 files at most: tar the rest).
-# Usage: bench/device_runs.sh check|prep|it|cache|scale|tta|tta-community|tta-community12m|gat|spmm
+# Usage: bench/device_runs.sh check|prep|it|cache|scale|tta|tta-community|tta-community12m|gat|spmm|setup
 #   (variables: see each mode)
 #   check  test_cuda_executor          prep   it-2004-like graph, partition, plan (GPUS, CHUNKS)
 #   it     ht-train on them: VARIANTS "new:bf16 old:bf16 new:fp32 new:bf16+no-gpu-accumulate", EPOCHS
 #   cache  bench/gpu_cache.sh old vs new (GRAPHS, NS, DTYPE, GPUS)
 #   scale  1 vs 2 GPUs (GRAPHS, NS, CACHES)   tta  bench/tta.sh on the carried graphs (GRAPHS_LIST)
 #   gat    GAT on a bench graph, old vs new (GF, DTYPES)
+#   setup  ht-train's setup, old vs new, in memory and n = 4 from plan files (GRAPHS)
 #   spmm   bench/spmm_backends.sh: --spmm own vs cusparse, GCN and GAT (GRAPHS, N, MODELS, EPOCHS);
 #          FILTER=1 first runs the GPU tests of both backends (test_cuda_executor *Cusparse*:*Spmm*)
 #   tta-community     issue 36: community2m (2.45 M) and tolokers, every system over the LRS sweep,
@@ -134,6 +135,25 @@ tta-community12m)  # issue 36 (a), one call < 540 s: community12m (12 M vertices
   cat $T/tta_table.md; df -h /tmp | tail -1
   cp $T/tta_table.md $OUT/tta12m_table.md; cp $T/tta.png $OUT/tta12m.png
   tar czf $OUT/tta_community12m.tar.gz -C /tmp --exclude=graphs tta36_12m
+  ;;
+setup)  # ht-train's setup, old against new (issue 33): in memory (--chunks 1) and n = 4 from plan files, GRAPHS
+  source bench/bench_graphs.sh; C=/tmp/cache; mkdir -p $C
+  for graph in ${GRAPHS:-community products}; do
+    bench_graph $graph || continue
+    plan=$C/${P}1x4; meth=$method; [[ $meth == metis ]] && meth=multilevel
+    [[ -f $plan.htplan ]] || { $B/ht-partition -q -g $G -m 1 -n 4 --method $meth -o $plan.htp > /dev/null 2>&1 &&
+      $B/ht-reorganize -q -g $G -p $plan.htp -o $plan.htplan > /dev/null 2>&1; } || echo "plan $graph failed"
+    for b in old new; do
+      bin=$B; [[ $b == old ]] && bin=$OLD
+      for mode in memory files; do
+        args=(--chunks 1); [[ $mode == files ]] && args=(--partition $plan.htp --plan $plan.htplan --store host)
+        timeout 200 $bin/ht-train --graph $G "${args[@]}" --backend cuda --model gcn --layers 100-256-256-47 --epochs 5 \
+          --warmup 2 --eval-every 100 > $OUT/setup_${graph}_${mode}_$b.log 2>&1
+        echo "== $graph $mode $b rc=$? | $(grep -E '^median epoch' $OUT/setup_${graph}_${mode}_$b.log | cut -c1-32)"
+        grep -E "^setup" $OUT/setup_${graph}_${mode}_$b.log
+      done
+    done
+  done
   ;;
 gat)  # GAT on a bench graph's n=4 plan (made by cache above): old vs new, DTYPES
   G=/tmp/cache/${GF:-p}.htg; PL=/tmp/cache/${GF:-p}4

@@ -102,8 +102,8 @@ TEST(DevicePlan, PackedStepsListTheHubsSegments) {
 }
 
 // A step's packed bytes are the same at any thread count: one step built in
-// parallel (fewer steps than threads: make_topology's loops, the transpose
-// filled by atomic slots and sorted per row) or several steps side by side,
+// parallel (a plan of one step: make_topology's loops, the transpose filled
+// by atomic slots and sorted per row) or several steps side by side,
 // with edge keys and weights, the hub graph's long rows included.
 TEST(DevicePlan, PackedStepsSameBytesAtAnyThreadCount) {
   rng::Stream r(7, 0);

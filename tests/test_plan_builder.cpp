@@ -250,10 +250,9 @@ TEST(PlanBuilder, DeterministicAcrossRunsAndThreadCounts) {
   EXPECT_TRUE(same_plan(two, again));
 }
 
-// Fewer chunks than threads: each chunk built by all threads (rows filled
-// and sorted in parallel, the neighbor set as shared bits); the same plan as
-// one thread building the chunks one after another, on graphs above the
-// parallel threshold, with multi-edges and self-loops in the input.
+// One chunk: built by all threads (rows filled and sorted in parallel, the
+// neighbor set as shared bits); the same plan as one thread building it, on
+// graphs above the parallel threshold (and several chunks, side by side).
 TEST(PlanBuilder, OneChunkByAllThreadsSameAsOneThread) {
   const int threads = omp_get_max_threads();
   for (auto kind : {test::GraphKind::community, test::GraphKind::rmat})
@@ -262,7 +261,7 @@ TEST(PlanBuilder, OneChunkByAllThreadsSameAsOneThread) {
       const Partition p = test::range_partition(g, m, n);
       omp_set_num_threads(1);
       const Plan one = build_plan(g.view(), p, {});
-      omp_set_num_threads(8);  // m x n < 8: the parallel chunk path
+      omp_set_num_threads(8);
       const Plan all = build_plan(g.view(), p, {});
       omp_set_num_threads(threads);
       EXPECT_TRUE(same_plan(one, all)) << "m " << m << " n " << n;

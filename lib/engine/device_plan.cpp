@@ -6,8 +6,6 @@
 #include <numeric>
 #include <string>
 
-#include <omp.h>
-
 #include "core/error.hpp"
 
 namespace ht {
@@ -293,10 +291,13 @@ DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const Edg
   if (!need_edge_keys) k.orig_id = {};
   dp.steps.resize(plan.n);
   // Steps are independent: build them in parallel (setup time scales with
-  // the edges), allocating the pinned blocks one at a time; fewer steps than
-  // threads are built one after another, each in parallel (make_topology).
+  // the edges), allocating the pinned blocks one at a time; a plan of one
+  // step builds it in parallel (make_topology). Measured on 16 cores
+  // (bench/RESULTS.md, session 9): one step 5.80 -> 4.74 s at 2.45 M vertices,
+  // but four steps one after another, each in parallel, 2.1 -> 3.8-5.1 s
+  // against four side by side: steps across threads whenever there are two.
   std::string error;
-  const bool across_steps = plan.n >= omp_get_max_threads();
+  const bool across_steps = plan.n > 1;
 #pragma omp parallel for schedule(dynamic, 1) if (across_steps)
   for (int j = 0; j < plan.n; ++j) {
     try {

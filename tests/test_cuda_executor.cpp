@@ -230,6 +230,53 @@ TEST(CudaKernels, SixteenBitRoundingMatchesCpu) {
 #endif
 }
 
+// A 16-bit matrix in device memory takes returns as the host adds a staged
+// piece (the GPU cache's row tier, TrainerOptions::tier_returns): written
+// rows rounded once, added rows rounded in the piece, summed in fp32 and
+// rounded once — the same bits on the GPU as on the CPU executor, and the
+// source rows zeroed.
+TEST(CudaKernels, SixteenBitReturnsIntoDeviceRowsMatchCpu) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  const int64_t rows = 300, cols = 37, slots = 120;
+  const std::vector<float> g0 = random_floats(rows * cols, 11), g1 = random_floats(rows * cols, 12);
+  std::vector<uint32_t> src, dst;  // 90 distinct buffer rows into 90 distinct slots
+  for (uint32_t k = 0; k < 90; ++k) {
+    src.push_back((k * 7 + 3) % rows);
+    dst.push_back((k * 13 + 5) % slots);
+  }
+  for (StoreDtype t : {StoreDtype::bf16, StoreDtype::f16}) {
+    SCOPED_TRACE(dtype_name(t));
+    Pair p;
+    std::vector<std::vector<std::byte>> out;
+    std::vector<std::vector<float>> left;
+    for (Device* d : {&p.c(), &p.g()}) {
+      DevMat G = d->alloc_mat(rows, cols);
+      const DevArray<std::byte> tier = d->alloc_bytes(slots * cols * dtype_bytes(t) + 4);
+      const HostMat T{tier.data, slots, cols, d->index(), t};
+      d->zero(DevArray<float>{reinterpret_cast<float*>(tier.data), tier.size / 4});
+      const DevIdx s = d->upload(std::span<const uint32_t>(src)), r = d->upload(std::span<const uint32_t>(dst));
+      d->write(DevArray<float>{G.data, rows * cols}, g0);
+      d->scatter_rows_and_zero(G, s, r, T);  // first returns: written
+      d->write(DevArray<float>{G.data, rows * cols}, g1);
+      d->add_rows_and_zero(G, s.sub(0, 60), r.sub(0, 60), T);  // later returns: added
+      d->synchronize();
+      std::vector<float> g(static_cast<size_t>(rows * cols)), bytes_f(static_cast<size_t>(tier.size / 4));
+      d->read(DevArray<float>{G.data, rows * cols}, g);
+      d->read(DevArray<float>{reinterpret_cast<float*>(tier.data), tier.size / 4}, bytes_f);
+      std::vector<std::byte> b(static_cast<size_t>(slots * cols * dtype_bytes(t)));
+      std::memcpy(b.data(), bytes_f.data(), b.size());
+      out.push_back(std::move(b));
+      left.push_back(std::move(g));
+    }
+    EXPECT_EQ(out[0], out[1]);
+    EXPECT_EQ(left[0], left[1]);
+    for (uint32_t k = 0; k < 60; ++k)  // added rows are zero in G afterwards
+      EXPECT_EQ(left[1][static_cast<size_t>(src[k]) * cols], 0.0f);
+  }
+#endif
+}
+
 TEST(CudaKernels, DenseAndSparseOpsMatchCpu) {
   REQUIRE_GPUS(1);
 #ifdef HT_HAVE_CUDA

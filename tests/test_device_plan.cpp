@@ -127,9 +127,10 @@ TEST(DevicePlan, PackedStepsSameBytesAtAnyThreadCount) {
   for (int n : {1, 3})
     for (CommMode mode : {CommMode::baseline, CommMode::full}) {
       const Plan plan = build_plan(g.view(), test::range_partition(g, 2, n));
-      auto build = [&](int threads, std::vector<std::vector<std::byte>>& blocks) {
+      const int threads = omp_get_max_threads();
+      auto build = [&](int t, std::vector<std::vector<std::byte>>& blocks) {
         const int before = omp_get_max_threads();
-        omp_set_num_threads(threads);
+        omp_set_num_threads(t);
         DevicePlan dp = build_device_plan(plan, 1, mode, {inv_sqrt_deg, orig}, true, [&](int64_t bytes) {
           blocks.emplace_back(static_cast<size_t>(bytes));
           return blocks.back().data();
@@ -137,13 +138,24 @@ TEST(DevicePlan, PackedStepsSameBytesAtAnyThreadCount) {
         omp_set_num_threads(before);
         return dp;
       };
-      std::vector<std::vector<std::byte>> one_blocks, four_blocks;
+      std::vector<std::vector<std::byte>> one_blocks, four_blocks, both_blocks;
       const DevicePlan one = build(1, one_blocks), four = build(4, four_blocks);
-      ASSERT_EQ(one.steps.size(), four.steps.size());
-      for (size_t j = 0; j < one.steps.size(); ++j) {
-        const auto &a = one.steps[j].bytes, &b = four.steps[j].bytes;
-        ASSERT_EQ(a.size(), b.size()) << "n " << n << " step " << j;
-        EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size()), 0) << "n " << n << " step " << j;
+      // Both devices' steps side by side (build_device_plans): device 1's the same.
+      omp_set_num_threads(4);
+      std::vector<DevicePlan> both = build_device_plans(plan, 0, 2, mode, {inv_sqrt_deg, orig}, true, [&](int64_t bytes) {
+        both_blocks.emplace_back(static_cast<size_t>(bytes));
+        return both_blocks.back().data();
+      });
+      omp_set_num_threads(threads);
+      for (const DevicePlan* other : std::vector<const DevicePlan*>{&four, &both[1]}) {
+        ASSERT_EQ(one.steps.size(), other->steps.size());
+        EXPECT_EQ(one.max_step_bytes, other->max_step_bytes);
+        EXPECT_EQ(one.max_flush, other->max_flush);
+        for (size_t j = 0; j < one.steps.size(); ++j) {
+          const auto &a = one.steps[j].bytes, &b = other->steps[j].bytes;
+          ASSERT_EQ(a.size(), b.size()) << "n " << n << " step " << j;
+          EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size()), 0) << "n " << n << " step " << j;
+        }
       }
     }
 }

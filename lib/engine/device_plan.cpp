@@ -282,58 +282,81 @@ StepLists DeviceStep::bind(DevArray<std::byte> b) const {
   return l;
 }
 
-DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys, bool need_edge_keys,
-                             const std::function<std::byte*(int64_t)>& alloc) {
-  DevicePlan dp;
-  dp.trans_capacity = plan.trans_capacity[gpu];
-  dp.buffer_rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu);
+namespace {
+
+// One step of device `gpu` (build_device_plans): topology, index lists, packed
+// into a pinned block (allocated one at a time).
+void build_step(const Plan& plan, int gpu, int j, CommMode mode, int64_t buffer_rows, const EdgeKeys& k,
+                const std::function<std::byte*(int64_t)>& alloc, DeviceStep& ds) {
+  const ChunkPlan& s = plan.step(j, gpu);
+  ds.plan = &s;
+  const HostTopology t = make_topology(s, mode, buffer_rows, k);
+  const StepIndexLists x = index_lists(s, mode);
+  Packer pk;
+  lay_out(ds, pk, t, x, mode == CommMode::baseline ? 0 : s.remote_slot.size());
+  std::byte* base = nullptr;
+#pragma omp critical(ht_pinned_alloc)
+  base = alloc(pk.bytes());
+  pack(ds, base, t, x, s);
+  ds.bytes = {base, static_cast<size_t>(pk.bytes())};
+  ds.flush_vids_host = x.flush_vids_host;
+  ds.reused_rows = x.reused;
+  ds.segments = t.segments();
+  if (mode != CommMode::baseline) {
+    ds.peers = peer_ranges(s);
+    ds.load_by_producer = load_pieces(x.load_vids, plan, gpu);
+  }
+}
+
+}  // namespace
+
+std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int count, CommMode mode,
+                                           const EdgeKeys& keys, bool need_edge_keys,
+                                           const std::function<std::byte*(int64_t)>& alloc) {
+  std::vector<DevicePlan> out(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    DevicePlan& dp = out[static_cast<size_t>(i)];
+    const int gpu = first_gpu + i;
+    dp.trans_capacity = plan.trans_capacity[gpu];
+    dp.buffer_rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu);
+    dp.steps.resize(plan.n);
+  }
   EdgeKeys k = keys;
   if (!need_edge_keys) k.orig_id = {};
-  dp.steps.resize(plan.n);
-  // Steps are independent: build them in parallel (setup time scales with
-  // the edges), allocating the pinned blocks one at a time; a plan of one
-  // step builds it in parallel (make_topology). Measured on 16 cores
-  // (bench/RESULTS.md, session 9): one step 5.80 -> 4.74 s at 2.45 M vertices,
-  // but four steps one after another, each in parallel, 2.1 -> 3.8-5.1 s
-  // against four side by side: steps across threads whenever there are two.
+  // Steps are independent, every device's alike: all of them across the
+  // threads (setup time scales with the edges; at m = 4 a device's steps
+  // alone left most cores idle). A single step is built by all threads
+  // (make_topology). Measured on 16 cores (bench/RESULTS.md, session 9): one
+  // step 5.80 -> 4.74 s at 2.45 M vertices, but four steps one after
+  // another, each in parallel, 2.1 -> 3.8-5.1 s against four side by side.
+  const int64_t pairs = static_cast<int64_t>(count) * plan.n;
   std::string error;
-  const bool across_steps = plan.n > 1;
-#pragma omp parallel for schedule(dynamic, 1) if (across_steps)
-  for (int j = 0; j < plan.n; ++j) {
+#pragma omp parallel for schedule(dynamic, 1) if (pairs > 1)
+  for (int64_t q = 0; q < pairs; ++q) {
+    const int i = static_cast<int>(q / plan.n), j = static_cast<int>(q % plan.n);
+    DevicePlan& dp = out[static_cast<size_t>(i)];
     try {
-      const ChunkPlan& s = plan.step(j, gpu);
-      DeviceStep& ds = dp.steps[j];
-      ds.plan = &s;
-      const HostTopology t = make_topology(s, mode, dp.buffer_rows, k);
-      const StepIndexLists x = index_lists(s, mode);
-      Packer pk;
-      lay_out(ds, pk, t, x, mode == CommMode::baseline ? 0 : s.remote_slot.size());
-      std::byte* base = nullptr;
-#pragma omp critical(ht_pinned_alloc)
-      base = alloc(pk.bytes());
-      pack(ds, base, t, x, s);
-      ds.bytes = {base, static_cast<size_t>(pk.bytes())};
-      ds.flush_vids_host = x.flush_vids_host;
-      ds.reused_rows = x.reused;
-      ds.segments = t.segments();
-      if (mode != CommMode::baseline) {
-        ds.peers = peer_ranges(s);
-        ds.load_by_producer = load_pieces(x.load_vids, plan, gpu);
-      }
+      build_step(plan, first_gpu + i, j, mode, dp.buffer_rows, k, alloc, dp.steps[j]);
     } catch (const std::exception& e) {
 #pragma omp critical(ht_device_plan_error)
       if (error.empty()) error = e.what();
     }
   }
   if (!error.empty()) throw Error(error);
-  for (int j = 0; j < plan.n; ++j) {
-    const DeviceStep& ds = dp.steps[j];
-    dp.max_step_bytes = std::max<int64_t>(dp.max_step_bytes, static_cast<int64_t>(ds.bytes.size()));
-    if (j > 0) dp.max_later_loads = std::max(dp.max_later_loads, ds.load_count());
-    dp.max_flush = std::max(dp.max_flush, ds.flush_count());
-    dp.max_segments = std::max(dp.max_segments, ds.segments);
-  }
-  return dp;
+  for (DevicePlan& dp : out)
+    for (int j = 0; j < plan.n; ++j) {
+      const DeviceStep& ds = dp.steps[j];
+      dp.max_step_bytes = std::max<int64_t>(dp.max_step_bytes, static_cast<int64_t>(ds.bytes.size()));
+      if (j > 0) dp.max_later_loads = std::max(dp.max_later_loads, ds.load_count());
+      dp.max_flush = std::max(dp.max_flush, ds.flush_count());
+      dp.max_segments = std::max(dp.max_segments, ds.segments);
+    }
+  return out;
+}
+
+DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys, bool need_edge_keys,
+                             const std::function<std::byte*(int64_t)>& alloc) {
+  return std::move(build_device_plans(plan, gpu, 1, mode, keys, need_edge_keys, alloc)[0]);
 }
 
 namespace {

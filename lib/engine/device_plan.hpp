@@ -116,9 +116,15 @@ struct DevicePlan {
   int64_t max_segments = 0;       // most long-row segments of one step's topology (either direction)
 };
 
-// Builds the device's steps; `alloc` provides pinned host memory for the packed blocks.
+// Builds the device's steps; `alloc` provides pinned host memory for the
+// packed blocks (called one at a time).
 DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys, bool need_edge_keys,
                              const std::function<std::byte*(int64_t)>& alloc);
+// The same for devices [first_gpu, first_gpu + count), their steps built
+// side by side: the same bytes as one device at a time.
+std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int count, CommMode mode,
+                                           const EdgeKeys& keys, bool need_edge_keys,
+                                           const std::function<std::byte*(int64_t)>& alloc);
 
 // Marks each flushed row's first return over every device's steps, in the
 // order returns are applied (batch by batch, devices in order), and, when

@@ -171,13 +171,14 @@ void Trainer::setup_devices(const TrainerInputs& in) {
                         first_ + i, plan_.n);
   auto pinned = [&](int64_t bytes) { return exec_.alloc_pinned_bytes(bytes); };
   std::vector<DevicePlan*> plans;
+  std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, gat, pinned);
   for (int i = 0; i < local; ++i) {
     auto st = std::make_unique<DeviceState>();
     Device& d = exec_.device(i);
     st->dev = &d;
     st->job = first_ + i;
     d.use(Queue::compute);
-    st->plan = build_device_plan(plan_, st->job, opt_.comm, keys, gat, pinned);
+    st->plan = std::move(built[static_cast<size_t>(i)]);
     const DevicePlan& dp = st->plan;
     const int64_t rows = std::max<int64_t>(dp.buffer_rows, 1);
     const int64_t nd = std::max<int64_t>(plan_.max_dst[st->job], 1), ne = std::max<int64_t>(plan_.max_edges[st->job], 1);

@@ -314,6 +314,13 @@ void write_version1_model(const std::string& path, const ModelConfig& m, const M
   w.commit();
 }
 
+// Loading a model file of `kind` as the other model: the error, and that model.
+std::pair<std::string, ModelKind> load_as_other_model(const std::string& path, ModelKind kind) {
+  const ModelKind other = kind == ModelKind::gcn ? ModelKind::gat : ModelKind::gcn;
+  ModelParams q = init_params(small_model(other));
+  return {test::error_of([&] { load_model(path, small_model(other), q); }), other};
+}
+
 TEST_F(TrainResume, ModelFileRecordsTheModelByNameAndReadsBack) {
   for (const ModelKind kind : {ModelKind::gcn, ModelKind::gat}) {
     SCOPED_TRACE(name_of(kind));
@@ -332,9 +339,7 @@ TEST_F(TrainResume, ModelFileRecordsTheModelByNameAndReadsBack) {
     load_model(path, m, loaded);
     expect_same_values(loaded, saved);
     // The other model is refused by name.
-    const ModelKind other = kind == ModelKind::gcn ? ModelKind::gat : ModelKind::gcn;
-    ModelParams q = init_params(small_model(other));
-    const std::string e = test::error_of([&] { load_model(path, small_model(other), q); });
+    const auto [e, other] = load_as_other_model(path, kind);
     EXPECT_NE(e.find(path), std::string::npos) << e;
     EXPECT_NE(e.find(fmt::format("checkpoint is a {} with 2 layers; the requested model is a {}", model_title(kind),
                                  model_title(other))),
@@ -354,9 +359,7 @@ TEST_F(TrainResume, VersionOneModelFileStillReads) {
     load_model(path, m, loaded);
     expect_same_values(loaded, saved);
     // Version 1's other number is the other model: refused as such.
-    const ModelKind other = kind == ModelKind::gcn ? ModelKind::gat : ModelKind::gcn;
-    ModelParams q = init_params(small_model(other));
-    const std::string e = test::error_of([&] { load_model(path, small_model(other), q); });
+    const std::string e = load_as_other_model(path, kind).first;
     EXPECT_NE(e.find(fmt::format("checkpoint is a {}", model_title(kind))), std::string::npos) << e;
   }
   // A version 1 number that was never a model.

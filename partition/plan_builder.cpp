@@ -1,11 +1,11 @@
 #include "partition/plan_builder.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <tuple>
 
 #include <omp.h>
 
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/progress.hpp"
@@ -81,7 +81,7 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
     for (vid_t s : g.in_neighbors(begin + r)) c += s != static_cast<vid_t>(begin + r);
     cp.offsets[r + 1] = c;
   }
-  std::partial_sum(cp.offsets.begin(), cp.offsets.end(), cp.offsets.begin());
+  parallel_inclusive_scan(cp.offsets);
   cp.src_vid.resize(static_cast<size_t>(cp.offsets.back()));
 #pragma omp parallel for schedule(dynamic, 4096)
   for (int64_t r = 0; r < rows; ++r) {

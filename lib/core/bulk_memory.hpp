@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <span>
 #include <type_traits>
@@ -105,6 +106,24 @@ void parallel_blocks(int64_t n, Body body) {
   const int64_t blocks = (n + grain - 1) / grain;
 #pragma omp parallel for schedule(dynamic, 1) if (blocks > 1)
   for (int64_t b = 0; b < blocks; ++b) body(b * grain, std::min(n, (b + 1) * grain));
+}
+
+// body(k) for every k in [0, n), one index per task, in parallel (when
+// `parallel` and n > 1: steps or chunks of different sizes); the first
+// exception a body throws is rethrown after the loop.
+template <typename Body>
+void parallel_tasks(int64_t n, Body body, bool parallel = true) {
+  std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 1) if (parallel && n > 1)
+  for (int64_t k = 0; k < n; ++k) {
+    try {
+      body(k);
+    } catch (...) {
+#pragma omp critical(ht_parallel_tasks_error)
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 // In-place inclusive prefix sum, in parallel (per-block sums, their prefix,

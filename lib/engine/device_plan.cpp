@@ -6,13 +6,14 @@
 #include <numeric>
 #include <string>
 
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 
 namespace ht {
 
-// Parallel within the step (OpenMP; the steps of a plan are built one after
-// another when there are fewer of them than threads): every loop writes its
-// own elements, and the transpose's rows are filled by atomic slots and then
+// Parallel within the step (OpenMP; inside build_device_plans' parallel loop
+// only a plan of one step gets the threads): every loop writes its own
+// elements, and the transpose's rows are filled by atomic slots and then
 // sorted, so the result is the same at any thread count.
 HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_rows, const EdgeKeys& keys) {
   HostTopology t;
@@ -59,7 +60,7 @@ HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_ro
   t.t_offsets.assign(num_src_rows + 1, 0);
 #pragma omp parallel for schedule(static)
   for (int64_t e = 0; e < ne; ++e) std::atomic_ref<int64_t>(t.t_offsets[t.src[e] + 1]).fetch_add(1, std::memory_order_relaxed);
-  std::partial_sum(t.t_offsets.begin(), t.t_offsets.end(), t.t_offsets.begin());
+  parallel_inclusive_scan(t.t_offsets);
   t.t_edge.resize(ne);
   std::vector<int64_t> pos(t.t_offsets.begin(), t.t_offsets.end() - 1);
 #pragma omp parallel for schedule(static)
@@ -329,20 +330,11 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
   // (make_topology). Measured on 16 cores (bench/RESULTS.md, session 9): one
   // step 5.80 -> 4.74 s at 2.45 M vertices, but four steps one after
   // another, each in parallel, 2.1 -> 3.8-5.1 s against four side by side.
-  const int64_t pairs = static_cast<int64_t>(count) * plan.n;
-  std::string error;
-#pragma omp parallel for schedule(dynamic, 1) if (pairs > 1)
-  for (int64_t q = 0; q < pairs; ++q) {
+  parallel_tasks(static_cast<int64_t>(count) * plan.n, [&](int64_t q) {
     const int i = static_cast<int>(q / plan.n), j = static_cast<int>(q % plan.n);
     DevicePlan& dp = out[static_cast<size_t>(i)];
-    try {
-      build_step(plan, first_gpu + i, j, mode, dp.buffer_rows, k, alloc, dp.steps[j]);
-    } catch (const std::exception& e) {
-#pragma omp critical(ht_device_plan_error)
-      if (error.empty()) error = e.what();
-    }
-  }
-  if (!error.empty()) throw Error(error);
+    build_step(plan, first_gpu + i, j, mode, dp.buffer_rows, k, alloc, dp.steps[j]);
+  });
   for (DevicePlan& dp : out)
     for (int j = 0; j < plan.n; ++j) {
       const DeviceStep& ds = dp.steps[j];
@@ -429,22 +421,13 @@ bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices, in
   const bool every_row = covered == held_end - held_begin;
   // Each step on its own from here (its lists reordered, its staged returns
   // sorted): in parallel, as build_device_plan builds them.
-  const int64_t steps = static_cast<int64_t>(plans.size() * n);
-  std::string error;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t pj = 0; pj < steps; ++pj) {
+  parallel_tasks(static_cast<int64_t>(plans.size() * n), [&](int64_t pj) {
     const size_t p = static_cast<size_t>(pj) / n, j = static_cast<size_t>(pj) % n;
     DeviceStep& s = plans[p]->steps[j];
-    try {
-      if (every_row) first_returns_first(s, first[p][j]);
-      else s.first_count = 0;
-      sort_staged_returns(s);
-    } catch (const std::exception& e) {
-#pragma omp critical(ht_first_flushes_error)
-      if (error.empty()) error = e.what();
-    }
-  }
-  if (!error.empty()) throw Error(error);
+    if (every_row) first_returns_first(s, first[p][j]);
+    else s.first_count = 0;
+    sort_staged_returns(s);
+  });
   return every_row;
 }
 

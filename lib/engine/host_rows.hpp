@@ -31,7 +31,6 @@ inline void store_row(const HostMat& m, int64_t r, const float* in, int64_t n) {
   for (int64_t c = 0; c < n; ++c) h[c] = narrow16(in[c], m.dtype);
 }
 
-// Row r of `dst` += row k of `src` (same dtype and width): fp32 sum, one rounding.
 // Row r of `dst` into the cache ahead of a write (the host adds of a staged
 // piece: its rows ascend, a few rows apart, where the hardware prefetcher
 // does not reach).
@@ -41,6 +40,7 @@ inline void prefetch_row(const HostMat& dst, int64_t r) {
   for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b, 1);
 }
 
+// Row r of `dst` += row k of `src` (same dtype and width): fp32 sum, one rounding.
 inline void add_row(const HostMat& dst, int64_t r, const HostMat& src, int64_t k) {
   const int64_t n = dst.cols;
   if (dst.dtype == StoreDtype::f32) {

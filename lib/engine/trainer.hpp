@@ -138,7 +138,7 @@ class Trainer {
   void setup_gpu_cache(std::span<const int64_t> orig_id);
   struct Candidate;
   std::vector<TierSplit> split_step_loads(const DeviceState& st, std::span<const std::span<const uint32_t>> lists,
-                                                 std::span<const uint32_t> tier_vids) const;
+                                          const TierIndex& index) const;
   std::vector<Candidate> cache_candidates(bool written_too, int64_t own_rows) const;
   const HostMat& source(const DeviceState& st, const HostMat& m) const;
   // The row tier (engine/row_tier.hpp): the hottest rows of the first
@@ -154,7 +154,7 @@ class Trainer {
                               int64_t e, int64_t room, int64_t cols, int64_t row_bytes, bool written,
                               bool narrow, bool returns) const;
   void setup_row_tier(std::span<const int64_t> room, std::span<const int64_t> orig_id);
-  double setup_tier_returns(DeviceState& st, std::span<const uint32_t> tier_vids);
+  double setup_tier_returns(DeviceState& st, const TierIndex& index);
   // Own rows of batch j whose returns the tier holds, over `dst` (start_batch).
   void patch_tier_rows(DeviceState& st, int j, DevMat dst);
   void fill_tier(DeviceState& st, std::span<const uint32_t> vids);
@@ -191,7 +191,7 @@ class Trainer {
   // Algorithm 3: pushes to peers, then flushes to host in pieces through the
   // staging ring (compact on the device, copy, add by a host task).
   void issue_return(const HostMat& stored, int64_t width, int j);
-  void return_into_tier(DeviceState& st, int j, DevMat G, const HostMat& dst, int64_t kept);
+  void write_first_returns(DeviceState& st, int j, DevMat G, const HostMat& dst, int64_t kept, bool into_tier);
   void read_cached_rows(DeviceState& st, const HostMat& m, std::span<float> out) const;
   // Multi-process jobs: the rows of batch j that cross to and from other
   // processes' devices (trainer_net.cpp): pulled rows in the forward

@@ -418,13 +418,7 @@ void Trainer::issue_return(const HostMat& stored, int64_t width, int j) {
       d.record(st->flushed);
       continue;
     }
-    if (tier) {
-      return_into_tier(*st, j, G, dst, kept);
-    } else if (written > 0) {
-      d.begin_work();
-      d.scatter_rows_and_zero(G, lists.flush_rows.sub(0, written), lists.flush_vids.sub(0, written), dst);
-      d.end_work(WorkKind::d2h);
-    }
+    write_first_returns(*st, j, G, dst, kept, tier != nullptr);
     // The rest add to rows another batch (or device) returned before: staged
     // pieces, added on the host after those writes (the other devices'
     // `flushed`, recorded earlier in this loop or in earlier batches).
@@ -476,27 +470,36 @@ void Trainer::issue_return(const HostMat& stored, int64_t width, int j) {
   }
 }
 
-// Batch j's first returns with the row tier taking its rows' returns
-// (split_tier_returns: first returns [others][tier rows][handed-off], later
-// returns [others][tier rows]), on the compute queue: the others written into
-// the host store (the handed-off rows too unless the pass keeps them in G,
-// `kept`), the tier's rows written or added into the tier. The staged host
-// adds (issue_return) take the other later returns.
-void Trainer::return_into_tier(DeviceState& st, int j, DevMat G, const HostMat& dst, int64_t kept) {
-  const DeviceState::RowTier& tier = st.tier;
+// Batch j's first returns (mark_first_flushes), on the compute queue: the
+// device writes them into the host store, except the handed-off rows the
+// pass keeps in G (`kept`, the last of them) and, when the row tier takes
+// this matrix's returns (split_tier_returns: first returns [others][tier
+// rows][handed-off], later returns [others][tier rows]), the tier's rows,
+// written or added into the tier. The staged host adds (issue_return) take
+// the other later returns.
+void Trainer::write_first_returns(DeviceState& st, int j, DevMat G, const HostMat& dst, int64_t kept, bool into_tier) {
   Device& d = *st.dev;
   const DeviceStep& step = st.plan.steps[j];
   const StepLists& lists = st.lists[st.slot_of[j]];
-  const int64_t direct = step.first_count, first = step.tier_first, later = step.tier_staged;
+  const int64_t direct = step.first_count;
+  const int64_t first = into_tier ? step.tier_first : 0, later = into_tier ? step.tier_staged : 0;
   const int64_t others = direct - step.handoff_count - first;
-  d.begin_work();
-  if (others > 0) d.scatter_rows_and_zero(G, lists.flush_rows.sub(0, others), lists.flush_vids.sub(0, others), dst);
-  if (const int64_t handed = direct - kept - (others + first); handed > 0)
-    d.scatter_rows_and_zero(G, lists.flush_rows.sub(others + first, handed), lists.flush_vids.sub(others + first, handed),
-                            dst);
-  d.end_work(WorkKind::d2h);
-  d.begin_work();
+  auto to_host = [&](int64_t b, int64_t e) {
+    if (e <= b) return;
+    d.begin_work();
+    d.scatter_rows_and_zero(G, lists.flush_rows.sub(b, e - b), lists.flush_vids.sub(b, e - b), dst);
+    d.end_work(WorkKind::d2h);
+  };
+  if (first == 0) {  // one range
+    to_host(0, direct - kept);
+  } else {
+    to_host(0, others);
+    to_host(others + first, direct - kept);
+  }
+  if (first + later == 0) return;
+  const DeviceState::RowTier& tier = st.tier;
   const DevIdx slots = tier.ret_slots[j];
+  d.begin_work();
   if (first > 0) d.scatter_rows_and_zero(G, lists.flush_rows.sub(others, first), slots.sub(0, first), tier.rows);
   if (later > 0)
     d.add_rows_and_zero(G, lists.flush_rows.sub(step.flush_count() - later, later), slots.sub(first, later), tier.rows);

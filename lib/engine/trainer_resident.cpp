@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
@@ -292,7 +293,8 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
     std::vector<int64_t> keys;
     for (uint32_t v : c.hot.vids) keys.push_back(orig_id[v]);
     t.keys = d.upload(std::span<const int64_t>(keys));
-    const std::vector<TierSplit> splits = split_step_loads(st, lists, c.hot.vids);
+    const TierIndex index = TierIndex::of(c.hot.vids);  // (the loads' split and the returns' share it)
+    const std::vector<TierSplit> splits = split_step_loads(st, lists, index);
     for (size_t j = 0; j < st.plan.steps.size(); ++j) {
       const TierSplit& split = splits[j];
       t.hot_slots.push_back(upload_or_empty(d, split.hot_slots));
@@ -307,7 +309,7 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
     }
     if (c.scratch_floats > 0) t.scratch = d.alloc_floats(c.scratch_floats);
     fill_tier(st, c.hot.vids);
-    const double returned = returns ? setup_tier_returns(st, c.hot.vids) : 0.0;
+    const double returned = returns ? setup_tier_returns(st, index) : 0.0;
     cache_held_.tier_rows = std::max(cache_held_.tier_rows, k);
     if (i == 0)
       log::info("GPU cache tier: the {} rows of {} loaded most often ({:.1f}% of its loads from the host, {}){}{}", k,
@@ -323,21 +325,12 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
 // flush list split (split_tier_returns, the steps in parallel), the tier
 // slots of its tier rows uploaded, the resident steps copied again. Returns
 // the share of the flush entries the tier takes.
-double Trainer::setup_tier_returns(DeviceState& st, std::span<const uint32_t> tier_vids) {
-  const TierIndex index = TierIndex::of(tier_vids);
+double Trainer::setup_tier_returns(DeviceState& st, const TierIndex& index) {
   const int64_t n = static_cast<int64_t>(st.plan.steps.size());
   std::vector<std::vector<uint32_t>> slots(static_cast<size_t>(n));
-  std::string error;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t j = 0; j < n; ++j) {
-    try {
-      slots[static_cast<size_t>(j)] = split_tier_returns(st.plan.steps[static_cast<size_t>(j)], index);
-    } catch (const std::exception& e) {
-#pragma omp critical(ht_split_returns_error)
-      if (error.empty()) error = e.what();
-    }
-  }
-  if (!error.empty()) throw Error(error);
+  parallel_tasks(n, [&](int64_t j) {
+    slots[static_cast<size_t>(j)] = split_tier_returns(st.plan.steps[static_cast<size_t>(j)], index);
+  });
   Device& d = *st.dev;
   d.use(Queue::compute);
   int64_t taken = 0, all = 0;
@@ -357,25 +350,16 @@ double Trainer::setup_tier_returns(DeviceState& st, std::span<const uint32_t> ti
 // Every step's load list split by the tier (split_loads), the steps in
 // parallel: at a billion edges the lists hold hundreds of millions of entries.
 std::vector<TierSplit> Trainer::split_step_loads(const DeviceState& st, std::span<const std::span<const uint32_t>> lists,
-                                                 std::span<const uint32_t> tier_vids) const {
-  const TierIndex index = TierIndex::of(tier_vids);
+                                                 const TierIndex& index) const {
   const int64_t n = static_cast<int64_t>(st.plan.steps.size());
   std::vector<TierSplit> out(static_cast<size_t>(n));
-  std::string error;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t j = 0; j < n; ++j) {
+  parallel_tasks(n, [&](int64_t j) {
     const DeviceStep& step = st.plan.steps[static_cast<size_t>(j)];
     const auto* rows = reinterpret_cast<const uint32_t*>(step.bytes.data() + step.load_rows.offset);
-    try {
-      out[static_cast<size_t>(j)] =
-          split_loads(lists[static_cast<size_t>(j)], {rows, static_cast<size_t>(step.load_rows.count)}, index,
-                      j == 0 ? std::span<const Slice>(step.load_by_producer) : std::span<const Slice>{});
-    } catch (const std::exception& e) {
-#pragma omp critical(ht_split_loads_error)
-      if (error.empty()) error = e.what();
-    }
-  }
-  if (!error.empty()) throw Error(error);
+    out[static_cast<size_t>(j)] =
+        split_loads(lists[static_cast<size_t>(j)], {rows, static_cast<size_t>(step.load_rows.count)}, index,
+                    j == 0 ? std::span<const Slice>(step.load_by_producer) : std::span<const Slice>{});
+  });
   return out;
 }
 

@@ -120,17 +120,6 @@ CudaDevice::CudaDevice(int index, int cuda_id, int64_t memory_cap, SpmmBackend s
   HT_CUDA_TRY(cudaMemsetAsync(stats_, 0, 128, streams_[0]));
   timing_.resize(1);
   HT_CUDA_TRY(cudaEventCreate(&timing_[0]));
-  // cuSPARSE's handle at setup (its buffers grow at the first products).
-  // Its buffers count against the cap like every allocation.
-  if (spmm_ != SpmmBackend::own)
-    sparse_ = std::make_unique<cuda::CusparseSpmm>([this](int64_t delta) {
-      if (delta > 0 && bytes_ + delta > cap_)
-        throw Error(fmt::format("GPU {}: out of memory for cuSPARSE's buffers: {} more needed with {} allocated, "
-                                "limit {} (--gpu-mem or the device's free memory; --spmm own needs none)",
-                                index_, format_bytes(static_cast<double>(delta)),
-                                format_bytes(static_cast<double>(bytes_)), format_bytes(static_cast<double>(cap_))));
-      bytes_ += delta;
-    });
 }
 
 CudaDevice::~CudaDevice() {
@@ -418,8 +407,21 @@ void CudaDevice::gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float a
                             static_cast<int>(ldb), a, static_cast<int>(lda), &beta, c, static_cast<int>(ldc)));
 }
 
+// cuSPARSE's handle and buffers at the first product that uses them (`auto`
+// picks the own kernels everywhere today: no run pays for the handle it does
+// not use). Its buffers count against the cap like every allocation.
 bool CudaDevice::use_cusparse(const SpmmCase& c) {
-  return sparse_ && choose_spmm_backend(spmm_, c) == SpmmBackend::cusparse;
+  if (choose_spmm_backend(spmm_, c) != SpmmBackend::cusparse) return false;
+  if (!sparse_)
+    sparse_ = std::make_unique<cuda::CusparseSpmm>([this](int64_t delta) {
+      if (delta > 0 && bytes_ + delta > cap_)
+        throw Error(fmt::format("GPU {}: out of memory for cuSPARSE's buffers: {} more needed with {} allocated, "
+                                "limit {} (--gpu-mem or the device's free memory; --spmm own needs none)",
+                                index_, format_bytes(static_cast<double>(delta)),
+                                format_bytes(static_cast<double>(bytes_)), format_bytes(static_cast<double>(cap_))));
+      bytes_ += delta;
+    });
+  return true;
 }
 
 void CudaDevice::spmm(const DevTopology& t, DevMat x, DevMat out) {

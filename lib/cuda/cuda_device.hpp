@@ -176,7 +176,7 @@ class CudaDevice final : public Device {
   double timeline_offset_ = 0;             // start event vs the host's clock at reset
   cublasHandle_t blas_ = nullptr;
   SpmmBackend spmm_ = SpmmBackend::automatic;
-  std::unique_ptr<cuda::CusparseSpmm> sparse_;  // when spmm_ is not own
+  std::unique_ptr<cuda::CusparseSpmm> sparse_;  // from the first product that uses it (use_cusparse)
   std::vector<std::unique_ptr<DeviceBuffer>> buffers_;
   std::shared_ptr<struct HostTaskErrors> host_errors_;
   float* scratch_ = nullptr;        // device: GAT backward per-edge values

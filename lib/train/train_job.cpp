@@ -64,7 +64,10 @@ const NameTable<OutputsFrom>& outputs_from_names() {
   return names;
 }
 
-double process_seconds() {
+namespace {
+
+// Seconds since the process started (0 when /proc does not say).
+double process_seconds_from_proc() {
   // Field 22 of /proc/self/stat is the start time in clock ticks after boot;
   // /proc/uptime is now in seconds after boot. The command name (field 2)
   // may hold spaces: fields are counted after its closing parenthesis.
@@ -78,6 +81,16 @@ double process_seconds() {
   for (int k = 3; k <= 22 && fields >> f; ++k)
     if (k == 22) return std::max(0.0, uptime - std::strtod(f.c_str(), nullptr) / static_cast<double>(sysconf(_SC_CLK_TCK)));
   return 0;
+}
+
+}  // namespace
+
+// Read from /proc once: later calls (a few per epoch) add a steady clock to
+// that first reading.
+double process_seconds() {
+  static const double at_first = process_seconds_from_proc();
+  static const Timer since_first;
+  return at_first + since_first.seconds();
 }
 
 std::string process_start_utc() {

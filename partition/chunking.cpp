@@ -16,46 +16,28 @@
 #include "partition/method_choice.hpp"
 #include "partition/partition_names.hpp"
 #include "partition/partition_run.hpp"
+#include "partition/vertex_bits.hpp"
 #include "partition/vertex_cost.hpp"
 
 namespace ht {
 namespace {
 
-// One bit per vertex for counting distinct in-neighbors (N/8 bytes), shared
-// by all threads: a range's vertices are spread over the threads and each
-// neighbor is counted by the thread whose atomic OR set its bit, so the
-// count is exact (the same for any thread count) and every core works on
-// every range, however few ranges there are (n = 4 used 4 of 16 cores).
-// Cleared after each range.
-class RowBits {
- public:
-  explicit RowBits(int64_t num_vertices) { bits_.assign(static_cast<size_t>((num_vertices + 63) / 64), 0); }
-  // Σ_j |N_j| for the ranges [cut[j], cut[j+1]) of `olds`.
-  int64_t count(const GraphView& g, std::span<const vid_t> olds, std::span<const int64_t> cut) {
-    const int64_t pieces = static_cast<int64_t>(cut.size()) - 1;
-    const int64_t words = static_cast<int64_t>(bits_.size());
-    uint64_t* const bits = bits_.data();
-    int64_t total = 0;
-    for (int64_t j = 0; j < pieces; ++j) {
+// Σ_j |N_j| for the ranges [cut[j], cut[j+1]) of `olds`: each range's
+// vertices spread over the threads, each distinct neighbor counted by the
+// thread that inserted it into the shared set (exact, the same for any thread
+// count; every core works on every range, however few ranges there are: n = 4
+// used 4 of 16 cores), the set cleared after each range.
+int64_t count_rows(const GraphView& g, std::span<const vid_t> olds, std::span<const int64_t> cut, VertexBits& seen) {
+  const int64_t pieces = static_cast<int64_t>(cut.size()) - 1;
+  int64_t total = 0;
+  for (int64_t j = 0; j < pieces; ++j) {
 #pragma omp parallel for schedule(dynamic, 1024) reduction(+ : total)
-      for (int64_t k = cut[j]; k < cut[j + 1]; ++k)
-        for (vid_t u : g.in_neighbors(olds[k])) {
-          const uint64_t bit = uint64_t{1} << (u & 63);
-          std::atomic_ref<uint64_t> word(bits[u >> 6]);
-          // Most neighbors are seen already: a read before the OR keeps the
-          // cache line shared between the cores.
-          if ((word.load(std::memory_order_relaxed) & bit) != 0) continue;
-          if ((word.fetch_or(bit, std::memory_order_relaxed) & bit) == 0) ++total;
-        }
-#pragma omp parallel for schedule(static)
-      for (int64_t w = 0; w < words; ++w) bits[w] = 0;
-    }
-    return total;
+    for (int64_t k = cut[j]; k < cut[j + 1]; ++k)
+      for (vid_t u : g.in_neighbors(olds[k])) total += seen.insert_shared(u) ? 1 : 0;
+    seen.clear_all();
   }
-
- private:
-  std::vector<uint64_t> bits_;
-};
+  return total;
+}
 
 // The in-edges of partition i ([b, e) in new ids) in local ids l = new - b,
 // as a graph of its own: an in-edge whose source lies in another partition
@@ -262,8 +244,8 @@ ChunkingMode resolve_chunking(const PartitionParams& params) {
 }
 
 int64_t neighbor_rows(const GraphView& g, const std::vector<vid_t>& olds, const std::vector<int64_t>& cut) {
-  RowBits bits(g.num_vertices);
-  return bits.count(g, olds, cut);
+  VertexBits seen(g.num_vertices);
+  return count_rows(g, olds, cut, seen);
 }
 
 void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_method, PartitionRunInfo& run) {
@@ -275,7 +257,7 @@ void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_met
   p.chunk_offsets.assign(static_cast<size_t>(m) * n + 1, 0);
   p.chunk_offsets.back() = p.num_vertices;
   const bool compare = info.requested == ChunkingMode::automatic;
-  std::optional<RowBits> row_bits;
+  std::optional<VertexBits> row_bits;
   if (mode == ChunkingMode::locality && n > 1) {
     info.parts.resize(m);
     if (compare) row_bits.emplace(g.num_vertices);
@@ -372,8 +354,8 @@ void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_met
     bool take = true;
     if (compare) {
       Timer count_time;
-      pc.rows_balanced = row_bits->count(g, std::span<const vid_t>(p.new_to_old).subspan(b, s), cuts[i]);
-      pc.rows_locality = row_bits->count(g, blocks.olds, blocks.offsets);
+      pc.rows_balanced = count_rows(g, std::span<const vid_t>(p.new_to_old).subspan(b, s), cuts[i], *row_bits);
+      pc.rows_locality = count_rows(g, blocks.olds, blocks.offsets, *row_bits);
       count_seconds += count_time.seconds();
       // Ties keep the ranges: they balance within one vertex's weight.
       take = pc.rows_locality < pc.rows_balanced;

@@ -37,11 +37,18 @@ class VertexBits {
     for (vid_t v : members) words_[v >> 6] = 0;
   }
   // The same set built by several threads at once (one chunk's neighbor set
-  // in parallel: plan_builder's chunk_topology when chunks are fewer than
-  // threads): insert_shared from any thread, then members_and_rank and
-  // clear_all, each itself parallel, outside the inserting region.
-  void insert_shared(vid_t v) {
-    std::atomic_ref<uint64_t>(words_[v >> 6]).fetch_or(uint64_t{1} << (v & 63), std::memory_order_relaxed);
+  // in parallel: plan_builder's chunk_topology for a plan of one chunk; the
+  // chunking's count of distinct neighbors): insert_shared from any thread
+  // (true for exactly one of the threads that insert v first), then
+  // members_and_rank and clear_all, each itself parallel, outside the
+  // inserting region.
+  bool insert_shared(vid_t v) {
+    const uint64_t bit = uint64_t{1} << (v & 63);
+    std::atomic_ref<uint64_t> word(words_[v >> 6]);
+    // Most vertices are in already: a read before the OR keeps the cache line
+    // shared between the cores.
+    if ((word.load(std::memory_order_relaxed) & bit) != 0) return false;
+    return (word.fetch_or(bit, std::memory_order_relaxed) & bit) == 0;
   }
   // The members, ascending, with rank() prepared (as prepare_rank).
   std::vector<vid_t> members_and_rank();

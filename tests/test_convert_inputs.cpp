@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "core/error.hpp"
+#include "core/npy_header.hpp"
 #include "datasets/convert.hpp"
 #include "datasets/label_split.hpp"
 #include "datasets/npy.hpp"
@@ -128,17 +129,9 @@ TEST(LabelSplit, NaNUnlabeledAndSplitIdChecks) {
             std::string::npos);
 }
 
-// A .npy file: magic, version 1.0, header padded to 64 bytes, data.
+// A .npy file: the header NumPy writes (core/npy_header.hpp), then the data.
 std::string npy(const std::string& descr, const std::string& shape, const void* data, size_t bytes) {
-  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
-  dict += '\n';
-  std::string out = "\x93NUMPY";
-  out += '\x01';
-  out += '\0';
-  out += static_cast<char>(dict.size() & 0xff);
-  out += static_cast<char>(dict.size() >> 8);
-  return out + dict + std::string(static_cast<const char*>(data), bytes);
+  return npy_header(descr, shape) + std::string(static_cast<const char*>(data), bytes);
 }
 
 TEST(NpyInputs, Float16AndEdgeIndexShape) {

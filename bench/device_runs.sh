@@ -3,12 +3,12 @@
 # and libraries carried in .carry/bin and .carry/lib (or .carry/lib.tar.xz), the 0880d9f-style
 # baseline ht-train in .carry/old, real graphs as .carry/graphs.tar.xz (tta). Write nothing but
 # what must come back under $OUT (8 files at most: tar the rest).
-# Usage: bench/device_runs.sh check|prep|it|cache|scale|tta|tta-community|tta-community12m|gat|spmm|setup
+# Usage: bench/device_runs.sh check|sanitize|prep|it|cache|scale|tta|tta-community|tta-community12m|gat|spmm|setup
 #   (variables: see each mode)
 #   check  test_cuda_executor          prep   it-2004-like graph, partition, plan (GPUS, CHUNKS)
 #   it     ht-train on them: VARIANTS "new:bf16 old:bf16 new:fp32 new:bf16+no-gpu-accumulate", EPOCHS
 #   cache  bench/gpu_cache.sh old vs new (GRAPHS, NS, DTYPE, GPUS)
-#   scale  1 vs 2 GPUs (GRAPHS, NS, CACHES)   tta  bench/tta.sh on the carried graphs (GRAPHS_LIST)
+#   scale  1 vs 2 GPUs (GRAPHS, NS, CACHES; MS="1 2 4" for more)   tta  bench/tta.sh on the carried graphs (GRAPHS_LIST)
 #   gat    GAT on a bench graph, old vs new (GF, DTYPES)
 #   setup  ht-train's setup, old vs new, in memory and n = 4 from plan files (GRAPHS)
 #   spmm   bench/spmm_backends.sh: --spmm own vs cusparse, GCN and GAT (GRAPHS, N, MODELS, EPOCHS);
@@ -35,6 +35,14 @@ check)
   ldd $B/ht-train | grep "not found"
   timeout 420 $B/test_cuda_executor > $OUT/test_cuda.log 2>&1; echo "test_cuda_executor rc=$?"
   grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|^\[       OK|SKIPPED" $OUT/test_cuda.log | tail -30
+  ;;
+sanitize)  # compute-sanitizer TOOLS on the GPU tests of FILTER (peer pulls and pushes, epoch equivalence)
+  for tool in ${TOOLS:-memcheck racecheck synccheck}; do
+    timeout ${TLIM:-200} compute-sanitizer --tool $tool --error-exitcode 9 $B/test_cuda_executor \
+      --gtest_filter="${FILTER:-CudaKernels.PeerPullAndPushMatchCpu:CudaEngine.EpochEqualsCpuExecutor:CudaKernels.SixteenBitReturnsIntoDeviceRowsMatchCpu}" \
+      > $OUT/sanitize_$tool.log 2>&1
+    echo "== compute-sanitizer $tool rc=$?"; grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED)|^\[  FAILED" $OUT/sanitize_$tool.log | head -6
+  done
   ;;
 prep)  # the it-2004-like graph, partition and plan for m = GPUS
   GPUS=${GPUS:-$NG} CHUNKS=${CHUNKS:-8} MAX_STEPS=3 BIN=$B LIB=$PWD/.carry/lib OUT=$OUT/prep bench/it2004_like.sh
@@ -66,7 +74,7 @@ scale)  # 1 vs 2 GPUs, n = NS per GPU, GCN 100-256-256-47, cache CACHES, on GRAP
   source bench/bench_graphs.sh; C=/tmp/cache; mkdir -p $C
   for graph in ${GRAPHS:-products community}; do
     bench_graph $graph > $OUT/gen_$graph.log 2>&1 || { echo "gen $graph failed"; tail -3 $OUT/gen_$graph.log; continue; }
-    for m in 1 2; do
+    for m in ${MS:-1 2}; do
       plan=$C/$P${m}x${NS:-4}
       [[ -f $plan.htplan ]] || { $B/ht-partition -q -g $G -m $m -n ${NS:-4} --method $method -o $plan.htp > /dev/null 2>&1 &&
         $B/ht-reorganize -q -g $G -p $plan.htp -o $plan.htplan > /dev/null 2>&1; } || { echo "plan $graph m=$m failed"; continue; }

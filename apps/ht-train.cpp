@@ -334,6 +334,10 @@ int main(int argc, char** argv) {
                "Send every gradient return to the host, instead of letting the GPU cache's row tier of t^l (a "
                "transform-first GCN layer's gathered matrix) take the returns of ∇t^l into its rows on the GPU "
                "(results are identical)");
+  app.add_flag("!--no-overlap-pulls", job.trainer.overlap_pulls,
+               "Pull a batch's rows from the other GPUs on the compute queue after the previous batch, instead of "
+               "while it computes (the early pulls need --comm full with read-ahead and a second remote area in the "
+               "merged and gradient buffers; results are identical)");
   ht::cli::add_enum(app, "--store", job.store, ht::store_choice_names(),
                     "Vertex store: host (pinned), device (in-memory mode: m = 1, n = 1), auto = device when it fits");
   ht::cli::add_enum(app, "--host-dtype", job.trainer.host_dtype, ht::store_dtype_names(),
@@ -504,10 +508,16 @@ int main(int argc, char** argv) {
     if (const std::string busy = ht::gpu_busy_line(s.gpu_busy_max_ms_median, s.gpu_busy_mean_ms_median, s.gpus / s.processes); !busy.empty())
       fmt::print("{}\n", busy);
     fmt::print("{}\n", ht::eval_line(s.eval_ms_median, s.evaluations_timed));
-    fmt::print("per epoch: host->device {}, device->host {}, peer {}, reused in place {}\n",
+    const std::string early =
+        s.per_epoch.p2p_early_rows > 0
+            ? fmt::format(" ({:.0f}% of its rows pulled while the batch before computed)",
+                          100.0 * static_cast<double>(s.per_epoch.p2p_early_rows) /
+                              static_cast<double>(std::max<int64_t>(s.per_epoch.p2p_rows, 1)))
+            : std::string();
+    fmt::print("per epoch: host->device {}, device->host {}, peer {}{}, reused in place {}\n",
                ht::format_bytes(static_cast<double>(s.per_epoch.h2d_bytes)),
                ht::format_bytes(static_cast<double>(s.per_epoch.d2h_bytes)),
-               ht::format_bytes(static_cast<double>(s.per_epoch.p2p_bytes)),
+               ht::format_bytes(static_cast<double>(s.per_epoch.p2p_bytes)), early,
                ht::format_bytes(static_cast<double>(s.per_epoch.reuse_bytes)));
     if (const std::string cache = ht::cache_line(s.per_epoch, s.gpu_cache_bytes, s.gpu_cache_what); !cache.empty()) fmt::print("{}\n", cache);
     fmt::print("memory: peak per device {}, host vertex buffers {} ({}), peak process RSS {}{}\n",

@@ -487,7 +487,18 @@ TEST(CudaKernels, PeerPullAndPushMatchCpu) {
     a.synchronize();
     a.push_add_to_peer({xa.data, rows, cols}, 10, b, {xb.data, rows, cols}, idx);
     a.synchronize();
-    out[side++] = read_all(b, xb);
+    // The scattered pull (Queue::peer's early pulls): rows into reversed places.
+    std::vector<uint32_t> dst_rows(peer_rows.size());
+    for (size_t k = 0; k < dst_rows.size(); ++k) dst_rows[k] = static_cast<uint32_t>(rows - 1 - 2 * k);
+    DevIdx didx = a.upload(std::span<const uint32_t>(dst_rows));
+    a.use(Queue::peer);
+    a.pull_rows_from_peer(b, {xb.data, rows, cols}, idx, {xa.data, rows, cols}, didx);
+    a.use(Queue::compute);
+    a.synchronize();
+    out[side] = read_all(b, xb);
+    const std::vector<float> pulled = read_all(a, xa);
+    out[side].insert(out[side].end(), pulled.begin(), pulled.end());
+    ++side;
   }
   EXPECT_LT(rel_err(out[1], out[0]), 1e-6);
 #endif

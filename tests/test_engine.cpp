@@ -97,6 +97,7 @@ struct Case {
   int64_t tier_rows = -1;  // TrainerOptions::tier_rows_max
   bool gpu_accumulate = true;  // TrainerOptions::gpu_accumulate
   bool tier_returns = true;    // TrainerOptions::tier_returns
+  bool early_pulls = true;     // TrainerOptions::overlap_pulls
 };
 
 std::string name(const Case& c) {
@@ -163,6 +164,7 @@ CaseResult check_case(const Case& c) {
   opt.tier_rows_max = c.tier_rows;
   opt.gpu_accumulate = c.gpu_accumulate;
   opt.tier_returns = c.tier_returns;
+  opt.overlap_pulls = c.early_pulls;
   Trainer tr(exec, gn.view(), orig, plan, opt);
   CaseResult out;
   out.loss = tr.compute_gradients(epoch);
@@ -458,6 +460,39 @@ TEST(Engine, RowTierEqualsHostLoads) {
 // the host does: the same bits as every return through the host, for every
 // m, n, comm mode, copy timing, dtype, handoff and first-return layout; the
 // bytes the tier takes are the bytes that no longer leave the device.
+// Early pulls (batch j + 1's P2P rows pulled on the peer queue while batch j
+// computes, into the second remote area, from the owners' kept rows and
+// read-ahead rows) give the bits of pulls after the owner's scatter, move the
+// same rows, and do pull early: for GCN in both orders and GAT, m 2 and 4, every copy
+// timing (late: the pulls run as late as their events allow, late compute: as
+// early), one or two merged buffers, resident or streamed steps, fp32 and bf16.
+TEST(Engine, EarlyPullsEqualPullsAfterScatter) {
+  int k = 0;
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat})
+    for (GcnOrder order : {GcnOrder::automatic, GcnOrder::transform_first})
+      for (auto [m, n] : {std::pair{2, 2}, std::pair{2, 4}, std::pair{4, 3}})  // n 4: an incoming slot reused in a pass
+        for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute})
+          for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16}) {
+            if (kind == ModelKind::gat && order != GcnOrder::automatic) continue;
+            Case c{kind, m, n, CommMode::full, 0.5f, order};
+            c.timing = timing;
+            c.dtype = dtype;
+            c.merged_buffers = 1 + (k % 2);
+            c.steps = (k / 2) % 2 ? StepPlacement::resident : StepPlacement::streamed;
+            c.handoff = c.forward = (k / 4) % 2 == 0;
+            ++k;
+            c.early_pulls = false;
+            const CaseResult after_scatter = check_case(c);
+            c.early_pulls = true;
+            const CaseResult early = check_case(c);
+            EXPECT_TRUE(same_bits(early, after_scatter)) << name(c);
+            EXPECT_EQ(early.counters.p2p_rows, after_scatter.counters.p2p_rows) << name(c);
+            EXPECT_EQ(after_scatter.counters.p2p_early_rows, 0) << name(c);
+            EXPECT_GT(early.counters.p2p_early_rows, 0) << name(c);
+            EXPECT_LT(early.counters.p2p_early_rows, early.counters.p2p_rows) << name(c);  // batch 0 pulls after its scatter
+          }
+}
+
 TEST(Engine, RowTierTakesReturns) {
   for (GcnOrder order : {GcnOrder::automatic, GcnOrder::transform_first})
     for (auto [m, n] : {std::pair{1, 1}, std::pair{1, 3}, std::pair{2, 3}, std::pair{4, 2}})

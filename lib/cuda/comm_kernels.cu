@@ -162,14 +162,15 @@ __global__ void add_rows16_and_zero_kernel(float* __restrict__ src, const uint32
   }
 }
 
+// dst row k, or dst_rows[k] when given.
 __global__ void pull_rows_kernel(const float* __restrict__ src, const uint32_t* __restrict__ rows, int64_t n,
-                                 int64_t cols, float* __restrict__ dst) {
+                                 int64_t cols, float* __restrict__ dst, const uint32_t* __restrict__ dst_rows) {
   const int lane = threadIdx.x & 31;
   const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int64_t nwarps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
   for (int64_t k = warp; k < n; k += nwarps) {
     const float* s = src + static_cast<int64_t>(rows[k]) * cols;
-    float* d = dst + k * cols;
+    float* d = dst + (dst_rows ? static_cast<int64_t>(dst_rows[k]) : k) * cols;
     for (int64_t j = lane; j < cols; j += 32) d[j] = s[j];
   }
 }
@@ -272,7 +273,14 @@ void store_rows16(const float* src, int64_t count, void* dst, StoreDtype t, cuda
 
 void pull_rows(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst, cudaStream_t s) {
   if (n == 0) return;
-  pull_rows_kernel<<<row_blocks(n), 32 * kWarpsPerBlock, 0, s>>>(src, rows, n, cols, dst);
+  pull_rows_kernel<<<row_blocks(n), 32 * kWarpsPerBlock, 0, s>>>(src, rows, n, cols, dst, nullptr);
+  HT_CUDA_CHECK_LAST();
+}
+
+void pull_rows_scattered(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst,
+                         const uint32_t* dst_rows, cudaStream_t s) {
+  if (n == 0) return;
+  pull_rows_kernel<<<row_blocks(n), 32 * kWarpsPerBlock, 0, s>>>(src, rows, n, cols, dst, dst_rows);
   HT_CUDA_CHECK_LAST();
 }
 

@@ -344,6 +344,13 @@ void CudaDevice::pull_from_peer(Device&, DevMat peer_src, DevIdx peer_rows, DevM
   cuda::pull_rows(peer_src.data, peer_rows.data, peer_rows.size, dst.cols, dst.row(dst_row0), current());
 }
 
+void CudaDevice::pull_rows_from_peer(Device&, DevMat peer_src, DevIdx peer_rows, DevMat dst, DevIdx dst_rows) {
+  HT_ASSERT(peer_src.cols == dst.cols && peer_rows.size == dst_rows.size);
+  activate();
+  cuda::pull_rows_scattered(peer_src.data, peer_rows.data, peer_rows.size, dst.cols, dst.data, dst_rows.data,
+                            current());
+}
+
 void CudaDevice::push_add_to_peer(DevMat src, int64_t src_row0, Device&, DevMat peer_dst, DevIdx peer_rows) {
   HT_ASSERT(peer_dst.cols == src.cols);
   activate();

@@ -106,6 +106,7 @@ class CudaDevice final : public Device {
   void copy_from_host(const HostMat& src, int64_t src_row0, int64_t n, DevMat dst, int64_t dst_row0) override;
   void copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) override;
   void pull_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) override;
+  void pull_rows_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, DevIdx dst_rows) override;
   void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) override;
   void add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) override;
   void compact_and_zero(DevMat src, DevIdx rows, DevMat staging) override;
@@ -161,7 +162,7 @@ class CudaDevice final : public Device {
   int index_, cuda_id_;
   int64_t cap_;
   int64_t bytes_ = 0;
-  cudaStream_t streams_[kNumQueues] = {};  // by Queue: compute, load, store, host
+  cudaStream_t streams_[kNumQueues] = {};  // by Queue: compute, load, store, host, peer
   std::vector<cudaEvent_t> events_;        // Device::create_event, no timing
   // Timeline: timing events recorded in pairs; [0] marks the start.
   std::vector<cudaEvent_t> timing_;

@@ -21,6 +21,9 @@ void store_rows16(const float* src, int64_t count, void* dst, StoreDtype t, cuda
 void widen_rows16(const void* src, StoreDtype t, int64_t count, float* dst, cudaStream_t s);
 // dst[dst_row0 + k] = src[rows[k]]; src may be a peer device's memory.
 void pull_rows(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst, cudaStream_t s);
+// dst[dst_rows[k]] = src[rows[k]]: a pull into scattered rows.
+void pull_rows_scattered(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst,
+                         const uint32_t* dst_rows, cudaStream_t s);
 // dst[rows[k]] += src[k] with system-scope atomics (dst may be a peer's memory).
 void push_add_rows(const float* src, const uint32_t* rows, int64_t n, int64_t cols, float* dst, cudaStream_t s);
 // dst[dst_rows[k]] += src[src_rows[k]]; src[src_rows[k]] = 0 (a gradient

@@ -242,6 +242,15 @@ void CpuDevice::pull_from_peer(Device&, DevMat peer_src, DevIdx peer_rows, DevMa
   });
 }
 
+void CpuDevice::pull_rows_from_peer(Device&, DevMat peer_src, DevIdx peer_rows, DevMat dst, DevIdx dst_rows) {
+  HT_ASSERT(peer_src.cols == dst.cols && peer_rows.size == dst_rows.size);
+  enqueue([=, this] {
+  #pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < peer_rows.size; ++k)
+      std::memcpy(dst.row(dst_rows.data[k]), peer_src.row(peer_rows.data[k]), static_cast<size_t>(dst.cols) * 4);
+  });
+}
+
 void CpuDevice::push_add_to_peer(DevMat src, int64_t src_row0, Device&, DevMat peer_dst, DevIdx peer_rows) {
   enqueue([=, this] {
     HT_ASSERT(peer_dst.cols == src.cols);

@@ -12,7 +12,9 @@
 // runs as late as the events allow: a missing wait shows up as a stale or
 // overwritten row. `late_compute` is the mirror image: loads run when issued,
 // every other queue waits until forced, so a load that overwrites a buffer
-// (or a packed step) that earlier work still has to read shows up. The equivalence tests
+// (or a packed step) that earlier work still has to read shows up. The peer
+// queue's pulls are deferred under both: run before a consumer that does not
+// wait for them, or after a load that overwrites their source. The equivalence tests
 // run all three timings.
 #include <deque>
 #include <functional>
@@ -60,6 +62,7 @@ class CpuDevice final : public Device {
   void copy_from_host(const HostMat& src, int64_t src_row0, int64_t n, DevMat dst, int64_t dst_row0) override;
   void copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) override;
   void pull_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) override;
+  void pull_rows_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, DevIdx dst_rows) override;
   void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) override;
   void add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) override;
   void compact_and_zero(DevMat src, DevIdx rows, DevMat staging) override;

@@ -15,7 +15,8 @@ namespace ht {
 // only a plan of one step gets the threads): every loop writes its own
 // elements, and the transpose's rows are filled by atomic slots and then
 // sorted, so the result is the same at any thread count.
-HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_rows, const EdgeKeys& keys) {
+HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_rows, const EdgeKeys& keys,
+                           int64_t remote_row0, int64_t remote_shift) {
   HostTopology t;
   const int64_t nd = s.num_dst(), ne = s.num_edges();
   t.num_dst = nd;
@@ -29,16 +30,18 @@ HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_ro
   t.edge_dst.resize(ne);
   const bool weighted = !keys.inv_sqrt_deg.empty();
   if (weighted) t.weight.resize(ne);
+  const uint32_t shift_from = remote_shift > 0 ? static_cast<uint32_t>(remote_row0) : UINT32_MAX;
+  const auto shift = static_cast<uint32_t>(remote_shift);
   int64_t no_self_loop = -1, beyond = -1;  // the first bad destination / edge (checked after the loops)
 #pragma omp parallel for schedule(dynamic, 4096) reduction(max : no_self_loop, beyond)
   for (int64_t d = 0; d < nd; ++d) {
     const vid_t v = static_cast<vid_t>(s.dst_begin + d);
     const float dst_w = weighted ? keys.inv_sqrt_deg[s.dst_begin + d] : 0.0f;
     for (int64_t e = s.offsets[d]; e < s.offsets[d + 1]; ++e) {
-      t.src[e] = src[e];
-      if (src[e] >= num_src_rows) beyond = std::max(beyond, e);
+      t.src[e] = src[e] >= shift_from ? src[e] + shift : src[e];
+      if (t.src[e] >= num_src_rows) beyond = std::max(beyond, e);
       t.edge_dst[e] = static_cast<uint32_t>(d);
-      if (s.src_vid[e] == v) t.dst_row[d] = src[e];  // the self-loop reads the destination's own row
+      if (s.src_vid[e] == v) t.dst_row[d] = t.src[e];  // the self-loop reads the destination's own row
       if (weighted) t.weight[e] = keys.inv_sqrt_deg[s.src_vid[e]] * dst_w;
     }
     if (t.dst_row[d] == UINT32_MAX) no_self_loop = std::max(no_self_loop, d);
@@ -208,7 +211,43 @@ std::vector<Slice> load_pieces(const std::vector<uint32_t>& v, const Plan& plan,
   return out;
 }
 
-void lay_out(DeviceStep& ds, Packer& pk, const HostTopology& t, const StepIndexLists& x, size_t remote) {
+// Early pulls of device `gpu`'s step j (DeviceStep::pull_src): each peer
+// range's rows sorted into those its owner keeps in place from its previous
+// step (sources: the owner's merged-buffer slots) and those it reads ahead
+// (sources: their rows in its read-ahead buffer, the order of its load list).
+struct EarlyPulls {
+  std::vector<uint32_t> src, dst;
+};
+
+EarlyPulls early_pulls(const Plan& plan, int j, const ChunkPlan& s, CommMode mode, int64_t remote_base,
+                       std::vector<PeerRange>& peers) {
+  EarlyPulls out;
+  out.src.reserve(s.remote_slot.size());
+  out.dst.reserve(s.remote_slot.size());
+  std::vector<int64_t> where;  // owner slot -> its load-list row, or -1: kept in place
+  for (PeerRange& r : peers) {
+    const ChunkPlan& o = plan.step(j, r.peer);
+    where.assign(plan.trans_capacity[r.peer], -2);
+    int64_t k = 0;
+    for (size_t t = 0; t < o.trans_slot.size(); ++t)
+      where[o.trans_slot[t]] = mode == CommMode::full && o.trans_reused[t] ? -1 : k++;
+    for (int pass = 0; pass < 2; ++pass) {  // kept rows first, then read-ahead rows
+      for (int64_t i = r.begin; i < r.begin + r.count; ++i) {
+        const int64_t w = where[s.remote_slot[i]];
+        HT_CHECK(w != -2, "plan step ({}, {}): remote row {} reads slot {} of GPU {}, not in its step", s.part,
+                 s.chunk, i, s.remote_slot[i], r.peer);
+        if ((w == -1) != (pass == 0)) continue;
+        out.src.push_back(static_cast<uint32_t>(w == -1 ? s.remote_slot[i] : w));
+        out.dst.push_back(static_cast<uint32_t>(remote_base + i));
+      }
+      if (pass == 0) r.kept = static_cast<int64_t>(out.src.size()) - r.begin;
+    }
+  }
+  return out;
+}
+
+void lay_out(DeviceStep& ds, Packer& pk, const HostTopology& t, const StepIndexLists& x, size_t remote,
+             const EarlyPulls& early) {
   ds.num_dst = t.num_dst;
   ds.num_edges = static_cast<int64_t>(t.src.size());
   ds.num_src_rows = t.num_src_rows;
@@ -230,10 +269,12 @@ void lay_out(DeviceStep& ds, Packer& pk, const HostTopology& t, const StepIndexL
   ds.remote_slots = pk.add<uint32_t>(static_cast<int64_t>(remote));
   ds.flush_rows = pk.add<uint32_t>(static_cast<int64_t>(x.flush_rows.size()));
   ds.flush_vids = pk.add<uint32_t>(static_cast<int64_t>(x.flush_vids.size()));
+  ds.pull_src = pk.add<uint32_t>(static_cast<int64_t>(early.src.size()));
+  ds.pull_dst = pk.add<uint32_t>(static_cast<int64_t>(early.dst.size()));
 }
 
 void pack(const DeviceStep& ds, std::byte* base, const HostTopology& t, const StepIndexLists& x,
-          const ChunkPlan& s) {
+          const ChunkPlan& s, const EarlyPulls& early) {
   put(base, ds.offsets, t.offsets);
   put(base, ds.src, t.src);
   put(base, ds.weight, t.weight);
@@ -252,6 +293,8 @@ void pack(const DeviceStep& ds, std::byte* base, const HostTopology& t, const St
   if (ds.remote_slots.count) put(base, ds.remote_slots, s.remote_slot);
   put(base, ds.flush_rows, x.flush_rows);
   put(base, ds.flush_vids, x.flush_vids);
+  put(base, ds.pull_src, early.src);
+  put(base, ds.pull_dst, early.dst);
 }
 
 }  // namespace
@@ -280,6 +323,8 @@ StepLists DeviceStep::bind(DevArray<std::byte> b) const {
   l.remote_slots = at<uint32_t>(b, remote_slots);
   l.flush_rows = at<uint32_t>(b, flush_rows);
   l.flush_vids = at<uint32_t>(b, flush_vids);
+  l.pull_src = at<uint32_t>(b, pull_src);
+  l.pull_dst = at<uint32_t>(b, pull_dst);
   return l;
 }
 
@@ -287,39 +332,40 @@ namespace {
 
 // One step of device `gpu` (build_device_plans): topology, index lists, packed
 // into a pinned block (allocated one at a time).
-void build_step(const Plan& plan, int gpu, int j, CommMode mode, int64_t buffer_rows, const EdgeKeys& k,
+void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePlan& dp, const EdgeKeys& k,
                 const std::function<std::byte*(int64_t)>& alloc, DeviceStep& ds) {
   const ChunkPlan& s = plan.step(j, gpu);
   ds.plan = &s;
-  const HostTopology t = make_topology(s, mode, buffer_rows, k);
+  const HostTopology t = make_topology(s, mode, dp.buffer_rows, k, dp.trans_capacity, (j & 1) ? dp.remote_shift : 0);
   const StepIndexLists x = index_lists(s, mode);
+  if (mode != CommMode::baseline) ds.peers = peer_ranges(s);
+  EarlyPulls early;
+  if (dp.remote_shift > 0 && j > 0) early = early_pulls(plan, j, s, mode, dp.remote_base(j), ds.peers);
   Packer pk;
-  lay_out(ds, pk, t, x, mode == CommMode::baseline ? 0 : s.remote_slot.size());
+  lay_out(ds, pk, t, x, mode == CommMode::baseline ? 0 : s.remote_slot.size(), early);
   std::byte* base = nullptr;
 #pragma omp critical(ht_pinned_alloc)
   base = alloc(pk.bytes());
-  pack(ds, base, t, x, s);
+  pack(ds, base, t, x, s, early);
   ds.bytes = {base, static_cast<size_t>(pk.bytes())};
   ds.flush_vids_host = x.flush_vids_host;
   ds.reused_rows = x.reused;
   ds.segments = t.segments();
-  if (mode != CommMode::baseline) {
-    ds.peers = peer_ranges(s);
-    ds.load_by_producer = load_pieces(x.load_vids, plan, gpu);
-  }
+  if (mode != CommMode::baseline) ds.load_by_producer = load_pieces(x.load_vids, plan, gpu);
 }
 
 }  // namespace
 
 std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int count, CommMode mode,
                                            const EdgeKeys& keys, bool need_edge_keys,
-                                           const std::function<std::byte*(int64_t)>& alloc) {
+                                           const std::function<std::byte*(int64_t)>& alloc, bool two_remote_areas) {
   std::vector<DevicePlan> out(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
     DevicePlan& dp = out[static_cast<size_t>(i)];
     const int gpu = first_gpu + i;
     dp.trans_capacity = plan.trans_capacity[gpu];
-    dp.buffer_rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu);
+    if (two_remote_areas && mode != CommMode::baseline) dp.remote_shift = plan.remote_capacity[gpu];
+    dp.buffer_rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu) + dp.remote_shift;
     dp.steps.resize(plan.n);
   }
   EdgeKeys k = keys;
@@ -333,7 +379,7 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
   parallel_tasks(static_cast<int64_t>(count) * plan.n, [&](int64_t q) {
     const int i = static_cast<int>(q / plan.n), j = static_cast<int>(q % plan.n);
     DevicePlan& dp = out[static_cast<size_t>(i)];
-    build_step(plan, first_gpu + i, j, mode, dp.buffer_rows, k, alloc, dp.steps[j]);
+    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, dp.steps[j]);
   });
   for (DevicePlan& dp : out)
     for (int j = 0; j < plan.n; ++j) {
@@ -347,8 +393,8 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
 }
 
 DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys, bool need_edge_keys,
-                             const std::function<std::byte*(int64_t)>& alloc) {
-  return std::move(build_device_plans(plan, gpu, 1, mode, keys, need_edge_keys, alloc)[0]);
+                             const std::function<std::byte*(int64_t)>& alloc, bool two_remote_areas) {
+  return std::move(build_device_plans(plan, gpu, 1, mode, keys, need_edge_keys, alloc, two_remote_areas)[0]);
 }
 
 namespace {

@@ -35,13 +35,20 @@ struct HostTopology {
 void split_long_rows(std::span<const int64_t> offsets, std::vector<uint32_t>& seg_row, std::vector<int64_t>& seg_edge);
 
 // Builds the topology of `step` reading rows of the baseline neighbor buffer
-// (src_local) or of the merged buffer (src_merged).
-HostTopology make_topology(const ChunkPlan& step, CommMode mode, int64_t num_src_rows, const EdgeKeys& keys);
+// (src_local) or of the merged buffer (src_merged); merged rows from
+// `remote_row0` on (the remote area) read `remote_shift` rows further on
+// (DevicePlan::remote_shift: odd steps' remote rows in the second area).
+HostTopology make_topology(const ChunkPlan& step, CommMode mode, int64_t num_src_rows, const EdgeKeys& keys,
+                           int64_t remote_row0 = 0, int64_t remote_shift = 0);
 DevTopology upload_topology(Device& dev, const HostTopology& t);
 
 struct PeerRange {
   int peer = 0;
   int64_t begin = 0, count = 0;  // rows [begin, begin + count) of the remote list
+  // Early pulls (DeviceStep::pull_src): the first `kept` of the range's rows
+  // come from the owner's merged buffer (rows it keeps from its previous
+  // step), the rest from its read-ahead rows of this step.
+  int64_t kept = 0;
 };
 
 // A typed array inside a step's packed bytes.
@@ -55,6 +62,7 @@ struct StepLists {
   DevIdx load_vids, load_rows;  // host rows -> buffer rows (transition slots or baseline rows) not kept in place
   DevIdx remote_slots;          // peer slot of each remote row (full list)
   DevIdx flush_rows, flush_vids;  // buffer rows whose gradient leaves the device after this batch
+  DevIdx pull_src, pull_dst;      // early pulls: the owners' source rows, this buffer's rows (DeviceStep)
 };
 
 // What one device does in one batch. Everything the device reads for the
@@ -68,6 +76,14 @@ struct DeviceStep {
   Slice offsets, src, weight, dst_row, t_offsets, t_edge, edge_dst, src_key, dst_key;
   Slice seg_row, seg_edge, t_seg_row, t_seg_edge;
   Slice load_vids, load_rows, remote_slots, flush_rows, flush_vids;
+  // Early pulls (DevicePlan::remote_shift > 0, batches after the first):
+  // the remote rows, range by range (PeerRange::kept first), as the owner's
+  // source row — a row of its merged buffer it keeps from its previous step,
+  // or a row of its read-ahead (incoming) rows of this step — and the row of
+  // this device's merged buffer (in the step's remote area) it goes to. The
+  // owner's scatter of the read-ahead rows is then not waited for, so the
+  // pulls run while the previous batch computes (Trainer::issue_early_pulls).
+  Slice pull_src, pull_dst;
   std::vector<PeerRange> peers;            // per-peer ranges of the remote list
   std::span<const vid_t> flush_vids_host;  // flush_vids, in the plan (host memory)
   // When every row has a first return (mark_first_flushes), the flush lists
@@ -110,6 +126,11 @@ struct DevicePlan {
   std::vector<HandoffRows> handoff;  // by batch (empty without mark_handoff)
   int64_t buffer_rows = 0;        // rows of the data/gradient buffer (merged or baseline)
   int64_t trans_capacity = 0;
+  // Two remote areas (early pulls): odd steps' remote rows follow the first
+  // area, `remote_shift` rows (the remote capacity) further on, so that batch
+  // j + 1's pulls land while batch j reads its own. 0: one area.
+  int64_t remote_shift = 0;
+  int64_t remote_base(int j) const { return trans_capacity + ((j & 1) ? remote_shift : 0); }
   int64_t max_step_bytes = 0;     // largest packed step
   int64_t max_later_loads = 0;    // most rows any batch but the first loads from host
   int64_t max_flush = 0;          // most rows one batch returns to host
@@ -119,12 +140,15 @@ struct DevicePlan {
 // Builds the device's steps; `alloc` provides pinned host memory for the
 // packed blocks (called one at a time).
 DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys, bool need_edge_keys,
-                             const std::function<std::byte*(int64_t)>& alloc);
+                             const std::function<std::byte*(int64_t)>& alloc, bool two_remote_areas = false);
 // The same for devices [first_gpu, first_gpu + count), their steps built
 // side by side: the same bytes as one device at a time.
+// `two_remote_areas`: DevicePlan::remote_shift and the early-pull lists (p2p
+// and full modes).
 std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int count, CommMode mode,
                                            const EdgeKeys& keys, bool need_edge_keys,
-                                           const std::function<std::byte*(int64_t)>& alloc);
+                                           const std::function<std::byte*(int64_t)>& alloc,
+                                           bool two_remote_areas = false);
 
 // Marks each flushed row's first return over every device's steps, in the
 // order returns are applied (batch by batch, devices in order), and, when

@@ -111,9 +111,10 @@ enum class Act { none, relu, elu };
 // Each device runs work on a few queues (CUDA streams on a GPU). Work on one
 // queue runs in issue order; queues run concurrently and are ordered only by
 // events. Every device operation goes to the queue chosen with Device::use
-// (compute by default).
-enum class Queue : int { compute = 0, load = 1, store = 2, host = 3 };
-inline constexpr int kNumQueues = 4;
+// (compute by default). `peer` carries the P2P pulls of a batch while the
+// batch before it computes (Trainer::issue_early_pulls).
+enum class Queue : int { compute = 0, load = 1, store = 2, host = 3, peer = 4 };
+inline constexpr int kNumQueues = 5;
 
 
 // A mark in one device's queue, created at setup. record() places it after
@@ -224,6 +225,8 @@ class Device {
   virtual void copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) = 0;
   // dst[dst_row0 + k] = peer_src[peer_rows[k]] (P2P pull from another device).
   virtual void pull_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) = 0;
+  // dst[dst_rows[k]] = peer_src[peer_rows[k]] (P2P pull into scattered rows).
+  virtual void pull_rows_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, DevIdx dst_rows) = 0;
   // peer_dst[peer_rows[k]] += src[src_row0 + k] (P2P push-accumulate).
   virtual void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) = 0;
   // dst[dst_rows[k]] += src[src_rows[k]], then src[src_rows[k]] = 0: gradient
@@ -323,6 +326,8 @@ struct LinkCounters {
   int64_t cache_bytes = 0, cache_rows = 0;
   // Rows sent to devices of other processes (a multi-process job; also in p2p_*).
   int64_t net_bytes = 0, net_rows = 0;
+  // Of p2p_rows: pulled while the batch before computed (Trainer::issue_early_pulls).
+  int64_t p2p_early_rows = 0;
 };
 
 class Executor {

@@ -61,8 +61,9 @@ int64_t flush_rows(const StepShape& s, CommMode mode) {
   return s.flush;
 }
 
-int64_t buffer_rows(const PlanShape& p, int gpu, CommMode mode) {
-  return mode == CommMode::baseline ? p.nbr_capacity[gpu] : p.merged_capacity(gpu);
+int64_t buffer_rows(const PlanShape& p, int gpu, const TrainerOptions& opt) {
+  if (opt.comm == CommMode::baseline) return p.nbr_capacity[gpu];
+  return p.merged_capacity(gpu) + (two_remote_areas(opt, p.m, p.n) ? p.remote_capacity[gpu] : 0);
 }
 
 // Σ over the parameter tensors of their sizes (values; gradients are as many):
@@ -111,8 +112,8 @@ bool hands_off_some_layer(const TrainerOptions& opt, bool two_buffers) {
 // Host memory a step's build holds for a moment (make_topology's arrays, its
 // counting-sort positions and the index lists): about its packed block plus
 // one position per buffer row.
-int64_t step_build_bytes(const StepShape& s, CommMode mode, int64_t rows, bool gcn, bool gat) {
-  return packed_block_bytes(s, mode, rows, gcn, gat) + 8 * rows;
+int64_t step_build_bytes(const StepShape& s, CommMode mode, int64_t rows, bool gcn, bool gat, bool early) {
+  return packed_block_bytes(s, mode, rows, gcn, gat, early) + 8 * rows;
 }
 
 struct Builder {
@@ -179,13 +180,14 @@ void plan_items(Builder& b) {
   const int k_at_once = std::max(1, std::min(in.threads, p.n));
   const int first = in.first_device, last = in.devices > 0 ? first + in.devices : p.m;  // this process's devices
   for (int i = first; i < last; ++i) {
-    const int64_t rows = buffer_rows(p, i, mode);
+    const int64_t rows = buffer_rows(p, i, opt);
+    const bool early = two_remote_areas(opt, p.m, p.n);
     std::vector<int64_t> step_build;
     int64_t max_flush = 0, own = 0;
     for (int j = 0; j < p.n; ++j) {
       const StepShape& s = p.step(j, i);
-      packed += packed_block_bytes(s, mode, rows, gcn, gat);
-      step_build.push_back(step_build_bytes(s, mode, rows, gcn, gat));
+      packed += packed_block_bytes(s, mode, rows, gcn, gat, early && j > 0);
+      step_build.push_back(step_build_bytes(s, mode, rows, gcn, gat, early && j > 0));
       flushes += flush_rows(s, mode);
       max_flush = std::max(max_flush, flush_rows(s, mode));
       own += s.dst;
@@ -220,7 +222,8 @@ void plan_items(Builder& b) {
 
 }  // namespace
 
-int64_t packed_block_bytes(const StepShape& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys) {
+int64_t packed_block_bytes(const StepShape& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys,
+                           bool early_pulls) {
   int64_t end = 0;
   auto add = [&](int64_t count, int64_t size) { end = (end + count * size + 255) / 256 * 256; };
   const int64_t loads = load_count(s, mode), flushes = flush_rows(s, mode);
@@ -238,6 +241,8 @@ int64_t packed_block_bytes(const StepShape& s, CommMode mode, int64_t buffer_row
   add(mode == CommMode::baseline ? 0 : s.remote, 4);  // remote_slots
   add(flushes, 4);                   // flush_rows
   add(flushes, 4);                   // flush_vids
+  add(early_pulls ? s.remote : 0, 4);  // pull_src
+  add(early_pulls ? s.remote : 0, 4);  // pull_dst
   return std::max<int64_t>(end, 256);
 }
 
@@ -246,14 +251,14 @@ int64_t emulated_device_bytes(const PlanShape& p, int gpu, const TrainerOptions&
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt.gcn_order);
   const auto [gcn, gat] = parts_of(m.kind);
   const CommMode mode = opt.comm;
-  const int64_t brows = buffer_rows(p, gpu, mode);
+  const int64_t brows = buffer_rows(p, gpu, opt);
   const int64_t rows = std::max<int64_t>(brows, 1);
   const int64_t nd = std::max<int64_t>(p.max_dst[gpu], 1), ne = std::max<int64_t>(p.max_edges[gpu], 1);
   const bool half = opt.host_dtype != StoreDtype::f32;
   int64_t max_step = 0, all_steps = 0, max_later = 0, max_flush = 0, first_loads = 0;
   for (int j = 0; j < p.n; ++j) {
     const StepShape& s = p.step(j, gpu);
-    const int64_t bytes = packed_block_bytes(s, mode, brows, gcn, gat);
+    const int64_t bytes = packed_block_bytes(s, mode, brows, gcn, gat, two_remote_areas(opt, p.m, p.n) && j > 0);
     max_step = std::max(max_step, bytes);
     all_steps += bytes;
     if (j > 0) max_later = std::max(max_later, load_count(s, mode));

@@ -92,7 +92,8 @@ bool counts_in_need(const HostMemoryItem& it, HostPhase ph);
 // Bytes of one step's packed block as build_device_plan lays it out
 // (engine/device_plan.cpp) for `mode`, with `buffer_rows` rows in the
 // device's data buffer.
-int64_t packed_block_bytes(const StepShape& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys);
+int64_t packed_block_bytes(const StepShape& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys,
+                           bool early_pulls = false);
 
 // Emulated device memory of device `gpu` (CPU backend): everything
 // Trainer::setup_devices allocates on it (what CpuExecutor::peak_device_bytes

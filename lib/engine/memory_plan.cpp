@@ -26,7 +26,8 @@ namespace {
 
 // Packed bytes of one step (engine/device_plan.cpp's layout, from the step's
 // sizes): topology, index lists, 17 arrays aligned to 256 bytes.
-int64_t packed_step_bytes(const StepShape& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys) {
+int64_t packed_step_bytes(const StepShape& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys,
+                          bool early_pulls) {
   const int64_t ne = s.edges, nd = s.dst;
   const int64_t loads = mode == CommMode::baseline ? s.nbr : s.trans;
   const int64_t flushes = mode == CommMode::baseline ? s.nbr : mode == CommMode::p2p ? s.trans : s.flush;
@@ -35,6 +36,7 @@ int64_t packed_step_bytes(const StepShape& s, CommMode mode, int64_t buffer_rows
   if (weights) b += 4 * ne;
   if (edge_keys) b += 16 * ne;
   b += 8 * loads + 4 * remote + 8 * flushes;
+  if (early_pulls) b += 8 * remote + 2 * 256;  // pull_src, pull_dst
   return b + 17 * 256;
 }
 
@@ -59,12 +61,14 @@ DeviceMemoryNeed device_memory_need(const PlanShape& plan, int gpu, const Traine
     case ModelKind::gcn: gcn = true; break;
     case ModelKind::gat: gat = true; break;
   }
-  const int64_t rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu);
+  const bool early = two_remote_areas(opt, plan.m, plan.n);
+  const int64_t rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu]
+                                                  : plan.merged_capacity(gpu) + (early ? plan.remote_capacity[gpu] : 0);
   const int64_t nd = plan.max_dst[gpu], ne = plan.max_edges[gpu];
   int64_t max_step = 0, all_steps = 0, max_later = 0, max_flush = 0;
   for (int j = 0; j < plan.n; ++j) {
     const StepShape& s = plan.step(j, gpu);
-    const int64_t b = packed_step_bytes(s, mode, rows, gcn, gat);
+    const int64_t b = packed_step_bytes(s, mode, rows, gcn, gat, early && j > 0);
     max_step = std::max(max_step, b);
     all_steps += b;
     if (j > 0) max_later = std::max(max_later, s.trans - s.reused);
@@ -118,7 +122,8 @@ DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOpti
 
 int64_t second_merged_buffer_bytes(const PlanShape& plan, int gpu, const TrainerOptions& opt) {
   if (!opt.early_start || opt.merged_buffers != 2) return 0;
-  const int64_t rows = opt.comm == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu);
+  const int64_t rows = opt.comm == CommMode::baseline ? plan.nbr_capacity[gpu]
+                       : plan.merged_capacity(gpu) + (two_remote_areas(opt, plan.m, plan.n) ? plan.remote_capacity[gpu] : 0);
   return 4 * std::max<int64_t>(rows, 1) * layer_extents(opt.model, opt.gcn_order).max_gather;
 }
 

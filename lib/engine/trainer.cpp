@@ -171,7 +171,8 @@ void Trainer::setup_devices(const TrainerInputs& in) {
                         first_ + i, plan_.n);
   auto pinned = [&](int64_t bytes) { return exec_.alloc_pinned_bytes(bytes); };
   std::vector<DevicePlan*> plans;
-  std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, gat, pinned);
+  std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, gat, pinned,
+                                                     two_remote_areas(opt_, plan_.m, plan_.n));
   for (int i = 0; i < local; ++i) {
     auto st = std::make_unique<DeviceState>();
     Device& d = exec_.device(i);
@@ -249,7 +250,7 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     }
     for (int s = 0; s < kSlots; ++s)
       for (Event* e : {&st->loaded[s], &st->computed[s], &st->stored[s]}) *e = d.create_event();
-    for (Event* e : {&st->x_ready, &st->pulled, &st->pushed, &st->flushed, &st->g_ready, &st->phase_stored,
+    for (Event* e : {&st->x_ready, &st->pulled, &st->early_pulled, &st->pushed, &st->flushed, &st->g_ready, &st->phase_stored,
                      &st->phase_host, &st->x_free[0], &st->x_free[1]})
       *e = d.create_event();
     for (auto& set : st->batch_stored)
@@ -332,6 +333,17 @@ DropoutSpec Trainer::attn_dropout(int layer, int epoch, bool training, const int
 
 bool Trainer::read_ahead() const { return reads_ahead(opt_, plan_.n); }
 
+// A gathering pass's pulls of batch j + 1 run while batch j computes when the
+// buffers have two remote areas, except where the row tier holds rows of the
+// gathered matrix (its rows reach the owner's merged buffer on the compute
+// queue at the batch's start: read_tier).
+bool Trainer::pulls_early(int l) const {
+  if (dev_.empty() || dev_[0]->plan.remote_shift == 0) return false;
+  for (const auto& st : dev_)
+    if (st->tier_of(gathered(l))) return false;
+  return true;
+}
+
 // One pass over the batches of a layer, issued without waiting: batch j + 1's
 // loads are issued before batch j's compute (read-ahead), and the host blocks
 // nowhere. The devices' queues order everything through events.
@@ -372,8 +384,10 @@ void Trainer::run_pass(Pass pass, int l, int epoch, bool training) {
       }
     }
   };
+  const bool early = gathering && pulls_early(l);
   auto compute_batch = [&](int j) {
-    if (gathering) issue_exchange(l, j, ahead && j > 0, epoch, training);
+    if (gathering) issue_exchange(l, j, ahead && j > 0, early && j > 0, epoch, training);
+    if (early && j + 1 < plan_.n) issue_early_pulls(l, j + 1);
     compute(j);
     if (pass == Pass::backward) {
       const bool tf = transform_first(l);

@@ -187,7 +187,10 @@ class Trainer {
   // Algorithm 2: rows of the gathered matrix into the merged buffer (host
   // gather, in place or read ahead into the incoming buffer), then P2P pulls.
   void issue_gather(int layer, int j, int epoch, bool training, bool first);
-  void issue_exchange(int layer, int j, bool read_ahead, int epoch, bool training);
+  void issue_exchange(int layer, int j, bool read_ahead, bool pulled_early, int epoch, bool training);
+  // Batch j's P2P pulls on the peer queue, while batch j - 1 computes (two remote areas).
+  void issue_early_pulls(int layer, int j);
+  bool pulls_early(int layer) const;
   // Algorithm 3: pushes to peers, then flushes to host in pieces through the
   // staging ring (compact on the device, copy, add by a host task).
   void issue_return(const HostMat& stored, int64_t width, int j);

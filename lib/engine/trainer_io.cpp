@@ -224,6 +224,10 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
       d.wait(d, st->computed[st->slot_of[j - 1]]);
       for (auto& peer : dev_)
         if (peer != st) d.wait(*peer->dev, peer->pulled);
+    } else if (ahead && st->plan.remote_shift > 0) {
+      // The peers' early pulls of batch j - 2 read the incoming slot this overwrites.
+      for (auto& peer : dev_)
+        if (peer != st) d.wait(*peer->dev, peer->pulled);
     }
     const bool produced = early_ && prev_produced_;
     const bool on_device = first && forwarded_;
@@ -267,13 +271,17 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
 // Algorithm 2, device part, on the compute queues: read-ahead rows into place
 // (after the peers have pulled the previous batch's rows), then P2P pulls of
 // the remote rows from their owners' merged buffers.
-void Trainer::issue_exchange(int l, int j, bool scatter, int epoch, bool training) {
+void Trainer::issue_exchange(int l, int j, bool scatter, bool pulled_early, int epoch, bool training) {
   const int64_t width = gather_width(opt_.model, opt_.gcn_order, l);
   for (auto& st : dev_) {
     Device& d = *st->dev;
     const int s = st->slot_of[j];
     const DeviceState::RowTier* tier = st->tier_of(gathered(l));
     d.use(Queue::compute);
+    // (Waited for before the other devices' scatters are issued: the CPU
+    // executor's late copies then run the pulls before the owners' loads a
+    // missing wait would have let them overtake.)
+    if (pulled_early) d.wait(d, st->early_pulled);  // issue_early_pulls, on the peer queue
     d.wait(d, st->loaded[s]);
     if (scatter) {
       for (auto& peer : dev_)
@@ -294,6 +302,7 @@ void Trainer::issue_exchange(int l, int j, bool scatter, int epoch, bool trainin
     const int s = st->slot_of[j];
     const DeviceStep& step = st->plan.steps[j];
     d.use(Queue::compute);
+    if (pulled_early) continue;  // issue_early_pulls, waited for above
     for (const PeerRange& r : step.peers)
       if (const DeviceState* peer = local_state(r.peer)) d.wait(*peer->dev, peer->x_ready);
     d.begin_work();
@@ -302,7 +311,7 @@ void Trainer::issue_exchange(int l, int j, bool scatter, int epoch, bool trainin
       if (!peer) continue;  // another process's device: exchange_pulls
       d.pull_from_peer(*peer->dev, view(peer->x, peer->plan.buffer_rows, width),
                        st->lists[s].remote_slots.sub(r.begin, r.count), view(st->x, st->plan.buffer_rows, width),
-                       st->plan.trans_capacity + r.begin);
+                       st->plan.remote_base(j) + r.begin);
       exec_.counters().p2p_rows += r.count;
       exec_.counters().p2p_bytes += bytes_of(r.count, width);
     }
@@ -320,6 +329,50 @@ void Trainer::issue_exchange(int l, int j, bool scatter, int epoch, bool trainin
 // previous batch's rows (the waits before), and after the batches that wrote
 // the rows (this device's, earlier on the same queue). None for a first
 // batch whose rows were forwarded on the device.
+// Batch j's pulls from this process's peers, issued after batch j - 1's
+// exchange and before its compute, on each puller's peer queue: the rows an
+// owner keeps in place from batch j - 1 come from its merged buffer (after
+// its scatter of batch j - 1: x_ready), the rows it reads ahead for batch j
+// from its incoming slot (loaded), into the puller's remote area of batch j,
+// which batch j - 2 was the last to read (its compute precedes the puller's
+// own x_ready of batch j - 1). Batch j's exchange waits for them
+// (early_pulled); the owners' next scatter and read-ahead into the same
+// incoming slot wait for the puller's `pulled`, recorded after that.
+void Trainer::issue_early_pulls(int l, int j) {
+  const int64_t width = gather_width(opt_.model, opt_.gcn_order, l);
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    const int s = st->slot_of[j];
+    const DeviceStep& step = st->plan.steps[j];
+    const StepLists& lists = st->lists[s];
+    d.use(Queue::peer);
+    d.wait(d, st->x_ready);
+    d.wait(d, st->loaded[s]);  // the step's lists (a streamed step's upload)
+    for (const PeerRange& r : step.peers)
+      if (const DeviceState* peer = local_state(r.peer)) {
+        d.wait(*peer->dev, peer->x_ready);
+        d.wait(*peer->dev, peer->loaded[peer->slot_of[j]]);
+      }
+    d.begin_work();
+    const DevMat X = view(st->x, st->plan.buffer_rows, width);
+    for (const PeerRange& r : interleaved(step.peers, st->job, plan_.m)) {
+      DeviceState* peer = local_state(r.peer);
+      if (!peer) continue;  // another process's device: exchange_pulls, in the batch's exchange
+      const DevIdx src = lists.pull_src.sub(r.begin, r.count), dst = lists.pull_dst.sub(r.begin, r.count);
+      const DevArray<float> ahead = peer->incoming[peer->slot_of[j]];
+      d.pull_rows_from_peer(*peer->dev, view(peer->x, peer->plan.buffer_rows, width), src.sub(0, r.kept), X,
+                            dst.sub(0, r.kept));
+      d.pull_rows_from_peer(*peer->dev, view(ahead, ahead.size / width, width), src.sub(r.kept, r.count - r.kept), X,
+                            dst.sub(r.kept, r.count - r.kept));
+      exec_.counters().p2p_rows += r.count;
+      exec_.counters().p2p_early_rows += r.count;
+      exec_.counters().p2p_bytes += bytes_of(r.count, width);
+    }
+    d.end_work(WorkKind::d2d);
+    d.record(st->early_pulled);
+  }
+}
+
 void Trainer::read_tier(DeviceState& st, int l, int j, int epoch, bool training) {
   const DeviceState::RowTier& t = st.tier;
   if ((j == 0 && forwarded_) || t.hot_slots[j].size == 0) return;
@@ -369,7 +422,7 @@ void Trainer::issue_return(const HostMat& stored, int64_t width, int j) {
       for (const PeerRange& r : interleaved(step.peers, st->job, plan_.m)) {
         DeviceState* peer = local_state(r.peer);
         if (!peer) continue;
-        d.push_add_to_peer(G, st->plan.trans_capacity + r.begin, *peer->dev,
+        d.push_add_to_peer(G, st->plan.remote_base(j) + r.begin, *peer->dev,
                            view(peer->g, peer->plan.buffer_rows, width),
                            st->lists[st->slot_of[j]].remote_slots.sub(r.begin, r.count));
         exec_.counters().p2p_rows += r.count;
@@ -382,7 +435,7 @@ void Trainer::issue_return(const HostMat& stored, int64_t width, int j) {
       int64_t remote = 0;  // the rows pushed, to this process's devices or sent to others
       for (const PeerRange& r : st->plan.steps[j].peers) remote += r.count;
       d.use(Queue::compute);
-      d.zero(view(st->g, st->plan.buffer_rows, width), st->plan.trans_capacity, remote);
+      d.zero(view(st->g, st->plan.buffer_rows, width), st->plan.remote_base(j), remote);
       d.record(st->pushed);
     }
   }

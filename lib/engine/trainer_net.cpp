@@ -50,13 +50,13 @@ void Trainer::setup_net(int64_t max_gather) {
 }
 
 // The transfers of device st's own remote rows in batch j (its plan's
-// ranges owned by other processes' devices): rows trans_capacity + begin ...
+// ranges owned by other processes' devices): rows remote_base(j) + begin ...
 // of `buffer`, received in place (pulls) or sent from there (pushes).
 void Trainer::add_remote_ranges(DeviceState& st, DevMat buffer, int j, bool send, std::vector<RowTransfer>& group) {
   auto& c = exec_.counters();
   for (const PeerRange& r : st.plan.steps[static_cast<size_t>(j)].peers) {
     if (exec_.is_local(r.peer)) continue;
-    group.push_back({st.job - first_, r.peer, send, buffer.row(st.plan.trans_capacity + r.begin), r.count * buffer.cols});
+    group.push_back({st.job - first_, r.peer, send, buffer.row(st.plan.remote_base(j) + r.begin), r.count * buffer.cols});
     c.p2p_rows += r.count;
     c.p2p_bytes += bytes_of(r.count, buffer.cols);
     c.net_rows += r.count;

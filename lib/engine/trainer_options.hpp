@@ -100,6 +100,11 @@ struct TrainerOptions {
   // bits): those rows' gradients stop crossing the link and the host adds
   // them no more. Off: every return goes to the host (bench comparisons).
   bool tier_returns = true;
+  // Batch j + 1's P2P pulls run on the peer queue while batch j computes
+  // (needs the read-ahead of the full mode and a second remote area in the
+  // merged and gradient buffers: DevicePlan::remote_shift); off, they run on
+  // the compute queue between the batch's scatter and its compute.
+  bool overlap_pulls = true;
 };
 
 // Whether layer l's transform passes are fused into layer l - 1's (above).
@@ -138,6 +143,12 @@ inline int64_t fused_transform_width(const TrainerOptions& opt) {
 // transition set every batch, which would double the merged buffer).
 inline bool reads_ahead(const TrainerOptions& opt, int chunks) {
   return opt.comm == CommMode::full && opt.overlap_copies && chunks > 1;
+}
+
+// Whether the merged and gradient buffers have two remote areas (early pulls,
+// TrainerOptions::overlap_pulls) for a plan of m devices and this many chunks.
+inline bool two_remote_areas(const TrainerOptions& opt, int m, int chunks) {
+  return opt.overlap_pulls && m > 1 && reads_ahead(opt, chunks);
 }
 
 }  // namespace ht

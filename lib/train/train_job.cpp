@@ -197,7 +197,7 @@ bool resolve_store(const TrainJob& job, const TrainerOptions& opt, const Plan& p
 // since its start: which device and queue, what kind of work.
 std::unique_ptr<AtomicFile> write_timeline(const std::string& path, const std::vector<BusyInterval>& intervals,
                                            double median_epoch_ms) {
-  static const char* queue[] = {"compute", "load", "store", "host"};
+  static const char* queue[] = {"compute", "load", "store", "host", "peer"};
   static const char* kind[] = {"compute", "h2d", "d2h", "d2d", "host"};
   JsonWriter w;
   w.begin_object().field("median_epoch_ms", median_epoch_ms).key("intervals").begin_array();
@@ -216,17 +216,28 @@ std::unique_ptr<AtomicFile> write_timeline(const std::string& path, const std::v
 JsonWriter& counters_json(JsonWriter& w, const LinkCounters& c) {
   w.field("h2d_bytes", c.h2d_bytes).field("d2h_bytes", c.d2h_bytes).field("p2p_bytes", c.p2p_bytes);
   w.field("reuse_bytes", c.reuse_bytes).field("h2d_rows", c.h2d_rows).field("p2p_rows", c.p2p_rows);
-  w.field("reuse_rows", c.reuse_rows).field("d2h_rows", c.d2h_rows);
+  w.field("reuse_rows", c.reuse_rows).field("d2h_rows", c.d2h_rows).field("p2p_early_rows", c.p2p_early_rows);
   w.field("cache_bytes", c.cache_bytes).field("cache_rows", c.cache_rows);
   w.field("cache_hit_fraction", cache_hit_fraction(c));
   return w;
 }
 
 LinkCounters diff(const LinkCounters& a, const LinkCounters& b) {
-  return {a.h2d_bytes - b.h2d_bytes, a.d2h_bytes - b.d2h_bytes, a.p2p_bytes - b.p2p_bytes,
-          a.reuse_bytes - b.reuse_bytes, a.h2d_rows - b.h2d_rows, a.d2h_rows - b.d2h_rows,
-          a.p2p_rows - b.p2p_rows, a.reuse_rows - b.reuse_rows, a.cache_bytes - b.cache_bytes,
-          a.cache_rows - b.cache_rows};
+  LinkCounters d;
+  d.h2d_bytes = a.h2d_bytes - b.h2d_bytes;
+  d.d2h_bytes = a.d2h_bytes - b.d2h_bytes;
+  d.p2p_bytes = a.p2p_bytes - b.p2p_bytes;
+  d.reuse_bytes = a.reuse_bytes - b.reuse_bytes;
+  d.h2d_rows = a.h2d_rows - b.h2d_rows;
+  d.d2h_rows = a.d2h_rows - b.d2h_rows;
+  d.p2p_rows = a.p2p_rows - b.p2p_rows;
+  d.reuse_rows = a.reuse_rows - b.reuse_rows;
+  d.cache_bytes = a.cache_bytes - b.cache_bytes;
+  d.cache_rows = a.cache_rows - b.cache_rows;
+  d.net_bytes = a.net_bytes - b.net_bytes;
+  d.net_rows = a.net_rows - b.net_rows;
+  d.p2p_early_rows = a.p2p_early_rows - b.p2p_early_rows;
+  return d;
 }
 
 // The probe runs before the executor exists, so that its buffers cannot

@@ -3,12 +3,12 @@
 # and libraries carried in .carry/bin and .carry/lib (or .carry/lib.tar.xz), the 0880d9f-style
 # baseline ht-train in .carry/old, real graphs as .carry/graphs.tar.xz (tta). Write nothing but
 # what must come back under $OUT (8 files at most: tar the rest).
-# Usage: bench/device_runs.sh check|sanitize|prep|it|cache|scale|tta|tta-community|tta-community12m|gat|spmm|setup
+# Usage: bench/device_runs.sh check|sanitize|prep|it|cache|scale|scale2|tta|tta-community|tta-community12m|gat|spmm|setup
 #   (variables: see each mode)
 #   check  test_cuda_executor          prep   it-2004-like graph, partition, plan (GPUS, CHUNKS)
 #   it     ht-train on them: VARIANTS "new:bf16 old:bf16 new:fp32 new:bf16+no-gpu-accumulate", EPOCHS
 #   cache  bench/gpu_cache.sh old vs new (GRAPHS, NS, DTYPE, GPUS)
-#   scale  1 vs 2 GPUs (GRAPHS, NS, CACHES; MS="1 2 4" for more)   tta  bench/tta.sh on the carried graphs (GRAPHS_LIST)
+#   scale  1 vs 2 GPUs (GRAPHS, NS, CACHES; MS="1 2 4" for more)   scale2  the same with early pulls on/off, GAT   tta  bench/tta.sh on the carried graphs (GRAPHS_LIST)
 #   gat    GAT on a bench graph, old vs new (GF, DTYPES)
 #   setup  ht-train's setup, old vs new, in memory and n = 4 from plan files (GRAPHS)
 #   spmm   bench/spmm_backends.sh: --spmm own vs cusparse, GCN and GAT (GRAPHS, N, MODELS, EPOCHS);
@@ -87,6 +87,36 @@ scale)  # 1 vs 2 GPUs, n = NS per GPU, GCN 100-256-256-47, cache CACHES, on GRAP
       done
     done
   done
+  ;;
+scale2)  # issue 32: 1, 2, 4 GPUs (MS), n = NS per GPU, early pulls on and off (PULLS) at m > 1, CACHES, MODELS,
+  # partitions by METHOD (default: the graph's; community's METIS takes ~90 s per m, multilevel ~6 s)
+  source bench/bench_graphs.sh; C=/tmp/cache; mkdir -p $C $OUT/s2; t0=$SECONDS
+  for graph in ${GRAPHS:-community products}; do
+    bench_graph $graph > $OUT/s2/gen_$graph.log 2>&1 || { echo "gen $graph failed"; continue; }
+    meth=${METHOD:-$method}; [[ $method == range ]] && meth=range
+    for m in ${MS:-1 2 4}; do
+      [[ $m -le $NG ]] || continue
+      plan=$C/$P${m}x${NS:-4}_$meth
+      [[ -f $plan.htplan ]] || { $B/ht-partition -q -g $G -m $m -n ${NS:-4} --method $meth -o $plan.htp > /dev/null 2>&1 &&
+        $B/ht-reorganize -q -g $G -p $plan.htp -o $plan.htplan > /dev/null 2>&1; } || { echo "plan $graph m=$m failed"; continue; }
+      for model in ${MODELS:-gcn}; do
+        margs=(--model gcn --layers 100-256-256-47); [[ $model == gat ]] && margs=(--model gat --layers 100-64-64-47 --heads 4 --out-heads 1)
+        for cache in ${CACHES:-auto off}; do
+          for pulls in ${PULLS:-on off}; do
+            [[ $m == 1 && $pulls == off ]] && continue
+            extra=(); [[ $pulls == off ]] && extra=(--no-overlap-pulls)
+            tag=${graph}_${model}_m${m}_${cache}_$pulls
+            timeout 200 $B/ht-train --graph $G --partition $plan.htp --plan $plan.htplan --backend cuda --gpus $m "${margs[@]}" \
+              --epochs ${EPOCHS:-8} --warmup 2 --eval-every 100 --dropout 0 --comm full --store host \
+              --gpu-cache $cache "${extra[@]}" --metrics-out $OUT/s2/$tag.jsonl > $OUT/s2/$tag.log 2>&1
+            echo "== $tag rc=$? | $(grep -E '^median epoch' $OUT/s2/$tag.log | cut -c1-100) | $(grep -E '^per-GPU' $OUT/s2/$tag.log)"
+            grep -E "^exposed|^per epoch" $OUT/s2/$tag.log | cut -c1-160
+          done
+        done
+      done
+    done
+  done
+  echo "scale2 took $((SECONDS - t0)) s"; tar czf $OUT/scale2.tar.gz -C $OUT s2 && rm -rf $OUT/s2
   ;;
 tta)  # bench/tta.sh on the carried real graphs (GRAPHS_LIST), EPOCHS, PATIENCE
   ldd $B/ht-train | grep "not found"

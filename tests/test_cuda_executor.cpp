@@ -487,14 +487,17 @@ TEST(CudaKernels, PeerPullAndPushMatchCpu) {
     a.synchronize();
     a.push_add_to_peer({xa.data, rows, cols}, 10, b, {xb.data, rows, cols}, idx);
     a.synchronize();
-    // The scattered pull (Queue::peer's early pulls): rows into reversed places.
+    // Early pulls (Queue::peer): b packs rows into scattered places (index
+    // lists on a), then copies them to a on the copy engines.
     std::vector<uint32_t> dst_rows(peer_rows.size());
     for (size_t k = 0; k < dst_rows.size(); ++k) dst_rows[k] = static_cast<uint32_t>(rows - 1 - 2 * k);
     DevIdx didx = a.upload(std::span<const uint32_t>(dst_rows));
-    a.use(Queue::peer);
-    a.pull_rows_from_peer(b, {xb.data, rows, cols}, idx, {xa.data, rows, cols}, didx);
-    a.use(Queue::compute);
-    a.synchronize();
+    DevArray<float> packed = b.alloc_floats(rows * cols);
+    b.use(Queue::peer);
+    b.gather_rows({xb.data, rows, cols}, idx, {packed.data, rows, cols}, didx);
+    b.copy_to_peer({packed.data, rows, cols}, a, {xa.data, rows, cols});
+    b.use(Queue::compute);
+    b.synchronize();
     out[side] = read_all(b, xb);
     const std::vector<float> pulled = read_all(a, xa);
     out[side].insert(out[side].end(), pulled.begin(), pulled.end());

@@ -103,7 +103,7 @@ struct Case {
 std::string name(const Case& c) {
   const char* comm[] = {"baseline", "p2p", "full"};
   const char* order[] = {"auto", "aggregate-first", "transform-first"};
-  const char* timing_name[] = {"", " late copies", " late compute"};
+  const char* timing_name[] = {"", " late copies", " late compute", " late compute, early peer queue"};
   return fmt::format("{} m={} n={} {} dropout={} {}{}{}", c.kind == ModelKind::gcn ? "GCN" : "GAT", c.m, c.n,
                      comm[static_cast<int>(c.comm)], c.dropout, order[static_cast<int>(c.order)],
                      c.overlap ? timing_name[static_cast<int>(c.timing)] : " copies in line",
@@ -471,7 +471,8 @@ TEST(Engine, EarlyPullsEqualPullsAfterScatter) {
   for (ModelKind kind : {ModelKind::gcn, ModelKind::gat})
     for (GcnOrder order : {GcnOrder::automatic, GcnOrder::transform_first})
       for (auto [m, n] : {std::pair{2, 2}, std::pair{2, 4}, std::pair{4, 3}})  // n 4: an incoming slot reused in a pass
-        for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute})
+        for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute,
+                                  CopyTiming::late_compute_early_peer})
           for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16}) {
             if (kind == ModelKind::gat && order != GcnOrder::automatic) continue;
             Case c{kind, m, n, CommMode::full, 0.5f, order};

@@ -344,11 +344,20 @@ void CudaDevice::pull_from_peer(Device&, DevMat peer_src, DevIdx peer_rows, DevM
   cuda::pull_rows(peer_src.data, peer_rows.data, peer_rows.size, dst.cols, dst.row(dst_row0), current());
 }
 
-void CudaDevice::pull_rows_from_peer(Device&, DevMat peer_src, DevIdx peer_rows, DevMat dst, DevIdx dst_rows) {
-  HT_ASSERT(peer_src.cols == dst.cols && peer_rows.size == dst_rows.size);
+void CudaDevice::gather_rows(DevMat src, DevIdx src_rows, DevMat dst, DevIdx dst_rows) {
+  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
   activate();
-  cuda::pull_rows_scattered(peer_src.data, peer_rows.data, peer_rows.size, dst.cols, dst.data, dst_rows.data,
-                            current());
+  cuda::pull_rows_scattered(src.data, src_rows.data, src_rows.size, dst.cols, dst.data, dst_rows.data, current());
+}
+
+void CudaDevice::copy_to_peer(DevMat src, Device& peer, DevMat peer_dst) {
+  HT_CHECK(src.rows == peer_dst.rows && src.cols == peer_dst.cols, "peer copy of {}x{} rows into {}x{}", src.rows,
+           src.cols, peer_dst.rows, peer_dst.cols);
+  if (src.rows * src.cols == 0) return;
+  activate();
+  const int to = static_cast<CudaDevice&>(peer).cuda_id();
+  HT_CUDA_TRY(cudaMemcpyPeerAsync(peer_dst.data, to, src.data, cuda_id(), static_cast<size_t>(src.rows * src.cols) * 4,
+                                  current()));
 }
 
 void CudaDevice::push_add_to_peer(DevMat src, int64_t src_row0, Device&, DevMat peer_dst, DevIdx peer_rows) {

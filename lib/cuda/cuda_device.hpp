@@ -106,7 +106,8 @@ class CudaDevice final : public Device {
   void copy_from_host(const HostMat& src, int64_t src_row0, int64_t n, DevMat dst, int64_t dst_row0) override;
   void copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) override;
   void pull_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) override;
-  void pull_rows_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, DevIdx dst_rows) override;
+  void gather_rows(DevMat src, DevIdx src_rows, DevMat dst, DevIdx dst_rows) override;
+  void copy_to_peer(DevMat src, Device& peer, DevMat peer_dst) override;
   void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) override;
   void add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) override;
   void compact_and_zero(DevMat src, DevIdx rows, DevMat staging) override;

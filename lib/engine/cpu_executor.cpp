@@ -242,12 +242,19 @@ void CpuDevice::pull_from_peer(Device&, DevMat peer_src, DevIdx peer_rows, DevMa
   });
 }
 
-void CpuDevice::pull_rows_from_peer(Device&, DevMat peer_src, DevIdx peer_rows, DevMat dst, DevIdx dst_rows) {
-  HT_ASSERT(peer_src.cols == dst.cols && peer_rows.size == dst_rows.size);
-  enqueue([=, this] {
+void CpuDevice::gather_rows(DevMat src, DevIdx src_rows, DevMat dst, DevIdx dst_rows) {
+  HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
+  enqueue([=] {
   #pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < peer_rows.size; ++k)
-      std::memcpy(dst.row(dst_rows.data[k]), peer_src.row(peer_rows.data[k]), static_cast<size_t>(dst.cols) * 4);
+    for (int64_t k = 0; k < src_rows.size; ++k)
+      std::memcpy(dst.row(dst_rows.data[k]), src.row(src_rows.data[k]), static_cast<size_t>(dst.cols) * 4);
+  });
+}
+
+void CpuDevice::copy_to_peer(DevMat src, Device&, DevMat peer_dst) {
+  HT_ASSERT(src.rows == peer_dst.rows && src.cols == peer_dst.cols);
+  enqueue([=] {
+    if (src.rows > 0) std::memcpy(peer_dst.data, src.data, static_cast<size_t>(src.rows * src.cols) * 4);
   });
 }
 

@@ -13,8 +13,10 @@
 // overwritten row. `late_compute` is the mirror image: loads run when issued,
 // every other queue waits until forced, so a load that overwrites a buffer
 // (or a packed step) that earlier work still has to read shows up. The peer
-// queue's pulls are deferred under both: run before a consumer that does not
-// wait for them, or after a load that overwrites their source. The equivalence tests
+// queue's early pulls are deferred under both (run before a consumer that
+// does not wait for them, or after a load that overwrites their source) and
+// run when issued under `late_compute_early_peer` (before the compute that
+// still reads what they overwrite). The equivalence tests
 // run all three timings.
 #include <deque>
 #include <functional>
@@ -26,7 +28,7 @@
 
 namespace ht {
 
-enum class CopyTiming { eager, late, late_compute };
+enum class CopyTiming { eager, late, late_compute, late_compute_early_peer };
 
 class CpuDevice final : public Device {
  public:
@@ -62,7 +64,8 @@ class CpuDevice final : public Device {
   void copy_from_host(const HostMat& src, int64_t src_row0, int64_t n, DevMat dst, int64_t dst_row0) override;
   void copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) override;
   void pull_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) override;
-  void pull_rows_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, DevIdx dst_rows) override;
+  void gather_rows(DevMat src, DevIdx src_rows, DevMat dst, DevIdx dst_rows) override;
+  void copy_to_peer(DevMat src, Device& peer, DevMat peer_dst) override;
   void push_add_to_peer(DevMat src, int64_t src_row0, Device& peer, DevMat peer_dst, DevIdx peer_rows) override;
   void add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) override;
   void compact_and_zero(DevMat src, DevIdx rows, DevMat staging) override;
@@ -121,7 +124,13 @@ class CpuDevice final : public Device {
   // Issues `op` on the current queue: runs it now, or defers it (late timing).
   void enqueue(std::function<void()> op);
   bool deferred(Queue q) const {
-    return timing_ == CopyTiming::late ? q != Queue::compute : timing_ == CopyTiming::late_compute && q != Queue::load;
+    switch (timing_) {
+      case CopyTiming::eager: return false;
+      case CopyTiming::late: return q != Queue::compute;
+      case CopyTiming::late_compute: return q != Queue::load;
+      case CopyTiming::late_compute_early_peer: return q != Queue::load && q != Queue::peer;
+    }
+    return false;
   }
   // Runs queue q's deferred operations up to its issued position `pos`.
   void run_until(Queue q, int64_t pos);

@@ -219,8 +219,7 @@ struct EarlyPulls {
   std::vector<uint32_t> src, dst;
 };
 
-EarlyPulls early_pulls(const Plan& plan, int j, const ChunkPlan& s, CommMode mode, int64_t remote_base,
-                       std::vector<PeerRange>& peers) {
+EarlyPulls early_pulls(const Plan& plan, int j, const ChunkPlan& s, CommMode mode, std::vector<PeerRange>& peers) {
   EarlyPulls out;
   out.src.reserve(s.remote_slot.size());
   out.dst.reserve(s.remote_slot.size());
@@ -238,7 +237,7 @@ EarlyPulls early_pulls(const Plan& plan, int j, const ChunkPlan& s, CommMode mod
                  s.chunk, i, s.remote_slot[i], r.peer);
         if ((w == -1) != (pass == 0)) continue;
         out.src.push_back(static_cast<uint32_t>(w == -1 ? s.remote_slot[i] : w));
-        out.dst.push_back(static_cast<uint32_t>(remote_base + i));
+        out.dst.push_back(static_cast<uint32_t>(i - r.begin));
       }
       if (pass == 0) r.kept = static_cast<int64_t>(out.src.size()) - r.begin;
     }
@@ -340,7 +339,7 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   const StepIndexLists x = index_lists(s, mode);
   if (mode != CommMode::baseline) ds.peers = peer_ranges(s);
   EarlyPulls early;
-  if (dp.remote_shift > 0 && j > 0) early = early_pulls(plan, j, s, mode, dp.remote_base(j), ds.peers);
+  if (dp.remote_shift > 0 && j > 0) early = early_pulls(plan, j, s, mode, ds.peers);
   Packer pk;
   lay_out(ds, pk, t, x, mode == CommMode::baseline ? 0 : s.remote_slot.size(), early);
   std::byte* base = nullptr;

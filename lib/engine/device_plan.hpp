@@ -79,10 +79,10 @@ struct DeviceStep {
   // Early pulls (DevicePlan::remote_shift > 0, batches after the first):
   // the remote rows, range by range (PeerRange::kept first), as the owner's
   // source row — a row of its merged buffer it keeps from its previous step,
-  // or a row of its read-ahead (incoming) rows of this step — and the row of
-  // this device's merged buffer (in the step's remote area) it goes to. The
-  // owner's scatter of the read-ahead rows is then not waited for, so the
-  // pulls run while the previous batch computes (Trainer::issue_early_pulls).
+  // or a row of its read-ahead (incoming) rows of this step — and the row's
+  // place in its range. The owner packs them in range order and copies the
+  // range into place without waiting for its own scatter of the read-ahead
+  // rows, while the previous batch computes (Trainer::issue_early_pulls).
   Slice pull_src, pull_dst;
   std::vector<PeerRange> peers;            // per-peer ranges of the remote list
   std::span<const vid_t> flush_vids_host;  // flush_vids, in the plan (host memory)

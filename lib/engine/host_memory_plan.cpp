@@ -266,6 +266,7 @@ int64_t emulated_device_bytes(const PlanShape& p, int gpu, const TrainerOptions&
     max_flush = std::max(max_flush, flush_rows(s, mode));
   }
   int64_t b = 4 * rows * max_gather * 2 + 4 * nd * max_out * 2;  // merged data and gradient buffers; z, dz
+  b += 4 * early_send_rows(p, gpu, opt) * max_gather;              // early pulls' packed rows
   b += streams_on_host(p, opt) ? 2 * std::max<int64_t>(max_step, 256) : all_steps;
   const int64_t later = reads_ahead(opt, p.n) ? std::max<int64_t>(max_later, 1) : 0;
   const int64_t tw = fused_transform_width(opt);

@@ -78,6 +78,7 @@ DeviceMemoryNeed device_memory_need(const PlanShape& plan, int gpu, const Traine
   DeviceMemoryNeed need;
   int64_t& var = need.per_chunk_bytes;
   var += 4 * rows * max_gather * 2;  // merged data and gradient buffers
+  var += 4 * early_send_rows(plan, gpu, opt) * max_gather;  // early pulls' packed rows
   var += streamed ? 2 * max_step : all_steps;  // packed steps: a ring of two, or all of them
   if (ahead) var += 2 * 4 * max_later * max_gather;
   // Per slot: inputs (a, h, ∇h), outputs (a, h, ∇logits); z and ∇z once.
@@ -118,6 +119,18 @@ DeviceMemoryNeed device_memory_need(const PlanShape& plan, int gpu, const Traine
 DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t limit) {
   const PlanShape shape = shape_of(plan);
   return device_memory_need(shape, gpu, opt, streams_steps(shape, gpu, opt, limit));
+}
+
+int64_t early_send_rows(const PlanShape& plan, int gpu, const TrainerOptions& opt) {
+  if (!two_remote_areas(opt, plan.m, plan.n)) return 0;
+  int64_t most = 0;
+  for (int j = 1; j < plan.n; ++j) {
+    int64_t rows = 0;
+    for (int q = 0; q < plan.m; ++q)
+      if (q != gpu) rows += plan.step(j, q).remote;
+    most = std::max(most, rows);
+  }
+  return most;
 }
 
 int64_t second_merged_buffer_bytes(const PlanShape& plan, int gpu, const TrainerOptions& opt) {

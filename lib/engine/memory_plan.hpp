@@ -56,6 +56,11 @@ bool streams_steps(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t
 // not ask for one): Trainer::setup_devices allocates it last and only when it
 // fits, so the need above leaves it out; --chunks auto counts it, because a
 // count without room for it runs its gathering passes one after the other.
+// Rows of a device's early-pull send buffer (Trainer::issue_early_pulls):
+// the most rows its peers pull from it in one batch, bounded by the sum of
+// their remote rows; 0 without two remote areas.
+int64_t early_send_rows(const PlanShape& plan, int gpu, const TrainerOptions& opt);
+
 int64_t second_merged_buffer_bytes(const PlanShape& plan, int gpu, const TrainerOptions& opt);
 
 // Throws ht::Error when `need` exceeds `limit` (bytes; 0 = no limit), naming

@@ -173,6 +173,7 @@ void Trainer::setup_devices(const TrainerInputs& in) {
   std::vector<DevicePlan*> plans;
   std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, gat, pinned,
                                                      two_remote_areas(opt_, plan_.m, plan_.n));
+  const PlanShape shape = shape_of(plan_);
   for (int i = 0; i < local; ++i) {
     auto st = std::make_unique<DeviceState>();
     Device& d = exec_.device(i);
@@ -185,6 +186,8 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     const int64_t nd = std::max<int64_t>(plan_.max_dst[st->job], 1), ne = std::max<int64_t>(plan_.max_edges[st->job], 1);
     st->xs[0] = st->xs[1] = st->x = d.alloc_floats(rows * max_gather);
     st->g = d.alloc_floats(rows * max_gather);
+    if (const int64_t send = early_send_rows(shape, st->job, opt_); send > 0)
+      st->send = d.alloc_floats(send * max_gather);
     st->z = d.alloc_floats(nd * max_out);
     st->dz = d.alloc_floats(nd * max_out);
     const int64_t later = read_ahead() ? std::max<int64_t>(dp.max_later_loads, 1) : 0;
@@ -250,7 +253,7 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     }
     for (int s = 0; s < kSlots; ++s)
       for (Event* e : {&st->loaded[s], &st->computed[s], &st->stored[s]}) *e = d.create_event();
-    for (Event* e : {&st->x_ready, &st->pulled, &st->early_pulled, &st->pushed, &st->flushed, &st->g_ready, &st->phase_stored,
+    for (Event* e : {&st->x_ready, &st->pulled, &st->early_packed, &st->early_sent, &st->pushed, &st->flushed, &st->g_ready, &st->phase_stored,
                      &st->phase_host, &st->x_free[0], &st->x_free[1]})
       *e = d.create_event();
     for (auto& set : st->batch_stored)

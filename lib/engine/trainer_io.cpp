@@ -225,9 +225,7 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
       for (auto& peer : dev_)
         if (peer != st) d.wait(*peer->dev, peer->pulled);
     } else if (ahead && st->plan.remote_shift > 0) {
-      // The peers' early pulls of batch j - 2 read the incoming slot this overwrites.
-      for (auto& peer : dev_)
-        if (peer != st) d.wait(*peer->dev, peer->pulled);
+      d.wait(d, st->early_packed);  // its early pulls of batch j - 2 read the incoming slot this overwrites
     }
     const bool produced = early_ && prev_produced_;
     const bool on_device = first && forwarded_;
@@ -281,11 +279,14 @@ void Trainer::issue_exchange(int l, int j, bool scatter, bool pulled_early, int 
     // (Waited for before the other devices' scatters are issued: the CPU
     // executor's late copies then run the pulls before the owners' loads a
     // missing wait would have let them overtake.)
-    if (pulled_early) d.wait(d, st->early_pulled);  // issue_early_pulls, on the peer queue
+    if (pulled_early)  // issue_early_pulls, on the owners' peer queues
+      for (const PeerRange& r : st->plan.steps[j].peers)
+        if (const DeviceState* owner = local_state(r.peer)) d.wait(*owner->dev, owner->early_sent);
     d.wait(d, st->loaded[s]);
     if (scatter) {
       for (auto& peer : dev_)
         if (peer != st) d.wait(*peer->dev, peer->pulled);
+      if (st->plan.remote_shift > 0) d.wait(d, st->early_packed);  // its early pulls of batch j - 1 read x
       const DevIdx rows = tier ? tier->cold_rows[j] : st->lists[s].load_rows;
       d.begin_work();
       const HostMat incoming{st->incoming[s].data, rows.size, width, d.index()};
@@ -329,47 +330,70 @@ void Trainer::issue_exchange(int l, int j, bool scatter, bool pulled_early, int 
 // previous batch's rows (the waits before), and after the batches that wrote
 // the rows (this device's, earlier on the same queue). None for a first
 // batch whose rows were forwarded on the device.
-// Batch j's pulls from this process's peers, issued after batch j - 1's
-// exchange and before its compute, on each puller's peer queue: the rows an
-// owner keeps in place from batch j - 1 come from its merged buffer (after
-// its scatter of batch j - 1: x_ready), the rows it reads ahead for batch j
-// from its incoming slot (loaded), into the puller's remote area of batch j,
-// which batch j - 2 was the last to read (its compute precedes the puller's
-// own x_ready of batch j - 1). Batch j's exchange waits for them
-// (early_pulled); the owners' next scatter and read-ahead into the same
-// incoming slot wait for the puller's `pulled`, recorded after that.
+// Batch j's pulls between this process's devices, issued after batch j - 1's
+// exchange and before its compute, on each owner's peer queue: the rows it
+// keeps in place from batch j - 1 come from its merged buffer (after its
+// scatter of batch j - 1: x_ready), the rows it reads ahead for batch j from
+// its incoming slot (loaded); it packs each puller's range (index lists on
+// the puller, bound when the puller loaded the step) and copies it on the copy
+// engines into the puller's remote area of batch j, which the puller's batch
+// j - 2 was the last to read (its compute precedes the puller's x_ready of
+// batch j - 1). The pullers' exchange of batch j waits for early_sent; the
+// owner's next scatter and read-ahead into the same incoming slot wait for
+// early_packed. Packing on the owner reads local memory: the copy crosses
+// NVLink on a copy engine instead of warps waiting for remote loads beside the
+// compute (measured: SM pulls on a second stream slowed the compute as much
+// as they saved).
 void Trainer::issue_early_pulls(int l, int j) {
   const int64_t width = gather_width(opt_.model, opt_.gcn_order, l);
-  for (auto& st : dev_) {
-    Device& d = *st->dev;
-    const int s = st->slot_of[j];
-    const DeviceStep& step = st->plan.steps[j];
-    const StepLists& lists = st->lists[s];
+  struct Range {
+    DeviceState* puller;
+    const PeerRange* r;
+  };
+  for (auto& owner : dev_) {
+    Device& d = *owner->dev;
+    std::vector<Range> ranges;  // the pullers' ranges of this owner's rows, in device order
+    for (auto& p : dev_)
+      if (p != owner)
+        for (const PeerRange& r : p->plan.steps[j].peers)
+          if (r.peer == owner->job && r.count > 0) ranges.push_back({p.get(), &r});
+    if (ranges.empty()) continue;
     d.use(Queue::peer);
-    d.wait(d, st->x_ready);
-    d.wait(d, st->loaded[s]);  // the step's lists (a streamed step's upload)
-    for (const PeerRange& r : step.peers)
-      if (const DeviceState* peer = local_state(r.peer)) {
-        d.wait(*peer->dev, peer->x_ready);
-        d.wait(*peer->dev, peer->loaded[peer->slot_of[j]]);
-      }
+    d.wait(d, owner->x_ready);
+    d.wait(d, owner->loaded[owner->slot_of[j]]);
+    for (const Range& g : ranges) d.wait(*g.puller->dev, g.puller->loaded[g.puller->slot_of[j]]);
+    const DevMat X = view(owner->x, owner->plan.buffer_rows, width);
+    const DevArray<float> in = owner->incoming[owner->slot_of[j]];
+    const DevMat ahead = view(in, in.size / width, width);
     d.begin_work();
-    const DevMat X = view(st->x, st->plan.buffer_rows, width);
-    for (const PeerRange& r : interleaved(step.peers, st->job, plan_.m)) {
-      DeviceState* peer = local_state(r.peer);
-      if (!peer) continue;  // another process's device: exchange_pulls, in the batch's exchange
-      const DevIdx src = lists.pull_src.sub(r.begin, r.count), dst = lists.pull_dst.sub(r.begin, r.count);
-      const DevArray<float> ahead = peer->incoming[peer->slot_of[j]];
-      d.pull_rows_from_peer(*peer->dev, view(peer->x, peer->plan.buffer_rows, width), src.sub(0, r.kept), X,
-                            dst.sub(0, r.kept));
-      d.pull_rows_from_peer(*peer->dev, view(ahead, ahead.size / width, width), src.sub(r.kept, r.count - r.kept), X,
-                            dst.sub(r.kept, r.count - r.kept));
-      exec_.counters().p2p_rows += r.count;
-      exec_.counters().p2p_early_rows += r.count;
-      exec_.counters().p2p_bytes += bytes_of(r.count, width);
+    int64_t row0 = 0;
+    for (const Range& g : ranges) {
+      const StepLists& lists = g.puller->lists[g.puller->slot_of[j]];
+      const int64_t kept = g.r->kept, count = g.r->count;
+      const DevIdx src = lists.pull_src.sub(g.r->begin, count), dst = lists.pull_dst.sub(g.r->begin, count);
+      const DevMat packed{owner->send.data + row0 * width, count, width};
+      d.gather_rows(X, src.sub(0, kept), packed, dst.sub(0, kept));
+      d.gather_rows(ahead, src.sub(kept, count - kept), packed, dst.sub(kept, count - kept));
+      row0 += count;
     }
-    d.end_work(WorkKind::d2d);
-    d.record(st->early_pulled);
+    d.end_work(WorkKind::compute);
+    d.record(owner->early_packed);
+    row0 = 0;
+    for (const Range& g : ranges) {
+      DeviceState& p = *g.puller;
+      const int64_t count = g.r->count;
+      d.wait(*p.dev, p.x_ready);
+      d.begin_work();
+      d.copy_to_peer({owner->send.data + row0 * width, count, width}, *p.dev,
+                     {p.x.data + (p.plan.remote_base(j) + g.r->begin) * width, count, width});
+      d.end_work(WorkKind::d2d);
+      row0 += count;
+      exec_.counters().p2p_rows += count;
+      exec_.counters().p2p_early_rows += count;
+      exec_.counters().p2p_bytes += bytes_of(count, width);
+    }
+    HT_ASSERT(row0 * width <= owner->send.size);
+    d.record(owner->early_sent);
   }
 }
 

@@ -14,11 +14,11 @@
 // gathered ahead into incoming[s] and scattered into x after batch j (waiting
 // for the peers' pulls of batch j: `pulled`); peers pull batch j + 1's rows
 // after the owner's scatter (`x_ready`) or, early (two remote areas), while
-// the owner computes batch j: from the rows it keeps in x (after its scatter
-// of batch j, `x_ready`) and its read-ahead rows (`loaded`), into the other
-// remote area, on the puller's peer queue (`early_pulled`); the owner's next
-// scatter and its read-ahead into the same incoming slot wait for them
-// (`pulled`, recorded after the puller's compute queue waited for them). Gradient pushes wait for the owner's
+// the batch before computes: the owner packs them on its peer queue from the
+// rows it keeps in x (after its scatter of that batch, `x_ready`) and its
+// read-ahead rows (`loaded`), `early_packed`, and copies them into the
+// pullers' other remote area, `early_sent`; its next scatter and read-ahead
+// into the same incoming slot wait for `early_packed`. Gradient pushes wait for the owner's
 // compute of the batch (`g_ready`, after its previous flush), flushes wait
 // for the peers' pushes (`pushed`).
 #include <memory>
@@ -156,7 +156,11 @@ struct Trainer::DeviceState {
   int64_t stage_seq = 0;            // staging pieces started
   Event loaded[kSlots], computed[kSlots], stored[kSlots];
   Event x_ready, pulled, pushed, flushed;
-  Event early_pulled;               // peer queue: the batch's early pulls are in (Trainer::issue_early_pulls)
+  // Early pulls (Trainer::issue_early_pulls), on this device's peer queue as
+  // an owner: its rows for the pullers packed (its merged buffer and incoming
+  // slot may change), then copied into the pullers' merged buffers.
+  Event early_packed, early_sent;
+  DevArray<float> send;             // the packed rows (early_send_rows x max gather width)
   Event g_ready;                    // compute queue: this batch's gradient rows are in g (before pushes)
   Event compacted[kStagingSlots], copied[kStagingSlots];
   Event added[kStagingSlots];       // on the adding host queue (Trainer::own_host_queues): this device's piece is added

@@ -334,10 +334,12 @@ int main(int argc, char** argv) {
                "Send every gradient return to the host, instead of letting the GPU cache's row tier of t^l (a "
                "transform-first GCN layer's gathered matrix) take the returns of ∇t^l into its rows on the GPU "
                "(results are identical)");
-  app.add_flag("!--no-overlap-pulls", job.trainer.overlap_pulls,
-               "Pull a batch's rows from the other GPUs on the compute queue after the previous batch, instead of "
-               "while it computes (the early pulls need --comm full with read-ahead and a second remote area in the "
-               "merged and gradient buffers; results are identical)");
+  app.add_flag("--overlap-pulls", job.trainer.overlap_pulls,
+               "Move a batch's rows between GPUs while the previous batch computes (each GPU packs the rows its peers "
+               "read and copies them on the copy engines), instead of pulling them on the compute queue after the "
+               "previous batch; needs --comm full with read-ahead and a second remote area in the merged and gradient "
+               "buffers; results are identical. Measured: faster for GCN on 2 GPUs, slower for GAT and for 4 GPUs "
+               "with much peer traffic (bench/RESULTS.md)");
   ht::cli::add_enum(app, "--store", job.store, ht::store_choice_names(),
                     "Vertex store: host (pinned), device (in-memory mode: m = 1, n = 1), auto = device when it fits");
   ht::cli::add_enum(app, "--host-dtype", job.trainer.host_dtype, ht::store_dtype_names(),

@@ -104,7 +104,7 @@ scale2)  # issue 32: 1, 2, 4 GPUs (MS), n = NS per GPU, early pulls on and off (
         for cache in ${CACHES:-auto off}; do
           for pulls in ${PULLS:-on off}; do
             [[ $m == 1 && $pulls == off ]] && continue
-            extra=(); [[ $pulls == off ]] && extra=(--no-overlap-pulls)
+            extra=(); [[ $pulls == on && $m -gt 1 ]] && extra=(--overlap-pulls)
             tag=${graph}_${model}_m${m}_${cache}_$pulls
             timeout 200 $B/ht-train --graph $G --partition $plan.htp --plan $plan.htplan --backend cuda --gpus $m "${margs[@]}" \
               --epochs ${EPOCHS:-8} --warmup 2 --eval-every 100 --dropout 0 --comm full --store host \

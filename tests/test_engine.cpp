@@ -97,7 +97,7 @@ struct Case {
   int64_t tier_rows = -1;  // TrainerOptions::tier_rows_max
   bool gpu_accumulate = true;  // TrainerOptions::gpu_accumulate
   bool tier_returns = true;    // TrainerOptions::tier_returns
-  bool early_pulls = true;     // TrainerOptions::overlap_pulls
+  bool early_pulls = false;    // TrainerOptions::overlap_pulls
 };
 
 std::string name(const Case& c) {

@@ -100,11 +100,15 @@ struct TrainerOptions {
   // bits): those rows' gradients stop crossing the link and the host adds
   // them no more. Off: every return goes to the host (bench comparisons).
   bool tier_returns = true;
-  // Batch j + 1's P2P pulls run on the peer queue while batch j computes
-  // (needs the read-ahead of the full mode and a second remote area in the
-  // merged and gradient buffers: DevicePlan::remote_shift); off, they run on
-  // the compute queue between the batch's scatter and its compute.
-  bool overlap_pulls = true;
+  // Batch j + 1's P2P pulls run while batch j computes: each owner packs its
+  // rows on its peer queue and copies them on the copy engines (needs the
+  // read-ahead of the full mode and a second remote area in the merged and
+  // gradient buffers: DevicePlan::remote_shift); off, they run on the compute
+  // queue between the batch's scatter and its compute. Off by default: on
+  // 4 x H200 it took GCN at m = 2 from 132.4 to 123.8 ms (community, GPU
+  // cache auto) but slowed m = 4 products-like by 16% and GAT by 7-13%
+  // (bench/RESULTS.md, session 10).
+  bool overlap_pulls = false;
 };
 
 // Whether layer l's transform passes are fused into layer l - 1's (above).

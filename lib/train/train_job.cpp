@@ -223,20 +223,15 @@ JsonWriter& counters_json(JsonWriter& w, const LinkCounters& c) {
 }
 
 LinkCounters diff(const LinkCounters& a, const LinkCounters& b) {
+  static constexpr int64_t LinkCounters::*kFields[] = {
+      &LinkCounters::h2d_bytes,  &LinkCounters::d2h_bytes,  &LinkCounters::p2p_bytes, &LinkCounters::reuse_bytes,
+      &LinkCounters::h2d_rows,   &LinkCounters::d2h_rows,   &LinkCounters::p2p_rows,  &LinkCounters::reuse_rows,
+      &LinkCounters::cache_bytes, &LinkCounters::cache_rows, &LinkCounters::net_bytes, &LinkCounters::net_rows,
+      &LinkCounters::p2p_early_rows};
+  static_assert(sizeof(kFields) / sizeof(kFields[0]) * sizeof(int64_t) == sizeof(LinkCounters),
+                "every counter of LinkCounters is listed");
   LinkCounters d;
-  d.h2d_bytes = a.h2d_bytes - b.h2d_bytes;
-  d.d2h_bytes = a.d2h_bytes - b.d2h_bytes;
-  d.p2p_bytes = a.p2p_bytes - b.p2p_bytes;
-  d.reuse_bytes = a.reuse_bytes - b.reuse_bytes;
-  d.h2d_rows = a.h2d_rows - b.h2d_rows;
-  d.d2h_rows = a.d2h_rows - b.d2h_rows;
-  d.p2p_rows = a.p2p_rows - b.p2p_rows;
-  d.reuse_rows = a.reuse_rows - b.reuse_rows;
-  d.cache_bytes = a.cache_bytes - b.cache_bytes;
-  d.cache_rows = a.cache_rows - b.cache_rows;
-  d.net_bytes = a.net_bytes - b.net_bytes;
-  d.net_rows = a.net_rows - b.net_rows;
-  d.p2p_early_rows = a.p2p_early_rows - b.p2p_early_rows;
+  for (int64_t LinkCounters::*f : kFields) d.*f = a.*f - b.*f;
   return d;
 }
 

@@ -87,7 +87,9 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
   // plan's lists and the renumbered graph before the store takes its memory.
   Timer t;
   setup_devices(in);
+  Timer lists;
   if (in.inputs_read) in.inputs_read();
+  setup_phases_.add_part("device plans", "inputs released", lists.seconds());
   setup_phases_.add("device plans", t.seconds());
   t.reset();
   store_.h.resize(L + 1);
@@ -169,9 +171,17 @@ void Trainer::setup_devices(const TrainerInputs& in) {
   for (int i = 0; i < local; ++i)
     check_device_memory(device_memory_need(plan_, first_ + i, opt_, exec_.memory_limit(i)), exec_.memory_limit(i),
                         first_ + i, plan_.n);
+  // Where the phase's time goes (the summary's "device plans" parts).
+  Timer part;
+  auto lap = [&](const char* name) {
+    setup_phases_.add_part("device plans", name, part.seconds());
+    part.reset();
+  };
+  lap("checks");
   auto pinned = [&](int64_t bytes) { return exec_.alloc_pinned_bytes(bytes); };
   std::vector<DevicePlan*> plans;
   std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, gat, pinned);
+  lap("steps");
   for (int i = 0; i < local; ++i) {
     auto st = std::make_unique<DeviceState>();
     Device& d = exec_.device(i);
@@ -272,11 +282,14 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     plans.push_back(&st->plan);
     dev_.push_back(std::move(st));
   }
+  lap("buffers");
   setup_net(max_gather);
   write_first_ = mark_first_flushes(plans, num_vertices_, held_begin_, held_end_);
   if (!write_first_) log::debug("some vertex is never returned: gradient stores are cleared per layer");
+  lap("first returns");
   setup_forwarding();
   setup_handoff(plans);  // before the resident steps are copied: it reorders their flush lists
+  lap("forwarding and handoff");
   for (auto& st : dev_) {
     if (st->streamed) continue;
     st->dev->use(Queue::compute);
@@ -286,6 +299,7 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     }
   }
   exec_.synchronize_all();  // the uploads above read the caller's graph, which it may free next
+  lap("upload");
 }
 
 void Trainer::upload_params() {

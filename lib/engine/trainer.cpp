@@ -111,6 +111,7 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
   t.reset();
   setup_gpu_cache(in.orig_id);  // last: it takes what the working set leaves
   exec_.synchronize_all();
+  release_resident_blocks();
   setup_phases_.add("GPU cache", t.seconds());
 }
 
@@ -178,9 +179,17 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     part.reset();
   };
   lap("checks");
-  auto pinned = [&](int64_t bytes) { return exec_.alloc_pinned_bytes(bytes); };
+  // Streamed steps are copied from their packed blocks every pass: pinned.
+  // Resident ones are copied once (upload_bytes) and their blocks released
+  // when setup ends (release_resident_blocks): ordinary memory, not pinned.
+  std::vector<bool> streamed(static_cast<size_t>(local));
+  for (int i = 0; i < local; ++i) streamed[static_cast<size_t>(i)] = streams_steps(plan_, i, opt_, exec_.memory_limit(i));
+  auto alloc = [&](int gpu, int64_t bytes) {
+    if (streamed[static_cast<size_t>(gpu - first_)]) return exec_.alloc_pinned_bytes(bytes);
+    return resident_blocks_.emplace_back(static_cast<size_t>(bytes)).data();
+  };
   std::vector<DevicePlan*> plans;
-  std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, gat, pinned);
+  std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, gat, alloc);
   lap("steps");
   for (int i = 0; i < local; ++i) {
     auto st = std::make_unique<DeviceState>();
@@ -197,7 +206,7 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     st->z = d.alloc_floats(nd * max_out);
     st->dz = d.alloc_floats(nd * max_out);
     const int64_t later = read_ahead() ? std::max<int64_t>(dp.max_later_loads, 1) : 0;
-    st->streamed = streams_steps(plan_, i, opt_, exec_.memory_limit(i));
+    st->streamed = streamed[static_cast<size_t>(i)];
     if (st->streamed) {
       for (int s = 0; s < kSlots; ++s) st->ring.push_back(d.alloc_bytes(std::max<int64_t>(dp.max_step_bytes, 256)));
       st->ring_step.assign(kSlots, -1);
@@ -293,13 +302,20 @@ void Trainer::setup_devices(const TrainerInputs& in) {
   for (auto& st : dev_) {
     if (st->streamed) continue;
     st->dev->use(Queue::compute);
-    for (int j = 0; j < plan_.n; ++j) {
-      const DeviceStep& step = st->plan.steps[j];
-      st->dev->copy_bytes_in(step.bytes.data(), st->ring[j], static_cast<int64_t>(step.bytes.size()));
-    }
+    for (int j = 0; j < plan_.n; ++j) st->dev->upload_bytes(st->plan.steps[j].bytes, st->ring[j]);
   }
   exec_.synchronize_all();  // the uploads above read the caller's graph, which it may free next
   lap("upload");
+}
+
+// The resident steps are on their devices and setup has read their host
+// copies for the last time (the GPU cache's lists, the tier's returns): the
+// blocks go, and the steps' `bytes` with them.
+void Trainer::release_resident_blocks() {
+  for (auto& st : dev_)
+    if (!st->streamed)
+      for (DeviceStep& step : st->plan.steps) step.bytes = {};
+  resident_blocks_.clear();
 }
 
 void Trainer::upload_params() {

@@ -50,21 +50,20 @@ inline float attn_scale(const DropoutSpec& d, int head, int64_t src, int64_t dst
 
 }  // namespace
 
-// Emulated device memory, zeroed: large buffers on huge pages faulted in by
-// all threads (resize_for_overwrite), not one 4 KiB page at a time by one
-// (at 2.45 M vertices the buffers took most of the "device plans" phase).
 DevMat CpuDevice::alloc_mat(int64_t rows, int64_t cols) {
-  return {alloc_floats(rows * cols).data, rows, cols};
+  f32_.emplace_back(static_cast<size_t>(rows * cols), 0.0f);
+  bytes_ += rows * cols * 4;
+  return {f32_.back().data(), rows, cols};
 }
 
 DevArray<float> CpuDevice::alloc_floats(int64_t n) {
-  resize_for_overwrite(f32_.emplace_back(), static_cast<size_t>(n));
+  f32_.emplace_back(static_cast<size_t>(n), 0.0f);
   bytes_ += n * 4;
   return {f32_.back().data(), n};
 }
 
 DevArray<std::byte> CpuDevice::alloc_bytes(int64_t n) {
-  resize_for_overwrite(bytes_pool_.emplace_back(), static_cast<size_t>(n));
+  bytes_pool_.emplace_back(static_cast<size_t>(n), std::byte{0});
   bytes_ += n;
   return {bytes_pool_.back().data(), n};
 }

@@ -379,6 +379,35 @@ TEST(CudaKernels, ColumnSumsSameBitsEveryRun) {
 #endif
 }
 
+// upload_bytes (resident steps from ordinary memory, through two pinned
+// staging pieces of 16 MiB): the same bytes on the device for a block of one
+// word, of exactly one piece and of several pieces and a part, the source
+// overwritten as soon as the call returns (it may be freed then), twice in a
+// row (the pieces reused after their copies left).
+TEST(CudaKernels, UploadBytesFromPageableMemory) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  std::unique_ptr<Executor> gpu = make_cuda_executor(1);
+  Device& d = gpu->device(0);
+  d.use(Queue::compute);
+  for (int64_t words : {int64_t{1}, int64_t{4} << 20, (int64_t{10} << 20) + 3}) {
+    std::vector<std::vector<float>> sent;
+    std::vector<DevArray<std::byte>> at;
+    for (int k = 0; k < 2; ++k) {
+      std::vector<float> src = random_floats(words, 20 + k);
+      sent.push_back(src);
+      at.push_back(d.alloc_bytes(4 * words));
+      d.upload_bytes(std::as_bytes(std::span<const float>(src)), at.back());
+      std::fill(src.begin(), src.end(), -7.0f);  // the call has read it
+    }
+    for (int k = 0; k < 2; ++k) {
+      const std::vector<float> back = read_all(d, {reinterpret_cast<float*>(at[k].data), words});
+      EXPECT_EQ(std::memcmp(back.data(), sent[k].data(), 4 * words), 0) << words << " words, upload " << k;
+    }
+  }
+#endif
+}
+
 // GAT's ops against the CPU: heads concatenated or averaged, head widths that
 // are not (11) and are (16, 24) multiples of 4, one head averaged (a sparse
 // product like concatenation), and a hub of 20,000 in- and out-edges (its
@@ -585,6 +614,45 @@ TEST(CudaEngine, EpochEqualsCpuExecutor) {
       }
     }
   }
+#endif
+}
+
+// Resident steps (packed in ordinary memory, uploaded once, their host blocks
+// released when setup ends) and streamed ones (pinned, copied every pass):
+// the same bits on the GPU, with the GPU cache's row tier taking returns
+// (which uploads the resident steps again) and without the cache.
+TEST(CudaEngine, ResidentStepsSameBitsAsStreamed) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  Graph g = epoch_graph();
+  for (CommMode comm : {CommMode::p2p, CommMode::full})
+    for (int64_t cache : {int64_t{0}, int64_t{1} << 30}) {
+      ModelConfig cfg;
+      cfg.kind = ModelKind::gcn;
+      cfg.dims = {37, 24, 5};
+      cfg.dropout = 0.5f;
+      Partition p = test::range_partition(g, 1, 3);
+      Plan plan = build_plan(g.view(), p);
+      std::vector<int64_t> orig(g.num_vertices);
+      std::iota(orig.begin(), orig.end(), 0);
+      std::vector<std::vector<float>> grads[2];
+      double loss[2] = {0, 0};
+      for (int resident : {0, 1}) {
+        auto gpu = make_cuda_executor(1);
+        TrainerOptions opt{cfg, {}, comm, GcnOrder::transform_first};
+        opt.steps = resident ? StepPlacement::resident : StepPlacement::streamed;
+        opt.gpu_cache = cache;
+        opt.tier_rows_max = cache ? 9 : -1;
+        Trainer t(*gpu, g.view(), orig, plan, opt);
+        loss[resident] = t.compute_gradients(2);
+        for (const ParamTensor& pt : t.params().tensors) grads[resident].push_back(pt.grad);
+      }
+      EXPECT_EQ(std::memcmp(&loss[0], &loss[1], sizeof(double)), 0) << "comm " << static_cast<int>(comm) << " cache " << cache;
+      ASSERT_EQ(grads[0].size(), grads[1].size());
+      for (size_t k = 0; k < grads[0].size(); ++k)
+        EXPECT_EQ(std::memcmp(grads[0][k].data(), grads[1][k].data(), 4 * grads[0][k].size()), 0)
+            << "comm " << static_cast<int>(comm) << " cache " << cache << " tensor " << k;
+    }
 #endif
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -160,6 +161,99 @@ TEST(DevicePlan, PackedStepsSameBytesAtAnyThreadCount) {
     }
 }
 
+// The transpose (make_topology's t_offsets, t_edge) is each source row's
+// edges in ascending id, as a serial scan lists them, at any thread count:
+// one part of the edge list per thread where the edges outnumber the rows
+// enough (1 and 3 chunks of a dense graph with a hub), one part otherwise.
+TEST(DevicePlan, TransposeListsEachRowsEdgesAscendingAtAnyThreadCount) {
+  rng::Stream r(11, 0);
+  EdgeList el;
+  el.num_vertices = 3000;
+  for (int e = 0; e < 60000; ++e) {
+    el.src.push_back(static_cast<vid_t>(r.below(3000)));
+    el.dst.push_back(static_cast<vid_t>(r.below(3000)));
+  }
+  for (vid_t v = 0; v < 2500; ++v) {
+    el.src.push_back(7);
+    el.dst.push_back(v);
+  }
+  Graph g = csc_from_edges(std::move(el));
+  std::vector<float> inv_sqrt_deg(g.num_vertices, 0.5f);
+  const int threads = omp_get_max_threads();
+  for (int n : {1, 3})
+    for (CommMode mode : {CommMode::baseline, CommMode::full}) {
+      const Plan plan = build_plan(g.view(), test::range_partition(g, 1, n));
+      const int64_t rows = mode == CommMode::baseline ? plan.nbr_capacity[0] : plan.merged_capacity(0);
+      for (int j = 0; j < n; ++j) {
+        const ChunkPlan& s = plan.step(j, 0);
+        const HostTopology ref = make_topology(s, mode, rows, {inv_sqrt_deg, {}});
+        // The reference: a serial scan of the edges, row by row.
+        std::vector<int64_t> t_offsets(static_cast<size_t>(rows) + 1, 0);
+        for (uint32_t v : ref.src) ++t_offsets[v + 1];
+        std::partial_sum(t_offsets.begin(), t_offsets.end(), t_offsets.begin());
+        std::vector<uint32_t> t_edge(ref.src.size());
+        std::vector<int64_t> at(t_offsets.begin(), t_offsets.end() - 1);
+        for (size_t e = 0; e < ref.src.size(); ++e) t_edge[at[ref.src[e]]++] = static_cast<uint32_t>(e);
+        for (int t : {1, 2, 3, 8}) {
+          omp_set_num_threads(t);
+          const HostTopology got = make_topology(s, mode, rows, {inv_sqrt_deg, {}});
+          omp_set_num_threads(threads);
+          EXPECT_EQ(got.t_offsets, t_offsets) << "n " << n << " step " << j << " threads " << t;
+          EXPECT_EQ(got.t_edge, t_edge) << "n " << n << " step " << j << " threads " << t;
+          EXPECT_EQ(got.t_seg_row, ref.t_seg_row);
+          EXPECT_EQ(got.t_seg_edge, ref.t_seg_edge);
+        }
+      }
+    }
+}
+
+// A step's packed bytes do not depend on the memory they are packed into
+// (the trainer packs resident steps into ordinary memory and streamed ones
+// into pinned memory; the padding between arrays is written too) nor on how
+// the threads are shared out: fewer steps than threads (each step's loops
+// get a share: nested), as many or more (one thread each), one thread.
+TEST(DevicePlan, PackedBytesSameInAnyMemoryAndThreadShare) {
+  Graph g = test::make_graph(test::GraphKind::rmat, 2000, 30000, 5);
+  std::vector<float> inv_sqrt_deg(g.num_vertices);
+  std::vector<int64_t> orig(g.num_vertices);
+  for (int64_t v = 0; v < g.num_vertices; ++v) {
+    inv_sqrt_deg[v] = 1.0f / static_cast<float>(2 + v % 7);
+    orig[v] = 3 * v + 1;
+  }
+  const int threads = omp_get_max_threads();
+  for (int n : {1, 2, 3})
+    for (CommMode mode : {CommMode::baseline, CommMode::p2p, CommMode::full}) {
+      const Plan plan = build_plan(g.view(), test::range_partition(g, 2, n));
+      struct Built {
+        std::vector<std::vector<std::byte>> blocks;
+        std::vector<DevicePlan> plans;
+      };
+      // Both devices' steps with `t` threads, in blocks that held `fill`.
+      auto build = [&](int t, std::byte fill) {
+        auto out = std::make_unique<Built>();
+        omp_set_num_threads(t);
+        out->plans = build_device_plans(plan, 0, 2, mode, {inv_sqrt_deg, orig}, true, [&](int gpu, int64_t bytes) {
+          EXPECT_TRUE(gpu == 0 || gpu == 1);
+          out->blocks.emplace_back(static_cast<size_t>(bytes), fill);
+          return out->blocks.back().data();
+        });
+        omp_set_num_threads(threads);
+        return out;
+      };
+      const auto ref = build(1, std::byte{0});
+      for (auto [t, fill] : {std::pair{1, std::byte{0xab}}, std::pair{2 * n, std::byte{0x5c}},
+                             std::pair{8, std::byte{0xff}}, std::pair{5, std::byte{0}}}) {
+        const auto got = build(t, fill);
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < n; ++j) {
+            const auto &a = ref->plans[i].steps[j].bytes, &b = got->plans[i].steps[j].bytes;
+            ASSERT_EQ(a.size(), b.size());
+            EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size()), 0)
+                << "n " << n << " device " << i << " step " << j << " threads " << t;
+          }
+      }
+    }
+}
 
 // After mark_first_flushes, each step's flush list is its first returns, then
 // the staged ones in ascending vertex order (the host adds walk the store

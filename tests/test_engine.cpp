@@ -209,6 +209,57 @@ TEST(Engine, EqualsReferenceGcn) {
           }
 }
 
+// Resident steps (packed in ordinary memory, copied once with upload_bytes,
+// their host blocks released when setup ends) train as streamed ones do
+// (pinned blocks, copied every pass): the same loss and gradients to the
+// bit, with and without the GPU cache's row tier taking returns (it splits
+// the flush lists and copies the resident steps again before the release),
+// with handoff and first returns; and three epochs of training after the
+// release give the same losses and parameters.
+TEST(Engine, ResidentStepsSameBitsAsStreamed) {
+  for (auto [m, n] : {std::pair{1, 3}, std::pair{2, 3}, std::pair{2, 4}})
+    for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full})
+      for (int cache : {0, 1}) {
+        Case c{ModelKind::gcn, m, n, comm, 0.5f, GcnOrder::transform_first};
+        c.handoff = m == 1;
+        if (cache) {
+          c.gpu_cache = int64_t{1} << 30;
+          c.tier_rows = 9;
+          c.cache_whole = 1;
+        }
+        c.steps = StepPlacement::streamed;
+        const CaseResult streamed = check_case(c);
+        c.steps = StepPlacement::resident;
+        EXPECT_TRUE(same_bits(check_case(c), streamed)) << name(c);
+      }
+  Graph g = make_graph(60, 300, 6, 4, 11);
+  Partition p = make_partition(g, 2, 3, 17);
+  Graph gn = renumber(g.view(), p);
+  Plan plan = build_plan(gn.view(), p);
+  std::vector<int64_t> orig(p.new_to_old.begin(), p.new_to_old.end());
+  ModelConfig cfg;
+  cfg.kind = ModelKind::gcn;
+  cfg.dims = {6, 8, 5, 4};
+  cfg.dropout = 0.5f;
+  cfg.seed = 5;
+  auto train = [&](StepPlacement steps) {
+    CpuExecutor exec(2, CopyTiming::late_compute);
+    TrainerOptions opt{cfg, OptimizerConfig{}, CommMode::full, GcnOrder::automatic};
+    opt.steps = steps;
+    Trainer tr(exec, gn.view(), orig, plan, opt);
+    std::vector<double> losses;
+    for (int e = 0; e < 3; ++e) losses.push_back(tr.train_epoch(e).loss);
+    std::vector<float> params;
+    for (const ParamTensor& t : tr.params().tensors) params.insert(params.end(), t.value.begin(), t.value.end());
+    return std::pair{losses, params};
+  };
+  const auto [streamed_losses, streamed_params] = train(StepPlacement::streamed);
+  const auto [resident_losses, resident_params] = train(StepPlacement::resident);
+  EXPECT_EQ(resident_losses, streamed_losses);
+  ASSERT_EQ(resident_params.size(), streamed_params.size());
+  EXPECT_EQ(std::memcmp(resident_params.data(), streamed_params.data(), 4 * resident_params.size()), 0);
+}
+
 // A transform-first layer's passes fused into the layer before give the same
 // bits as the separate passes (fp32 store), under every copy timing, and move
 // fewer rows: t^l is written by the forward batch that computes h^l, ∇x^l

@@ -2,7 +2,13 @@
 
 #include <sys/mman.h>
 
+#include <cerrno>
 #include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/memory.hpp"
 
 namespace ht {
 namespace {
@@ -43,6 +49,20 @@ void parallel_copy(void* dst, const void* src, size_t bytes) {
     const size_t off = static_cast<size_t>(b) * block;
     std::memcpy(d + off, s + off, std::min(block, bytes - off));
   }
+}
+
+HostBlock::HostBlock(size_t bytes) : bytes_(bytes) {
+  if (bytes_ == 0) return;
+  void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    throw Error(fmt::format("cannot map {} of host memory: {}", format_bytes(static_cast<double>(bytes_)),
+                            std::strerror(errno)));
+  data_ = static_cast<std::byte*>(p);
+  advise_huge_pages(data_, bytes_);
+}
+
+HostBlock::~HostBlock() {
+  if (data_) ::munmap(data_, bytes_);
 }
 
 void parallel_inclusive_scan(std::span<int64_t> a) {

@@ -126,6 +126,29 @@ void parallel_tasks(int64_t n, Body body, bool parallel = true) {
   if (error) std::rethrow_exception(error);
 }
 
+// `bytes` bytes of zeroed host memory (anonymous pages, huge where the
+// kernel offers them), faulted in by whoever writes them first (no serial
+// first touch here): blocks that are filled once, in parallel, and read a
+// few times. Unmapped on destruction.
+class HostBlock {
+ public:
+  explicit HostBlock(size_t bytes);
+  ~HostBlock();
+  HostBlock(HostBlock&& o) noexcept : data_(o.data_), bytes_(o.bytes_) {
+    o.data_ = nullptr;
+    o.bytes_ = 0;
+  }
+  HostBlock(const HostBlock&) = delete;
+  HostBlock& operator=(const HostBlock&) = delete;
+  HostBlock& operator=(HostBlock&&) = delete;
+  std::byte* data() const { return data_; }
+  size_t size() const { return bytes_; }
+
+ private:
+  std::byte* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
 // In-place inclusive prefix sum, in parallel (per-block sums, their prefix,
 // then each block again with its start value).
 void parallel_inclusive_scan(std::span<int64_t> a);

@@ -130,6 +130,8 @@ CudaDevice::~CudaDevice() {
   if (blas_) cublasDestroy(blas_);
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
   for (cudaEvent_t e : timing_) cudaEventDestroy(e);
+  for (cudaEvent_t e : upload_done_)
+    if (e) cudaEventDestroy(e);
   for (cudaStream_t st : streams_)
     if (st) cudaStreamDestroy(st);
 }
@@ -247,6 +249,29 @@ void CudaDevice::copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, in
   activate();
   // Default: `src` is pinned host memory, or device memory (the GPU cache).
   HT_CUDA_TRY(cudaMemcpyAsync(dst.data, src, static_cast<size_t>(n), cudaMemcpyDefault, current()));
+}
+
+// Pageable bytes through two pinned pieces: the host copies piece k + 1 (all
+// cores) while the copy engine moves piece k. The driver's own path for
+// pageable memory stages it with one thread.
+void CudaDevice::upload_bytes(std::span<const std::byte> src, DevArray<std::byte> dst) {
+  constexpr size_t kPiece = size_t{16} << 20;
+  HT_ASSERT(static_cast<int64_t>(src.size()) <= dst.size);
+  if (src.empty()) return;
+  activate();
+  if (!upload_staging_) {
+    upload_staging_ = std::make_unique<PinnedBuffer>(2 * kPiece);
+    for (cudaEvent_t& e : upload_done_) HT_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+  auto* pieces = static_cast<std::byte*>(upload_staging_->data());
+  for (size_t off = 0, k = 0; off < src.size(); off += kPiece, k ^= 1) {
+    const size_t n = std::min(kPiece, src.size() - off);
+    std::byte* piece = pieces + k * kPiece;
+    HT_CUDA_TRY(cudaEventSynchronize(upload_done_[k]));  // its last copy has left (never recorded: at once)
+    parallel_copy(piece, src.data() + off, n);
+    HT_CUDA_TRY(cudaMemcpyAsync(dst.data + off, piece, n, cudaMemcpyHostToDevice, current()));
+    HT_CUDA_TRY(cudaEventRecord(upload_done_[k], current()));
+  }
 }
 
 DevArray<float> CudaDevice::alloc_floats(int64_t n) {

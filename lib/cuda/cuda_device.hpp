@@ -86,6 +86,7 @@ class CudaDevice final : public Device {
   DevArray<float> alloc_floats(int64_t n) override;
   DevArray<std::byte> alloc_bytes(int64_t n) override;
   void copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, int64_t n) override;
+  void upload_bytes(std::span<const std::byte> src, DevArray<std::byte> dst) override;
   DevIdx upload(std::span<const uint32_t> v) override { return upload_raw<uint32_t>(v); }
   DevArray<int64_t> upload(std::span<const int64_t> v) override { return upload_raw<int64_t>(v); }
   DevArray<float> upload(std::span<const float> v) override { return upload_raw<float>(v); }
@@ -181,6 +182,10 @@ class CudaDevice final : public Device {
   std::unique_ptr<cuda::CusparseSpmm> sparse_;  // from the first product that uses it (use_cusparse)
   std::vector<std::unique_ptr<DeviceBuffer>> buffers_;
   std::shared_ptr<struct HostTaskErrors> host_errors_;
+  // upload_bytes: two pinned pieces the host fills in turn, each reused
+  // once its copy (the event) has left; made on first use.
+  std::unique_ptr<PinnedBuffer> upload_staging_;
+  cudaEvent_t upload_done_[2] = {};
   float* scratch_ = nullptr;        // device: GAT backward per-edge values
   int64_t scratch_floats_ = 0;
   void* stats_ = nullptr;           // device: loss statistics, accumulated until read

@@ -6,6 +6,7 @@
 
 #include <cblas.h>
 
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/timer.hpp"
 #include "engine/host_rows.hpp"
@@ -70,6 +71,12 @@ DevArray<std::byte> CpuDevice::alloc_bytes(int64_t n) {
 void CpuDevice::copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, int64_t n) {
   HT_ASSERT(n <= dst.size);
   if (n > 0) enqueue([=] { std::memcpy(dst.data, src, static_cast<size_t>(n)); });
+}
+
+void CpuDevice::upload_bytes(std::span<const std::byte> src, DevArray<std::byte> dst) {
+  HT_ASSERT(static_cast<int64_t>(src.size()) <= dst.size);
+  synchronize();  // after the queue's earlier work; `src` is read before this returns
+  if (!src.empty()) parallel_copy(dst.data, src.data(), src.size());
 }
 
 void CpuDevice::copy_bytes_out(DevArray<std::byte> src, std::byte* dst, int64_t n) {

@@ -48,6 +48,7 @@ class CpuDevice final : public Device {
   DevArray<float> alloc_floats(int64_t n) override;
   DevArray<std::byte> alloc_bytes(int64_t n) override;
   void copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, int64_t n) override;
+  void upload_bytes(std::span<const std::byte> src, DevArray<std::byte> dst) override;
   void copy_bytes_out(DevArray<std::byte> src, std::byte* dst, int64_t n) override;
   void widen_rows(DevArray<std::byte> src, StoreDtype t, DevMat dst) override;
   void narrow_rows(DevMat src, StoreDtype t, DevArray<std::byte> dst) override;

@@ -1,20 +1,75 @@
 #include "engine/device_plan.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
-#include <atomic>
 #include <cstring>
+#include <exception>
+#include <limits>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 
 namespace ht {
 
-// Parallel within the step (OpenMP; inside build_device_plans' parallel loop
-// only a plan of one step gets the threads): every loop writes its own
-// elements, and the transpose's rows are filled by atomic slots and then
-// sorted, so the result is the same at any thread count.
+namespace {
+
+// Threads a parallel loop started here gets: none beyond this one where the
+// nesting ends (inside build_device_plans' loop over the steps when each
+// step has one thread).
+int64_t loop_threads() {
+  return omp_get_active_level() < omp_get_max_active_levels() ? omp_get_max_threads() : 1;
+}
+
+// The transpose of a step's edges: t_offsets over the `rows` source rows and
+// t_edge, each row's edges in ascending id. A stable counting sort by row:
+// the edge list cut into `parts` contiguous pieces, each counted per row by
+// one thread, each then placed in order from its own start in every row, so
+// that a row's edges come out ascending with no atomics and no sort, the
+// same at any thread count. The parts' counters (parts x rows) never
+// outweigh the edge list: at most ne / rows parts.
+void transpose_edges(std::span<const uint32_t> src, int64_t rows, std::vector<int64_t>& t_offsets,
+                     std::vector<uint32_t>& t_edge) {
+  const int64_t ne = static_cast<int64_t>(src.size());
+  HT_CHECK(ne <= int64_t{std::numeric_limits<uint32_t>::max()}, "a step of {} edges: edge ids are 32-bit", ne);
+  const int64_t parts = std::clamp<int64_t>(std::min(loop_threads(), ne / std::max<int64_t>(rows, 1)), 1, 1 << 10);
+  std::vector<uint32_t> at(static_cast<size_t>(parts * rows), 0);  // at[p * rows + r]: part p's count, then slot
+  auto piece = [&](int64_t p) { return ne * p / parts; };
+#pragma omp parallel for schedule(static, 1) if (parts > 1)
+  for (int64_t p = 0; p < parts; ++p) {
+    uint32_t* c = at.data() + p * rows;
+    for (int64_t e = piece(p); e < piece(p + 1); ++e) ++c[src[e]];
+  }
+  t_offsets.assign(static_cast<size_t>(rows) + 1, 0);
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t sum = 0;
+    for (int64_t p = 0; p < parts; ++p) sum += at[p * rows + r];
+    t_offsets[r + 1] = sum;
+  }
+  parallel_inclusive_scan(t_offsets);
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    auto slot = static_cast<uint32_t>(t_offsets[r]);
+    for (int64_t p = 0; p < parts; ++p) slot += std::exchange(at[p * rows + r], slot);
+  }
+  t_edge.resize(static_cast<size_t>(ne));
+#pragma omp parallel for schedule(static, 1) if (parts > 1)
+  for (int64_t p = 0; p < parts; ++p) {
+    uint32_t* c = at.data() + p * rows;
+    for (int64_t e = piece(p); e < piece(p + 1); ++e) t_edge[c[src[e]]++] = static_cast<uint32_t>(e);
+  }
+}
+
+}  // namespace
+
+// Parallel within the step (OpenMP; inside build_device_plans' loop over the
+// steps, with the threads the step gets there): every loop writes its own
+// elements, and the transpose is a stable counting sort (transpose_edges),
+// so the result is the same at any thread count.
 HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_rows, const EdgeKeys& keys,
                            int64_t remote_row0, int64_t remote_shift) {
   HostTopology t;
@@ -60,19 +115,7 @@ HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_ro
     }
   }
   // Transpose: the edges of each source row, ascending edge id.
-  t.t_offsets.assign(num_src_rows + 1, 0);
-#pragma omp parallel for schedule(static)
-  for (int64_t e = 0; e < ne; ++e) std::atomic_ref<int64_t>(t.t_offsets[t.src[e] + 1]).fetch_add(1, std::memory_order_relaxed);
-  parallel_inclusive_scan(t.t_offsets);
-  t.t_edge.resize(ne);
-  std::vector<int64_t> pos(t.t_offsets.begin(), t.t_offsets.end() - 1);
-#pragma omp parallel for schedule(static)
-  for (int64_t e = 0; e < ne; ++e)
-    t.t_edge[std::atomic_ref<int64_t>(pos[t.src[e]]).fetch_add(1, std::memory_order_relaxed)] = static_cast<uint32_t>(e);
-#pragma omp parallel for schedule(dynamic, 4096)
-  for (int64_t r = 0; r < num_src_rows; ++r)
-    if (t.t_offsets[r + 1] - t.t_offsets[r] > 1)
-      std::sort(t.t_edge.begin() + t.t_offsets[r], t.t_edge.begin() + t.t_offsets[r + 1]);
+  transpose_edges(t.src, num_src_rows, t.t_offsets, t.t_edge);
   split_long_rows(t.offsets, t.seg_row, t.seg_edge);
   split_long_rows(t.t_offsets, t.t_seg_row, t.t_seg_edge);
   return t;
@@ -149,10 +192,15 @@ class Packer {
   int64_t end_ = 0;
 };
 
+// A slice's elements, and zeros up to the next slice (Packer's 256-byte
+// alignment): every byte of the block is written, whatever memory it is.
 template <typename T>
 void put(std::byte* base, Slice sl, const std::vector<T>& v) {
   HT_ASSERT(static_cast<int64_t>(v.size()) == sl.count);
-  if (!v.empty()) std::memcpy(base + sl.offset, v.data(), v.size() * sizeof(T));
+  const size_t bytes = v.size() * sizeof(T);
+  if (bytes >= (size_t{1} << 20)) parallel_copy(base + sl.offset, v.data(), bytes);  // the step's threads
+  else if (bytes > 0) std::memcpy(base + sl.offset, v.data(), bytes);
+  std::memset(base + sl.offset + bytes, 0, (bytes + 255) / 256 * 256 - bytes);
 }
 
 template <typename T>
@@ -272,8 +320,9 @@ void lay_out(DeviceStep& ds, Packer& pk, const HostTopology& t, const StepIndexL
   ds.pull_dst = pk.add<uint32_t>(static_cast<int64_t>(early.dst.size()));
 }
 
-void pack(const DeviceStep& ds, std::byte* base, const HostTopology& t, const StepIndexLists& x,
+void pack(const DeviceStep& ds, std::byte* base, int64_t block_bytes, const HostTopology& t, const StepIndexLists& x,
           const ChunkPlan& s, const EarlyPulls& early) {
+  std::memset(base, 0, static_cast<size_t>(std::min<int64_t>(block_bytes, 256)));  // a block of empty slices
   put(base, ds.offsets, t.offsets);
   put(base, ds.src, t.src);
   put(base, ds.weight, t.weight);
@@ -289,7 +338,7 @@ void pack(const DeviceStep& ds, std::byte* base, const HostTopology& t, const St
   put(base, ds.t_seg_edge, t.t_seg_edge);
   put(base, ds.load_vids, x.load_vids);
   put(base, ds.load_rows, x.load_rows);
-  if (ds.remote_slots.count) put(base, ds.remote_slots, s.remote_slot);
+  if (ds.remote_slots.count) put(base, ds.remote_slots, s.remote_slot);  // (an empty slice has no bytes)
   put(base, ds.flush_rows, x.flush_rows);
   put(base, ds.flush_vids, x.flush_vids);
   put(base, ds.pull_src, early.src);
@@ -330,9 +379,9 @@ StepLists DeviceStep::bind(DevArray<std::byte> b) const {
 namespace {
 
 // One step of device `gpu` (build_device_plans): topology, index lists, packed
-// into a pinned block (allocated one at a time).
+// into a block from `alloc` (called one at a time).
 void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePlan& dp, const EdgeKeys& k,
-                const std::function<std::byte*(int64_t)>& alloc, DeviceStep& ds) {
+                const StepAlloc& alloc, DeviceStep& ds) {
   const ChunkPlan& s = plan.step(j, gpu);
   ds.plan = &s;
   const HostTopology t = make_topology(s, mode, dp.buffer_rows, k, dp.trans_capacity, (j & 1) ? dp.remote_shift : 0);
@@ -343,9 +392,9 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   Packer pk;
   lay_out(ds, pk, t, x, mode == CommMode::baseline ? 0 : s.remote_slot.size(), early);
   std::byte* base = nullptr;
-#pragma omp critical(ht_pinned_alloc)
-  base = alloc(pk.bytes());
-  pack(ds, base, t, x, s, early);
+#pragma omp critical(ht_step_alloc)
+  base = alloc(gpu, pk.bytes());
+  pack(ds, base, pk.bytes(), t, x, s, early);
   ds.bytes = {base, static_cast<size_t>(pk.bytes())};
   ds.flush_vids_host = x.flush_vids_host;
   ds.reused_rows = x.reused;
@@ -353,11 +402,53 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   if (mode != CommMode::baseline) ds.load_by_producer = load_pieces(x.load_vids, plan, gpu);
 }
 
+// Sets OpenMP's limit of active nested levels to at least `levels` for its
+// lifetime (run_steps: a step's loops inside the loop over the steps).
+class NestedLevels {
+ public:
+  explicit NestedLevels(int levels) : saved_(omp_get_max_active_levels()) {
+    omp_set_max_active_levels(std::max(saved_, levels));
+  }
+  ~NestedLevels() { omp_set_max_active_levels(saved_); }
+  NestedLevels(const NestedLevels&) = delete;
+  NestedLevels& operator=(const NestedLevels&) = delete;
+
+ private:
+  int saved_;
+};
+
+// body(q) for the steps q in [0, tasks), side by side, the threads shared
+// out: with as many steps as threads or more, one thread each (their loops
+// run serially); with fewer, each step gets threads / tasks of its own for
+// its loops (nested parallelism), so that no core idles while, say, the four
+// steps of m = 1, n = 4 are built on 16 cores. (Measured there, session 9:
+// the steps one after another, each by all threads, took 3.8-5.1 s against
+// 2.1 s side by side, one thread each.) The bytes do not depend on it.
+template <typename Body>
+void run_steps(int64_t tasks, Body body) {
+  const int64_t threads = loop_threads();
+  if (tasks <= 1 || tasks >= threads) return parallel_tasks(tasks, body);
+  const int inner = static_cast<int>(threads / tasks);
+  const NestedLevels nested(omp_get_active_level() + 2);
+  std::exception_ptr error;
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(tasks))
+  for (int64_t q = 0; q < tasks; ++q) {
+    omp_set_num_threads(inner);  // this step's loops
+    try {
+      body(q);
+    } catch (...) {
+#pragma omp critical(ht_run_steps_error)
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
 }  // namespace
 
 std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int count, CommMode mode,
-                                           const EdgeKeys& keys, bool need_edge_keys,
-                                           const std::function<std::byte*(int64_t)>& alloc, bool two_remote_areas) {
+                                           const EdgeKeys& keys, bool need_edge_keys, const StepAlloc& alloc,
+                                           bool two_remote_areas) {
   std::vector<DevicePlan> out(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
     DevicePlan& dp = out[static_cast<size_t>(i)];
@@ -371,11 +462,10 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
   if (!need_edge_keys) k.orig_id = {};
   // Steps are independent, every device's alike: all of them across the
   // threads (setup time scales with the edges; at m = 4 a device's steps
-  // alone left most cores idle). A single step is built by all threads
-  // (make_topology). Measured on 16 cores (bench/RESULTS.md, session 9): one
-  // step 5.80 -> 4.74 s at 2.45 M vertices, but four steps one after
-  // another, each in parallel, 2.1 -> 3.8-5.1 s against four side by side.
-  parallel_tasks(static_cast<int64_t>(count) * plan.n, [&](int64_t q) {
+  // alone left most cores idle), each with its share (run_steps). A single
+  // step is built by all threads (make_topology; measured on 16 cores,
+  // bench/RESULTS.md, session 9: 5.80 -> 4.74 s at 2.45 M vertices).
+  run_steps(static_cast<int64_t>(count) * plan.n, [&](int64_t q) {
     const int i = static_cast<int>(q / plan.n), j = static_cast<int>(q % plan.n);
     DevicePlan& dp = out[static_cast<size_t>(i)];
     build_step(plan, first_gpu + i, j, mode, dp, k, alloc, dp.steps[j]);
@@ -392,7 +482,7 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
 }
 
 DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys, bool need_edge_keys,
-                             const std::function<std::byte*(int64_t)>& alloc, bool two_remote_areas) {
+                             const StepAlloc& alloc, bool two_remote_areas) {
   return std::move(build_device_plans(plan, gpu, 1, mode, keys, need_edge_keys, alloc, two_remote_areas)[0]);
 }
 

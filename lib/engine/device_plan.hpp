@@ -66,12 +66,15 @@ struct StepLists {
 };
 
 // What one device does in one batch. Everything the device reads for the
-// step (topology, index lists) is packed into one block of pinned host
-// memory and streamed to the device with the batch's data (Trainer's
-// topology ring), so that device memory holds the steps in flight only.
+// step (topology, index lists) is packed into one block of host memory:
+// pinned, when the step is streamed to the device with the batch's data
+// (Trainer's topology ring, so that device memory holds the steps in flight
+// only); ordinary memory, when the step is copied to the device once at
+// setup and kept there (resident steps: the trainer releases those blocks
+// once its setup is done, and `bytes` is then empty).
 struct DeviceStep {
   const ChunkPlan* plan = nullptr;
-  std::span<std::byte> bytes;  // the packed block (pinned host memory)
+  std::span<std::byte> bytes;  // the packed block (host memory)
   int64_t num_dst = 0, num_edges = 0, num_src_rows = 0;
   Slice offsets, src, weight, dst_row, t_offsets, t_edge, edge_dst, src_key, dst_key;
   Slice seg_row, seg_edge, t_seg_row, t_seg_edge;
@@ -137,18 +140,38 @@ struct DevicePlan {
   int64_t max_segments = 0;       // most long-row segments of one step's topology (either direction)
 };
 
-// Builds the device's steps; `alloc` provides pinned host memory for the
-// packed blocks (called one at a time).
+// Host memory for one packed block: alloc(gpu, bytes) returns `bytes` bytes
+// that outlive the plan's use of them, for a step of device `gpu` (pinned
+// for a device whose steps are streamed; any host memory for one whose steps
+// are copied once). Called one at a time. The packing writes every byte of
+// the block (the padding between arrays zeroed), so the block's bytes do not
+// depend on what the memory held.
+using StepAlloc = std::function<std::byte*(int gpu, int64_t bytes)>;
+
+// Builds the device's steps, their packed blocks from `alloc`.
 DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys, bool need_edge_keys,
-                             const std::function<std::byte*(int64_t)>& alloc, bool two_remote_areas = false);
+                             const StepAlloc& alloc, bool two_remote_areas = false);
 // The same for devices [first_gpu, first_gpu + count), their steps built
 // side by side: the same bytes as one device at a time.
 // `two_remote_areas`: DevicePlan::remote_shift and the early-pull lists (p2p
 // and full modes).
 std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int count, CommMode mode,
-                                           const EdgeKeys& keys, bool need_edge_keys,
-                                           const std::function<std::byte*(int64_t)>& alloc,
+                                           const EdgeKeys& keys, bool need_edge_keys, const StepAlloc& alloc,
                                            bool two_remote_areas = false);
+// The same with one allocator for every device.
+inline DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys,
+                                    bool need_edge_keys, const std::function<std::byte*(int64_t)>& alloc,
+                                    bool two_remote_areas = false) {
+  return build_device_plan(
+      plan, gpu, mode, keys, need_edge_keys, [&](int, int64_t n) { return alloc(n); }, two_remote_areas);
+}
+inline std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int count, CommMode mode,
+                                                  const EdgeKeys& keys, bool need_edge_keys,
+                                                  const std::function<std::byte*(int64_t)>& alloc,
+                                                  bool two_remote_areas = false) {
+  return build_device_plans(
+      plan, first_gpu, count, mode, keys, need_edge_keys, [&](int, int64_t n) { return alloc(n); }, two_remote_areas);
+}
 
 // Marks each flushed row's first return over every device's steps, in the
 // order returns are applied (batch by batch, devices in order), and, when

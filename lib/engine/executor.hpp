@@ -176,6 +176,11 @@ class Device {
   // dst[0, n) = src[0, n): host memory (pinned) or this device's memory to
   // device memory, queued.
   virtual void copy_bytes_in(const std::byte* src, DevArray<std::byte> dst, int64_t n) = 0;
+  // dst[0, src.size()) = src from ordinary (pageable) host memory, on the
+  // current queue after its earlier work; returns once `src` may be freed.
+  // Setup only: blocks copied once (resident steps), which need no pinned
+  // memory of their own (pinning gigabytes costs about a second per few GB).
+  virtual void upload_bytes(std::span<const std::byte> src, DevArray<std::byte> dst) = 0;
   // dst[0, n) = src[0, n): device memory to host memory (pinned) or to this
   // device's memory, queued.
   virtual void copy_bytes_out(DevArray<std::byte> src, std::byte* dst, int64_t n) = 0;

@@ -110,10 +110,13 @@ bool hands_off_some_layer(const TrainerOptions& opt, bool two_buffers) {
 }
 
 // Host memory a step's build holds for a moment (make_topology's arrays, its
-// counting-sort positions and the index lists): about its packed block plus
-// one position per buffer row.
-int64_t step_build_bytes(const StepShape& s, CommMode mode, int64_t rows, bool gcn, bool gat, bool early) {
-  return packed_block_bytes(s, mode, rows, gcn, gat, early) + 8 * rows;
+// counting sort's counters and the index lists): about its packed block plus
+// a counter per buffer row for each part of the transpose (one per thread the
+// step gets, at most one per buffer row's worth of edges: device_plan.cpp).
+int64_t step_build_bytes(const StepShape& s, CommMode mode, int64_t rows, bool gcn, bool gat, bool early,
+                         int step_threads) {
+  const int64_t parts = std::clamp<int64_t>(std::min<int64_t>(step_threads, s.edges / std::max<int64_t>(rows, 1)), 1, 1024);
+  return packed_block_bytes(s, mode, rows, gcn, gat, early) + 4 * parts * rows;
 }
 
 struct Builder {
@@ -179,6 +182,8 @@ void plan_items(Builder& b) {
   const bool two_buffers = opt.early_start && opt.merged_buffers == 2 && !in.store_on_device;
   const int k_at_once = std::max(1, std::min(in.threads, p.n));
   const int first = in.first_device, last = in.devices > 0 ? first + in.devices : p.m;  // this process's devices
+  // Every device's steps are built side by side, fewer than threads sharing them.
+  const int step_threads = std::max(1, in.threads / std::max(1, (last - first) * p.n));
   for (int i = first; i < last; ++i) {
     const int64_t rows = buffer_rows(p, i, opt);
     const bool early = two_remote_areas(opt, p.m, p.n);
@@ -187,7 +192,7 @@ void plan_items(Builder& b) {
     for (int j = 0; j < p.n; ++j) {
       const StepShape& s = p.step(j, i);
       packed += packed_block_bytes(s, mode, rows, gcn, gat, early && j > 0);
-      step_build.push_back(step_build_bytes(s, mode, rows, gcn, gat, early && j > 0));
+      step_build.push_back(step_build_bytes(s, mode, rows, gcn, gat, early && j > 0, step_threads));
       flushes += flush_rows(s, mode);
       max_flush = std::max(max_flush, flush_rows(s, mode));
       own += s.dst;

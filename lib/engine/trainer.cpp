@@ -87,7 +87,9 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
   // plan's lists and the renumbered graph before the store takes its memory.
   Timer t;
   setup_devices(in);
+  Timer lists;
   if (in.inputs_read) in.inputs_read();
+  setup_phases_.add_part("device plans", "inputs released", lists.seconds());
   setup_phases_.add("device plans", t.seconds());
   t.reset();
   store_.h.resize(L + 1);
@@ -109,6 +111,7 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
   t.reset();
   setup_gpu_cache(in.orig_id);  // last: it takes what the working set leaves
   exec_.synchronize_all();
+  release_resident_blocks();
   setup_phases_.add("GPU cache", t.seconds());
 }
 
@@ -169,11 +172,28 @@ void Trainer::setup_devices(const TrainerInputs& in) {
   for (int i = 0; i < local; ++i)
     check_device_memory(device_memory_need(plan_, first_ + i, opt_, exec_.memory_limit(i)), exec_.memory_limit(i),
                         first_ + i, plan_.n);
-  auto pinned = [&](int64_t bytes) { return exec_.alloc_pinned_bytes(bytes); };
+  // Where the phase's time goes (the summary's "device plans" parts).
+  Timer part;
+  auto lap = [&](const char* name) {
+    setup_phases_.add_part("device plans", name, part.seconds());
+    part.reset();
+  };
+  lap("checks");
+  // Streamed steps are copied from their packed blocks every pass: pinned.
+  // Resident ones are copied once (upload_bytes) and their blocks released
+  // when setup ends (release_resident_blocks): ordinary memory, not pinned.
+  std::vector<bool> streamed(static_cast<size_t>(local));
+  for (int i = 0; i < local; ++i)  // (the plan's device first_ + i)
+    streamed[static_cast<size_t>(i)] = streams_steps(plan_, first_ + i, opt_, exec_.memory_limit(i));
+  auto alloc = [&](int gpu, int64_t bytes) {
+    if (streamed[static_cast<size_t>(gpu - first_)]) return exec_.alloc_pinned_bytes(bytes);
+    return resident_blocks_.emplace_back(static_cast<size_t>(bytes)).data();
+  };
   std::vector<DevicePlan*> plans;
-  std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, gat, pinned,
+  std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, gat, alloc,
                                                      two_remote_areas(opt_, plan_.m, plan_.n));
   const PlanShape shape = shape_of(plan_);
+  lap("steps");
   for (int i = 0; i < local; ++i) {
     auto st = std::make_unique<DeviceState>();
     Device& d = exec_.device(i);
@@ -191,7 +211,7 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     st->z = d.alloc_floats(nd * max_out);
     st->dz = d.alloc_floats(nd * max_out);
     const int64_t later = read_ahead() ? std::max<int64_t>(dp.max_later_loads, 1) : 0;
-    st->streamed = streams_steps(plan_, i, opt_, exec_.memory_limit(i));
+    st->streamed = streamed[static_cast<size_t>(i)];
     if (st->streamed) {
       for (int s = 0; s < kSlots; ++s) st->ring.push_back(d.alloc_bytes(std::max<int64_t>(dp.max_step_bytes, 256)));
       st->ring_step.assign(kSlots, -1);
@@ -276,20 +296,31 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     plans.push_back(&st->plan);
     dev_.push_back(std::move(st));
   }
+  lap("buffers");
   setup_net(max_gather);
   write_first_ = mark_first_flushes(plans, num_vertices_, held_begin_, held_end_);
   if (!write_first_) log::debug("some vertex is never returned: gradient stores are cleared per layer");
+  lap("first returns");
   setup_forwarding();
   setup_handoff(plans);  // before the resident steps are copied: it reorders their flush lists
+  lap("forwarding and handoff");
   for (auto& st : dev_) {
     if (st->streamed) continue;
     st->dev->use(Queue::compute);
-    for (int j = 0; j < plan_.n; ++j) {
-      const DeviceStep& step = st->plan.steps[j];
-      st->dev->copy_bytes_in(step.bytes.data(), st->ring[j], static_cast<int64_t>(step.bytes.size()));
-    }
+    for (int j = 0; j < plan_.n; ++j) st->dev->upload_bytes(st->plan.steps[j].bytes, st->ring[j]);
   }
   exec_.synchronize_all();  // the uploads above read the caller's graph, which it may free next
+  lap("upload");
+}
+
+// The resident steps are on their devices and setup has read their host
+// copies for the last time (the GPU cache's lists, the tier's returns): the
+// blocks go, and the steps' `bytes` with them.
+void Trainer::release_resident_blocks() {
+  for (auto& st : dev_)
+    if (!st->streamed)
+      for (DeviceStep& step : st->plan.steps) step.bytes = {};
+  resident_blocks_.clear();
 }
 
 void Trainer::upload_params() {

@@ -4,12 +4,14 @@
 // host; backward per layer (last to first) and batch with recomputation (GAT)
 // or cached aggregates (GCN), dedup gradient return (Algorithm 3); weight
 // gradients all-reduced, then one optimizer step applied to every replica.
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
 #include <optional>
 #include <vector>
 
+#include "core/bulk_memory.hpp"
 #include "core/timer.hpp"
 #include "engine/device_plan.hpp"
 #include "engine/executor.hpp"
@@ -131,6 +133,7 @@ class Trainer {
   // ---- data kept on the device between passes (trainer_resident.cpp)
   void setup_forwarding();
   void setup_handoff(std::vector<DevicePlan*>& plans);
+  void release_resident_blocks();  // the end of setup: resident steps' host blocks go
   void upload_params();
   // The GPU cache (TrainerOptions::gpu_cache): store matrices (or the rows of
   // them a device touches) in device memory; `source` is where device `st`
@@ -280,6 +283,8 @@ class Trainer {
   int64_t num_train_ = 0;
   bool write_first_ = true;  // every gradient row's first return is a write (no clear)
   std::vector<std::unique_ptr<DeviceState>> dev_;
+  // The packed blocks of resident steps (ordinary memory), until setup ends.
+  std::deque<HostBlock> resident_blocks_;
   double timeline_start_ = 0;
   std::vector<BusyInterval> last_timeline_;
   // Cross-pass scheduling: what the previous pass was.

@@ -342,7 +342,7 @@ double Trainer::setup_tier_returns(DeviceState& st, const TierIndex& index) {
     taken += step.tier_first + step.tier_staged;
     all += step.flush_count();
     if (!st.streamed)  // (setup_devices copied them before the split; it synchronized since)
-      d.copy_bytes_in(step.bytes.data(), st.ring[static_cast<size_t>(j)], static_cast<int64_t>(step.bytes.size()));
+      d.upload_bytes(step.bytes, st.ring[static_cast<size_t>(j)]);
   }
   return static_cast<double>(taken) / static_cast<double>(std::max<int64_t>(all, 1));
 }

@@ -98,6 +98,7 @@ struct Case {
   bool gpu_accumulate = true;  // TrainerOptions::gpu_accumulate
   bool tier_returns = true;    // TrainerOptions::tier_returns
   bool early_pulls = false;    // TrainerOptions::overlap_pulls
+  bool keep_remote = false;    // TrainerOptions::keep_remote_rows
 };
 
 std::string name(const Case& c) {
@@ -165,6 +166,7 @@ CaseResult check_case(const Case& c) {
   opt.gpu_accumulate = c.gpu_accumulate;
   opt.tier_returns = c.tier_returns;
   opt.overlap_pulls = c.early_pulls;
+  opt.keep_remote_rows = c.keep_remote;
   Trainer tr(exec, gn.view(), orig, plan, opt);
   CaseResult out;
   out.loss = tr.compute_gradients(epoch);
@@ -542,6 +544,35 @@ TEST(Engine, EarlyPullsEqualPullsAfterScatter) {
             EXPECT_EQ(after_scatter.counters.p2p_early_rows, 0) << name(c);
             EXPECT_GT(early.counters.p2p_early_rows, 0) << name(c);
             EXPECT_LT(early.counters.p2p_early_rows, early.counters.p2p_rows) << name(c);  // batch 0 pulls after its scatter
+          }
+}
+
+// Kept remote rows (a row of another device read in the previous batch too,
+// copied from the other remote area instead of pulled again) give the bits of
+// pulling every row, and every row they keep is a pull less: GCN in both
+// orders and GAT, m 2 and 4, n 2-4, every copy timing, fp32 and bf16.
+TEST(Engine, KeptRemoteRowsEqualPullingEveryRow) {
+  int k = 0;
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat})
+    for (GcnOrder order : {GcnOrder::automatic, GcnOrder::transform_first})
+      for (auto [m, n] : {std::pair{2, 2}, std::pair{2, 4}, std::pair{4, 3}})
+        for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute})
+          for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16}) {
+            if (kind == ModelKind::gat && order != GcnOrder::automatic) continue;
+            Case c{kind, m, n, CommMode::full, 0.5f, order};
+            c.timing = timing;
+            c.dtype = dtype;
+            c.merged_buffers = 1 + (k % 2);
+            c.steps = (k / 2) % 2 ? StepPlacement::resident : StepPlacement::streamed;
+            c.handoff = c.forward = (k / 4) % 2 == 0;
+            ++k;
+            const CaseResult every_row = check_case(c);
+            c.keep_remote = true;
+            const CaseResult kept = check_case(c);
+            EXPECT_TRUE(same_bits(kept, every_row)) << name(c);
+            EXPECT_LT(kept.counters.p2p_rows, every_row.counters.p2p_rows) << name(c);
+            EXPECT_EQ(kept.counters.p2p_rows + kept.counters.reuse_rows,
+                      every_row.counters.p2p_rows + every_row.counters.reuse_rows) << name(c);
           }
 }
 

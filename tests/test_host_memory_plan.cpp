@@ -263,7 +263,7 @@ TEST(HostMemoryPlan, PackedBlocksAreBuildDevicePlans) {
   const PlanShape s = shape_of(pr.plan);
   for (CommMode mode : {CommMode::baseline, CommMode::p2p, CommMode::full})
     for (bool gat_keys : {false, true})
-      for (bool two_areas : {false, true})  // early pulls: their lists in every step but the first
+      for (RemoteAreas areas : {RemoteAreas::one, RemoteAreas::early_pulls, RemoteAreas::kept_rows})  // pull lists in every step but the first
         for (int i = 0; i < pr.plan.m; ++i) {
           std::vector<std::vector<std::byte>> blocks;
           const EdgeKeys keys{gat_keys ? std::span<const float>() : std::span<const float>(inv), orig};
@@ -273,13 +273,13 @@ TEST(HostMemoryPlan, PackedBlocksAreBuildDevicePlans) {
                 blocks.emplace_back(static_cast<size_t>(n));
                 return blocks.back().data();
               },
-              two_areas);
-          const bool early = two_areas && mode != CommMode::baseline;
+              areas);
+          const bool early = areas != RemoteAreas::one && mode != CommMode::baseline;
           EXPECT_EQ(dp.remote_shift, early ? s.remote_capacity[i] : 0);
           for (int j = 0; j < pr.plan.n; ++j)
             EXPECT_EQ(packed_block_bytes(s.step(j, i), mode, dp.buffer_rows, !gat_keys, gat_keys, early && j > 0),
                       static_cast<int64_t>(dp.steps[j].bytes.size()))
-                << "mode " << name_of(mode) << " gpu " << i << " batch " << j << " two areas " << two_areas;
+                << "mode " << name_of(mode) << " gpu " << i << " batch " << j << " areas " << static_cast<int>(areas);
         }
 }
 

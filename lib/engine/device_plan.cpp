@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 #include <numeric>
+#include <unordered_map>
 #include <string>
 #include <utility>
 
@@ -293,6 +294,41 @@ EarlyPulls early_pulls(const Plan& plan, int j, const ChunkPlan& s, CommMode mod
   return out;
 }
 
+// Kept remote rows of device `gpu`'s step j > 0 (RemoteAreas::kept_rows): the
+// rows its step j - 1 read too, local copies between the two areas, then per
+// range the rest, to pull. Ranges of other processes' devices (received
+// whole by the exchange) keep nothing.
+EarlyPulls kept_remote_rows(const Plan& plan, int j, int gpu, const DevicePlan& dp, int first_local, int locals,
+                            std::vector<PeerRange>& peers, int64_t& kept) {
+  const ChunkPlan& s = plan.step(j, gpu);
+  const ChunkPlan& prev = plan.step(j - 1, gpu);
+  std::unordered_map<vid_t, uint32_t> where;  // vertex -> its row in the previous step's remote list
+  where.reserve(prev.remote_vid.size());
+  for (size_t q = 0; q < prev.remote_vid.size(); ++q) where.emplace(prev.remote_vid[q], static_cast<uint32_t>(q));
+  auto local = [&](int peer) { return peer >= first_local && peer < first_local + locals; };
+  const int64_t base = dp.remote_base(j), prev_base = dp.remote_base(j - 1);
+  EarlyPulls out;
+  for (const PeerRange& r : peers) {
+    if (!local(r.peer)) continue;
+    for (int64_t i = r.begin; i < r.begin + r.count; ++i)
+      if (const auto it = where.find(s.remote_vid[i]); it != where.end()) {
+        out.src.push_back(static_cast<uint32_t>(prev_base + it->second));
+        out.dst.push_back(static_cast<uint32_t>(base + i));
+      }
+  }
+  kept = static_cast<int64_t>(out.src.size());
+  for (PeerRange& r : peers) {
+    r.fresh_begin = static_cast<int64_t>(out.src.size());
+    for (int64_t i = r.begin; i < r.begin + r.count; ++i) {
+      if (local(r.peer) && where.count(s.remote_vid[i])) continue;
+      out.src.push_back(s.remote_slot[i]);
+      out.dst.push_back(static_cast<uint32_t>(base + i));
+    }
+    r.fresh_count = static_cast<int64_t>(out.src.size()) - r.fresh_begin;
+  }
+  return out;
+}
+
 void lay_out(DeviceStep& ds, Packer& pk, const HostTopology& t, const StepIndexLists& x, size_t remote,
              const EarlyPulls& early) {
   ds.num_dst = t.num_dst;
@@ -381,14 +417,16 @@ namespace {
 // One step of device `gpu` (build_device_plans): topology, index lists, packed
 // into a block from `alloc` (called one at a time).
 void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePlan& dp, const EdgeKeys& k,
-                const StepAlloc& alloc, DeviceStep& ds) {
+                const StepAlloc& alloc, int first_local, int locals, DeviceStep& ds) {
   const ChunkPlan& s = plan.step(j, gpu);
   ds.plan = &s;
   const HostTopology t = make_topology(s, mode, dp.buffer_rows, k, dp.trans_capacity, (j & 1) ? dp.remote_shift : 0);
   const StepIndexLists x = index_lists(s, mode);
   if (mode != CommMode::baseline) ds.peers = peer_ranges(s);
   EarlyPulls early;
-  if (dp.remote_shift > 0 && j > 0) early = early_pulls(plan, j, s, mode, ds.peers);
+  if (dp.areas == RemoteAreas::early_pulls && j > 0) early = early_pulls(plan, j, s, mode, ds.peers);
+  if (dp.areas == RemoteAreas::kept_rows && j > 0)
+    early = kept_remote_rows(plan, j, gpu, dp, first_local, locals, ds.peers, ds.kept_remote);
   Packer pk;
   lay_out(ds, pk, t, x, mode == CommMode::baseline ? 0 : s.remote_slot.size(), early);
   std::byte* base = nullptr;
@@ -448,13 +486,16 @@ void run_steps(int64_t tasks, Body body) {
 
 std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int count, CommMode mode,
                                            const EdgeKeys& keys, bool need_edge_keys, const StepAlloc& alloc,
-                                           bool two_remote_areas) {
+                                           RemoteAreas areas) {
   std::vector<DevicePlan> out(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
     DevicePlan& dp = out[static_cast<size_t>(i)];
     const int gpu = first_gpu + i;
     dp.trans_capacity = plan.trans_capacity[gpu];
-    if (two_remote_areas && mode != CommMode::baseline) dp.remote_shift = plan.remote_capacity[gpu];
+    if (areas != RemoteAreas::one && mode != CommMode::baseline) {
+      dp.areas = areas;
+      dp.remote_shift = plan.remote_capacity[gpu];
+    }
     dp.buffer_rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu] : plan.merged_capacity(gpu) + dp.remote_shift;
     dp.steps.resize(plan.n);
   }
@@ -468,7 +509,7 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
   run_steps(static_cast<int64_t>(count) * plan.n, [&](int64_t q) {
     const int i = static_cast<int>(q / plan.n), j = static_cast<int>(q % plan.n);
     DevicePlan& dp = out[static_cast<size_t>(i)];
-    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, dp.steps[j]);
+    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, first_gpu, count, dp.steps[j]);
   });
   for (DevicePlan& dp : out)
     for (int j = 0; j < plan.n; ++j) {
@@ -482,8 +523,8 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
 }
 
 DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys, bool need_edge_keys,
-                             const StepAlloc& alloc, bool two_remote_areas) {
-  return std::move(build_device_plans(plan, gpu, 1, mode, keys, need_edge_keys, alloc, two_remote_areas)[0]);
+                             const StepAlloc& alloc, RemoteAreas areas) {
+  return std::move(build_device_plans(plan, gpu, 1, mode, keys, need_edge_keys, alloc, areas)[0]);
 }
 
 namespace {

@@ -49,7 +49,20 @@ struct PeerRange {
   // come from the owner's merged buffer (rows it keeps from its previous
   // step), the rest from its read-ahead rows of this step.
   int64_t kept = 0;
+  // Kept remote rows (RemoteAreas::kept_rows): the range's rows this device
+  // did not read in its previous step, pulls [fresh_begin, + fresh_count) of
+  // the step's pull lists.
+  int64_t fresh_begin = 0, fresh_count = 0;
 };
+
+// The remote area(s) of the merged and gradient buffers.
+//   one         the remote rows of every step in one area, pulled every step;
+//   early_pulls two areas, odd steps' in the second (DevicePlan::remote_shift),
+//               batch j + 1's pulled while batch j computes (Trainer::issue_early_pulls);
+//   kept_rows   two areas, and a remote row this device read in its previous
+//               step too is copied from the other area on the device instead
+//               of crossing NVLink again (peers of this process only).
+enum class RemoteAreas { one, early_pulls, kept_rows };
 
 // A typed array inside a step's packed bytes.
 struct Slice {
@@ -86,7 +99,13 @@ struct DeviceStep {
   // place in its range. The owner packs them in range order and copies the
   // range into place without waiting for its own scatter of the read-ahead
   // rows, while the previous batch computes (Trainer::issue_early_pulls).
+  // With RemoteAreas::kept_rows the same lists hold, first, the
+  // `kept_remote` rows read in the previous step too (source: their row in the
+  // other remote area; destination: their row in this step's), then, range by
+  // range (PeerRange::fresh_begin), the rows to pull (source: the owner's
+  // slot; destination: their row in this step's area); absolute buffer rows.
   Slice pull_src, pull_dst;
+  int64_t kept_remote = 0;
   std::vector<PeerRange> peers;            // per-peer ranges of the remote list
   std::span<const vid_t> flush_vids_host;  // flush_vids, in the plan (host memory)
   // When every row has a first return (mark_first_flushes), the flush lists
@@ -133,6 +152,7 @@ struct DevicePlan {
   // area, `remote_shift` rows (the remote capacity) further on, so that batch
   // j + 1's pulls land while batch j reads its own. 0: one area.
   int64_t remote_shift = 0;
+  RemoteAreas areas = RemoteAreas::one;
   int64_t remote_base(int j) const { return trans_capacity + ((j & 1) ? remote_shift : 0); }
   int64_t max_step_bytes = 0;     // largest packed step
   int64_t max_later_loads = 0;    // most rows any batch but the first loads from host
@@ -150,27 +170,27 @@ using StepAlloc = std::function<std::byte*(int gpu, int64_t bytes)>;
 
 // Builds the device's steps, their packed blocks from `alloc`.
 DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys, bool need_edge_keys,
-                             const StepAlloc& alloc, bool two_remote_areas = false);
+                             const StepAlloc& alloc, RemoteAreas areas = RemoteAreas::one);
 // The same for devices [first_gpu, first_gpu + count), their steps built
 // side by side: the same bytes as one device at a time.
-// `two_remote_areas`: DevicePlan::remote_shift and the early-pull lists (p2p
-// and full modes).
+// `areas`: DevicePlan::remote_shift and the pull lists (p2p and full modes;
+// the kept rows' lists know this process's devices as [first_gpu, + count)).
 std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int count, CommMode mode,
                                            const EdgeKeys& keys, bool need_edge_keys, const StepAlloc& alloc,
-                                           bool two_remote_areas = false);
+                                           RemoteAreas areas = RemoteAreas::one);
 // The same with one allocator for every device.
 inline DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys,
                                     bool need_edge_keys, const std::function<std::byte*(int64_t)>& alloc,
-                                    bool two_remote_areas = false) {
+                                    RemoteAreas areas = RemoteAreas::one) {
   return build_device_plan(
-      plan, gpu, mode, keys, need_edge_keys, [&](int, int64_t n) { return alloc(n); }, two_remote_areas);
+      plan, gpu, mode, keys, need_edge_keys, [&](int, int64_t n) { return alloc(n); }, areas);
 }
 inline std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int count, CommMode mode,
                                                   const EdgeKeys& keys, bool need_edge_keys,
                                                   const std::function<std::byte*(int64_t)>& alloc,
-                                                  bool two_remote_areas = false) {
+                                                  RemoteAreas areas = RemoteAreas::one) {
   return build_device_plans(
-      plan, first_gpu, count, mode, keys, need_edge_keys, [&](int, int64_t n) { return alloc(n); }, two_remote_areas);
+      plan, first_gpu, count, mode, keys, need_edge_keys, [&](int, int64_t n) { return alloc(n); }, areas);
 }
 
 // Marks each flushed row's first return over every device's steps, in the

@@ -230,8 +230,10 @@ class Device {
   virtual void copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) = 0;
   // dst[dst_row0 + k] = peer_src[peer_rows[k]] (P2P pull from another device).
   virtual void pull_from_peer(Device& peer, DevMat peer_src, DevIdx peer_rows, DevMat dst, int64_t dst_row0) = 0;
-  // dst[dst_rows[k]] = src[src_rows[k]]: rows of this device's memory (the
-  // index lists may be a peer's) packed for a copy to a peer (early pulls).
+  // dst[dst_rows[k]] = src[src_rows[k]]: rows packed for a copy to a peer
+  // (early pulls; the index lists may be the peer's), moved between the
+  // remote areas of the merged buffer, or pulled from a peer's (`src` in its
+  // memory) into scattered rows (kept remote rows).
   virtual void gather_rows(DevMat src, DevIdx src_rows, DevMat dst, DevIdx dst_rows) = 0;
   // peer_dst = src, a peer's memory, on the copy engines (early pulls).
   virtual void copy_to_peer(DevMat src, Device& peer, DevMat peer_dst) = 0;

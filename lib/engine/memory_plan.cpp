@@ -122,7 +122,7 @@ DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOpti
 }
 
 int64_t early_send_rows(const PlanShape& plan, int gpu, const TrainerOptions& opt) {
-  if (!two_remote_areas(opt, plan.m, plan.n)) return 0;
+  if (!opt.overlap_pulls || !two_remote_areas(opt, plan.m, plan.n)) return 0;
   int64_t most = 0;
   for (int j = 1; j < plan.n; ++j) {
     int64_t rows = 0;

@@ -190,8 +190,10 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     return resident_blocks_.emplace_back(static_cast<size_t>(bytes)).data();
   };
   std::vector<DevicePlan*> plans;
-  std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, gat, alloc,
-                                                     two_remote_areas(opt_, plan_.m, plan_.n));
+  const RemoteAreas areas = !two_remote_areas(opt_, plan_.m, plan_.n) ? RemoteAreas::one
+                            : opt_.overlap_pulls                        ? RemoteAreas::early_pulls
+                                                                        : RemoteAreas::kept_rows;
+  std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, gat, alloc, areas);
   const PlanShape shape = shape_of(plan_);
   lap("steps");
   for (int i = 0; i < local; ++i) {
@@ -372,7 +374,7 @@ bool Trainer::read_ahead() const { return reads_ahead(opt_, plan_.n); }
 // gathered matrix (its rows reach the owner's merged buffer on the compute
 // queue at the batch's start: read_tier).
 bool Trainer::pulls_early(int l) const {
-  if (dev_.empty() || dev_[0]->plan.remote_shift == 0) return false;
+  if (dev_.empty() || dev_[0]->plan.areas != RemoteAreas::early_pulls) return false;
   for (const auto& st : dev_)
     if (st->tier_of(gathered(l))) return false;
   return true;

@@ -224,7 +224,7 @@ void Trainer::issue_gather(int l, int j, int epoch, bool training, bool first) {
       d.wait(d, st->computed[st->slot_of[j - 1]]);
       for (auto& peer : dev_)
         if (peer != st) d.wait(*peer->dev, peer->pulled);
-    } else if (ahead && st->plan.remote_shift > 0) {
+    } else if (ahead && st->plan.areas == RemoteAreas::early_pulls) {
       d.wait(d, st->early_packed);  // its early pulls of batch j - 2 read the incoming slot this overwrites
     }
     const bool produced = early_ && prev_produced_;
@@ -286,7 +286,7 @@ void Trainer::issue_exchange(int l, int j, bool scatter, bool pulled_early, int 
     if (scatter) {
       for (auto& peer : dev_)
         if (peer != st) d.wait(*peer->dev, peer->pulled);
-      if (st->plan.remote_shift > 0) d.wait(d, st->early_packed);  // its early pulls of batch j - 1 read x
+      if (st->plan.areas == RemoteAreas::early_pulls) d.wait(d, st->early_packed);  // its early pulls of batch j - 1 read x
       const DevIdx rows = tier ? tier->cold_rows[j] : st->lists[s].load_rows;
       d.begin_work();
       const HostMat incoming{st->incoming[s].data, rows.size, width, d.index()};
@@ -306,15 +306,32 @@ void Trainer::issue_exchange(int l, int j, bool scatter, bool pulled_early, int 
     if (pulled_early) continue;  // issue_early_pulls, waited for above
     for (const PeerRange& r : step.peers)
       if (const DeviceState* peer = local_state(r.peer)) d.wait(*peer->dev, peer->x_ready);
+    const DevMat X = view(st->x, st->plan.buffer_rows, width);
+    const StepLists& lists = st->lists[s];
+    // Kept remote rows (RemoteAreas::kept_rows): the rows batch j - 1 read
+    // too, from the other remote area (still in place: the next pulls into it
+    // come after this batch's exchange), then only the rest from the peers.
+    const bool kept = st->plan.areas == RemoteAreas::kept_rows && j > 0;
     d.begin_work();
+    if (kept) {
+      d.gather_rows(X, lists.pull_src.sub(0, step.kept_remote), X, lists.pull_dst.sub(0, step.kept_remote));
+      exec_.counters().reuse_rows += step.kept_remote;
+      exec_.counters().reuse_bytes += bytes_of(step.kept_remote, width);
+    }
     for (const PeerRange& r : interleaved(step.peers, st->job, plan_.m)) {
       DeviceState* peer = local_state(r.peer);
       if (!peer) continue;  // another process's device: exchange_pulls
-      d.pull_from_peer(*peer->dev, view(peer->x, peer->plan.buffer_rows, width),
-                       st->lists[s].remote_slots.sub(r.begin, r.count), view(st->x, st->plan.buffer_rows, width),
-                       st->plan.remote_base(j) + r.begin);
-      exec_.counters().p2p_rows += r.count;
-      exec_.counters().p2p_bytes += bytes_of(r.count, width);
+      const DevMat peer_x = view(peer->x, peer->plan.buffer_rows, width);
+      if (kept) {
+        d.gather_rows(peer_x, lists.pull_src.sub(r.fresh_begin, r.fresh_count), X,
+                      lists.pull_dst.sub(r.fresh_begin, r.fresh_count));
+      } else {
+        d.pull_from_peer(*peer->dev, peer_x, lists.remote_slots.sub(r.begin, r.count), X,
+                         st->plan.remote_base(j) + r.begin);
+      }
+      const int64_t pulled = kept ? r.fresh_count : r.count;
+      exec_.counters().p2p_rows += pulled;
+      exec_.counters().p2p_bytes += bytes_of(pulled, width);
     }
     d.end_work(WorkKind::d2d);
   }

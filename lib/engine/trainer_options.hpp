@@ -109,6 +109,10 @@ struct TrainerOptions {
   // cache auto) but slowed m = 4 products-like by 16% and GAT by 7-13%
   // (bench/RESULTS.md, session 10).
   bool overlap_pulls = false;
+  // A remote row a device read in its previous batch too is copied on the
+  // device from the other remote area instead of being pulled again (two
+  // remote areas, --comm full with read-ahead; not with overlap_pulls).
+  bool keep_remote_rows = false;
 };
 
 // Whether layer l's transform passes are fused into layer l - 1's (above).
@@ -152,7 +156,7 @@ inline bool reads_ahead(const TrainerOptions& opt, int chunks) {
 // Whether the merged and gradient buffers have two remote areas (early pulls,
 // TrainerOptions::overlap_pulls) for a plan of m devices and this many chunks.
 inline bool two_remote_areas(const TrainerOptions& opt, int m, int chunks) {
-  return opt.overlap_pulls && m > 1 && reads_ahead(opt, chunks);
+  return (opt.overlap_pulls || opt.keep_remote_rows) && m > 1 && reads_ahead(opt, chunks);
 }
 
 }  // namespace ht

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "engine/cpu_executor.hpp"
 #include "engine/layer_math.hpp"
 
 namespace ht {
@@ -89,6 +90,35 @@ TEST(LayerMath, UnknownKindIsRefused) {
       for (const auto& [name, kind] : model_kind_names()) EXPECT_NE(what.find(name), std::string::npos) << what;
     }
   }
+}
+
+// The vertex-wise transform of a transform-first GCN layer on the CPU
+// executor: t = x W, ∇W += xᵀ ∇t, ∇x = ∇t Wᵀ (small integers: exact).
+TEST(LayerMath, GcnTransformProducts) {
+  const ModelConfig m = model(ModelKind::gcn, {3, 2, 2});
+  const auto math = make_layer_math(m, GcnOrder::transform_first, 1);  // h^1 (2 wide) -> 2
+  const auto first = make_layer_math(m, GcnOrder::transform_first, 0);  // 3 -> 2
+  CpuExecutor exec(1);
+  Device& d = exec.device(0);
+  const std::vector<float> x{1, 2, 3, 4, 5, 6}, w{1, 0, 2, 1, 0, 1}, dt{1, 1, 0, 2};  // x: 2 x 3, W: 3 x 2, ∇t: 2 x 2
+  LayerParams p;
+  p.W = d.upload(std::span<const float>(w));
+  p.dW = d.alloc_floats(6);
+  const DevArray<float> X = d.upload(std::span<const float>(x)), dT = d.upload(std::span<const float>(dt));
+  const DevArray<float> T = d.alloc_floats(4), dX = d.alloc_floats(6);
+  first->transform(d, {X.data, 2, 3}, {T.data, 2, 2}, p);
+  first->transform_backward(d, {X.data, 2, 3}, {dT.data, 2, 2}, {dX.data, 2, 3}, p);
+  std::vector<float> t(4), dw(6), dx(6);
+  d.read(T, t);
+  d.read(p.dW, dw);
+  d.read(dX, dx);
+  EXPECT_EQ(t, (std::vector<float>{5, 5, 14, 11}));
+  EXPECT_EQ(dw, (std::vector<float>{1, 9, 2, 12, 3, 15}));  // xᵀ ∇t added to zeros
+  EXPECT_EQ(dx, (std::vector<float>{1, 3, 1, 0, 2, 2}));    // ∇t Wᵀ
+  // A layer of another width refuses X of the wrong width; GAT has no vertex-wise transform.
+  EXPECT_THROW(math->transform(d, {X.data, 2, 3}, {T.data, 2, 2}, p), Error);
+  const auto gat = make_layer_math(model(ModelKind::gat, {3, 2, 2}), GcnOrder::transform_first, 0);
+  EXPECT_THROW(gat->transform(d, {X.data, 2, 3}, {T.data, 2, 4}, p), Error);
 }
 
 TEST(LayerMath, LayerOutOfRangeIsRefused) {

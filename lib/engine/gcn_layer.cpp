@@ -2,9 +2,10 @@
 // either order of the products (layer_order.hpp), h = act(z).
 //   aggregate-first: forward a = Â x (cached in the store for backward), z = a W;
 //     backward recomputes z, h from the cached a (no neighbor reload).
-//   transform-first: t = x W ran on each vertex's owner (Trainer::transform_batch),
-//     forward z = Â t; backward returns ∇t = Âᵀ ∇z (the vertex-wise
-//     Trainer::transform_backward_batch makes ∇W and ∇x of it).
+//   transform-first: t = x W on each vertex's owner (`transform`, in the
+//     Trainer's vertex-wise passes or fused into the layer before's batches),
+//     forward z = Â t; backward returns ∇t = Âᵀ ∇z, of which the vertex-wise
+//     `transform_backward` makes ∇W and ∇x.
 #include "engine/layer_math.hpp"
 
 namespace ht {
@@ -70,6 +71,18 @@ class GcnLayer final : public LayerMath {
       d.gemm(false, true, b.nd, in_w_, out_w_, 1.0f, b.dZ.data, out_w_, ly.W.data, out_w_, 0.0f, A.data, in_w_);
       d.spmm_transpose_add(b.topo, A, b.G);
     }
+  }
+
+  void transform(Device& d, DevMat X, DevMat T, const LayerParams& p) const override {
+    HT_ASSERT(transform_first_ && X.cols == in_w_ && T.rows == X.rows && T.cols == out_w_);
+    d.gemm(false, false, X.rows, out_w_, in_w_, 1.0f, X.data, in_w_, p.W.data, out_w_, 0.0f, T.data, out_w_);
+  }
+
+  void transform_backward(Device& d, DevMat X, DevMat dT, DevMat dX, LayerParams& p) const override {
+    HT_ASSERT(transform_first_ && X.cols == in_w_ && dT.rows == X.rows && dT.cols == out_w_);
+    const int64_t nd = X.rows;
+    d.gemm(true, false, in_w_, out_w_, nd, 1.0f, X.data, in_w_, dT.data, out_w_, 1.0f, p.dW.data, out_w_);
+    if (dX.data) d.gemm(false, true, nd, in_w_, out_w_, 1.0f, dT.data, out_w_, p.W.data, out_w_, 0.0f, dX.data, in_w_);
   }
 
  private:

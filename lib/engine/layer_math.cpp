@@ -36,6 +36,16 @@ LayerMath::LayerMath(const ModelConfig& m, int layer)
       leaky_slope_(m.leaky_slope),
       act_(to_act(m.activation(layer))) {}
 
+void LayerMath::transform(Device&, DevMat, DevMat, const LayerParams&) const {
+  throw Error(fmt::format("internal error: layer {} of model {} has no vertex-wise transform", layer_,
+                          name_of(kind())));
+}
+
+void LayerMath::transform_backward(Device&, DevMat, DevMat, DevMat, LayerParams&) const {
+  throw Error(fmt::format("internal error: layer {} of model {} has no vertex-wise transform backward", layer_,
+                          name_of(kind())));
+}
+
 namespace {
 
 [[noreturn]] void refuse_kind(ModelKind kind, const char* what) {

@@ -98,6 +98,15 @@ class LayerMath {
   // gathered rows' gradients, added into G (none for layer 0).
   virtual void backward(const LayerBatch& b) const = 0;
 
+  // Transform-first layers only (transform_first()), on a batch's own rows,
+  // vertex-wise (Trainer::transform_batch, transform_backward_batch, and the
+  // fused transform_rows, transform_backward_rows; the Trainer applies the
+  // input dropout to X first): t = x W into T, and its backward ∇W += xᵀ ∇t
+  // and, when dX is given (not layer 0), ∇x = ∇t Wᵀ. Other layers refuse
+  // them (an internal error: the schedule runs no transform pass for them).
+  virtual void transform(Device& d, DevMat X, DevMat T, const LayerParams& p) const;
+  virtual void transform_backward(Device& d, DevMat X, DevMat dT, DevMat dX, LayerParams& p) const;
+
  protected:
   explicit LayerMath(const ModelConfig& m, int layer);
   int layer_ = 0;

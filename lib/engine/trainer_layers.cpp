@@ -184,7 +184,7 @@ Trainer::Output Trainer::transform_rows(DeviceState& st, int k, int s, DevMat H,
   HT_ASSERT(H.cols == in_w);
   const DevMat X = dropped_input(d, H, st.z, v0, input_dropout(k, epoch, training, st.keys.data));
   DevMat T = view(st.out_t[s], H.rows, out_w);
-  d.gemm(false, false, H.rows, out_w, in_w, 1.0f, X.data, in_w, st.layers[k].W.data, out_w, 0.0f, T.data, out_w);
+  layer_math_[k]->transform(d, X, T, st.layers[k]);
   return {T, &store_.agg[k], v0};
 }
 
@@ -196,11 +196,9 @@ void Trainer::transform_backward_rows(DeviceState& st, int k, int s, DevMat H, D
   Device& d = *st.dev;
   const int64_t in_w = opt_.model.in_width(k), out_w = opt_.model.out_width(k), nd = H.rows;
   HT_ASSERT(H.cols == in_w && dX.rows == nd && dX.cols == in_w);
-  Layer& ly = st.layers[k];
   const DevMat dT = view(st.in_t[s], nd, out_w);
   const DevMat X = dropped_input(d, H, st.dz, v0, input_dropout(k, epoch, true, st.keys.data));
-  d.gemm(true, false, in_w, out_w, nd, 1.0f, X.data, in_w, dT.data, out_w, 1.0f, ly.dW.data, out_w);
-  d.gemm(false, true, nd, in_w, out_w, 1.0f, dT.data, out_w, ly.W.data, out_w, 0.0f, dX.data, in_w);
+  layer_math_[k]->transform_backward(d, X, dT, dX, st.layers[k]);
 }
 
 // Transform-first forward, vertex-wise: t = dropout(h^l) W for the batch's own
@@ -212,7 +210,7 @@ void Trainer::transform_batch(DeviceState& st, int l, int j, int epoch, bool tra
   DevMat X = view(st.in_a[s], nd, in_w);
   d.dropout_rows(X, v0, input_dropout(l, epoch, training, st.keys.data));
   DevMat T = view(st.out_h[s], nd, out_w);
-  d.gemm(false, false, nd, out_w, in_w, 1.0f, X.data, in_w, st.layers[l].W.data, out_w, 0.0f, T.data, out_w);
+  layer_math_[l]->transform(d, X, T, st.layers[l]);
   const std::vector<Output> outputs{{T, &store_.agg[l], v0}};
   publish(st, s, j, outputs);
 }
@@ -223,16 +221,12 @@ void Trainer::transform_backward_batch(DeviceState& st, int l, int j, int epoch)
   const ModelConfig& m = opt_.model;
   const int64_t in_w = m.in_width(l), out_w = m.out_width(l);
   const auto [d, s, nd, v0] = start_batch(st, j, true);
-  Layer& ly = st.layers[l];
   DevMat dT = view(st.in_dh[s], nd, out_w), X = view(st.in_a[s], nd, in_w);
   d.dropout_rows(X, v0, input_dropout(l, epoch, true, st.keys.data));
-  d.gemm(true, false, in_w, out_w, nd, 1.0f, X.data, in_w, dT.data, out_w, 1.0f, ly.dW.data, out_w);
+  const DevMat dX = l > 0 ? view(st.out_a[s], nd, in_w) : DevMat{};  // layer 0: no ∇x
+  layer_math_[l]->transform_backward(d, X, dT, dX, st.layers[l]);
   std::vector<Output> outputs;
-  if (l > 0) {
-    DevMat dX = view(st.out_a[s], nd, in_w);
-    d.gemm(false, true, nd, in_w, out_w, 1.0f, dT.data, out_w, ly.W.data, out_w, 0.0f, dX.data, in_w);
-    outputs.push_back({dX, &store_.grad[l], v0});
-  }
+  if (l > 0) outputs.push_back({dX, &store_.grad[l], v0});
   publish(st, s, j, outputs);
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/memory.hpp"
 #include "engine/device_plan.hpp"
+#include "engine/layer_math.hpp"
 #include "engine/memory_plan.hpp"
 #include "engine/store_layout.hpp"
 #include "models/model.hpp"
@@ -18,19 +19,15 @@ namespace {
 // CPU backend at 10-20 MiB (ht-train on an 800-vertex graph: 10.2 MiB).
 constexpr int64_t kProcessBytes = int64_t{16} << 20;
 
-// The model's parts the items count: GCN's edge weights (Â) and degrees,
-// GAT's edge keys and attention buffers (as Trainer::setup and setup_devices
-// allocate them).
+// The model's parts the items count (as Trainer::setup and setup_devices
+// allocate them): edge weights (GCN's Â) and the degrees they come from,
+// edge keys and attention buffers (GAT).
 struct ModelParts {
-  bool gcn = false, gat = false;
+  bool weights = false, edge_keys = false, attention = false;
 };
 ModelParts parts_of(ModelKind kind) {
-  ModelParts p;
-  switch (kind) {
-    case ModelKind::gcn: p.gcn = true; break;
-    case ModelKind::gat: p.gat = true; break;
-  }
-  return p;
+  const ModelTraits t = model_traits(kind);
+  return {t.edge_weights, t.edge_keys, t.attention};
 }
 
 int64_t share_of(int64_t bytes, double fraction) { return static_cast<int64_t>(static_cast<double>(bytes) * fraction); }
@@ -97,11 +94,8 @@ bool hands_off_some_layer(const TrainerOptions& opt, bool two_buffers) {
   const ModelConfig& m = opt.model;
   if (!opt.handoff_gradients) return false;
   auto tf = [&](int l) { return transform_first(m, opt.gcn_order, l); };
-  bool two_buffers_hand_off = false;  // Trainer::hands_off's last case
-  switch (m.kind) {
-    case ModelKind::gcn: two_buffers_hand_off = two_buffers; break;
-    case ModelKind::gat: break;
-  }
+  // Trainer::hands_off's last case: a backward that gathers uses both merged buffers.
+  const bool two_buffers_hand_off = two_buffers && !model_traits(m.kind).backward_gathers;
   for (int l = 1; l < m.num_layers(); ++l) {
     if (tf(l) && !fuses_transform(opt, l)) continue;
     if ((l == 1 && !tf(0)) || two_buffers_hand_off) return true;
@@ -113,10 +107,10 @@ bool hands_off_some_layer(const TrainerOptions& opt, bool two_buffers) {
 // counting sort's counters and the index lists): about its packed block plus
 // a counter per buffer row for each part of the transpose (one per thread the
 // step gets, at most one per buffer row's worth of edges: device_plan.cpp).
-int64_t step_build_bytes(const StepShape& s, CommMode mode, int64_t rows, bool gcn, bool gat, bool early,
+int64_t step_build_bytes(const StepShape& s, CommMode mode, int64_t rows, bool weights, bool edge_keys, bool early,
                          int step_threads) {
   const int64_t parts = std::clamp<int64_t>(std::min<int64_t>(step_threads, s.edges / std::max<int64_t>(rows, 1)), 1, 1024);
-  return packed_block_bytes(s, mode, rows, gcn, gat, early) + 4 * parts * rows;
+  return packed_block_bytes(s, mode, rows, weights, edge_keys, early) + 4 * parts * rows;
 }
 
 struct Builder {
@@ -158,7 +152,7 @@ void plan_items(Builder& b) {
   const PlanShape& p = *in.plan;
   const TrainerOptions& opt = in.opt;
   const ModelConfig& m = opt.model;
-  const auto [gcn, gat] = parts_of(m.kind);
+  const auto [weights, edge_keys, attention] = parts_of(m.kind);
   const CommMode mode = opt.comm;
   const int64_t n_vertices = in.graph.vertices;
   const unsigned held = kPhasePack | kPhaseSetup | kPhaseTrain;
@@ -191,8 +185,8 @@ void plan_items(Builder& b) {
     int64_t max_flush = 0, own = 0;
     for (int j = 0; j < p.n; ++j) {
       const StepShape& s = p.step(j, i);
-      packed += packed_block_bytes(s, mode, rows, gcn, gat, early && j > 0);
-      step_build.push_back(step_build_bytes(s, mode, rows, gcn, gat, early && j > 0, step_threads));
+      packed += packed_block_bytes(s, mode, rows, weights, edge_keys, early && j > 0);
+      step_build.push_back(step_build_bytes(s, mode, rows, weights, edge_keys, early && j > 0, step_threads));
       flushes += flush_rows(s, mode);
       max_flush = std::max(max_flush, flush_rows(s, mode));
       own += s.dst;
@@ -218,7 +212,7 @@ void plan_items(Builder& b) {
   // not there yet while its build peaks.
   const int64_t last_device = in.emulated_devices ? emulated_device_bytes(p, last - 1, opt) : 0;
   b.add("device plan build (packing only)", std::max(build - last_device, flushes + n_vertices), kPhasePack);
-  if (in.emulated_devices && gat) {
+  if (in.emulated_devices && attention) {
     int64_t ne = 0;
     for (int i = first; i < last; ++i) ne = std::max(ne, p.max_edges[i]);
     b.add("GAT backward scratch (CPU)", 4 * ne * ext.max_heads, kPhaseTrain);
@@ -254,7 +248,7 @@ int64_t packed_block_bytes(const StepShape& s, CommMode mode, int64_t buffer_row
 int64_t emulated_device_bytes(const PlanShape& p, int gpu, const TrainerOptions& opt) {
   const ModelConfig& m = opt.model;
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt.gcn_order);
-  const auto [gcn, gat] = parts_of(m.kind);
+  const auto [weights, edge_keys, attention] = parts_of(m.kind);
   const CommMode mode = opt.comm;
   const int64_t brows = buffer_rows(p, gpu, opt);
   const int64_t rows = std::max<int64_t>(brows, 1);
@@ -263,7 +257,7 @@ int64_t emulated_device_bytes(const PlanShape& p, int gpu, const TrainerOptions&
   int64_t max_step = 0, all_steps = 0, max_later = 0, max_flush = 0, first_loads = 0;
   for (int j = 0; j < p.n; ++j) {
     const StepShape& s = p.step(j, gpu);
-    const int64_t bytes = packed_block_bytes(s, mode, brows, gcn, gat, two_remote_areas(opt, p.m, p.n) && j > 0);
+    const int64_t bytes = packed_block_bytes(s, mode, brows, weights, edge_keys, two_remote_areas(opt, p.m, p.n) && j > 0);
     max_step = std::max(max_step, bytes);
     all_steps += bytes;
     if (j > 0) max_later = std::max(max_later, load_count(s, mode));
@@ -279,7 +273,7 @@ int64_t emulated_device_bytes(const PlanShape& p, int gpu, const TrainerOptions&
   if (tw > 0) slot += 2 * 4 * nd * tw;
   if (half) slot += 2 * 2 * nd * (max_in + 2 * max_out);
   b += 2 * slot;
-  if (gat) b += 4 * rows * max_tw * 2 + 4 * 4 * ne * max_heads;
+  if (attention) b += 4 * rows * max_tw * 2 + 4 * 4 * ne * max_heads;
   const int64_t piece = std::max<int64_t>(1, std::min(max_flush, staging_piece_rows(max_gather)));
   b += 3 * (4 * piece * max_gather + (half ? 2 * piece * max_gather : 0));
   b += p.num_vertices * (8 + 4 + 1);  // original ids, labels, split
@@ -322,7 +316,7 @@ HostMemoryPlan plan_host_memory(const HostPlanInputs& in) {
   b.add("partition file (while read)", in.partition_file_bytes, kPhaseLoad);
   b.add("renumbered graph (no features)", renumbered_graph_bytes(g), kPhaseRenumber | kPhasePack);
   const int64_t params = parameter_count(m);
-  b.add("vertex ids, degrees, parameters", 8 * n + (parts_of(m.kind).gcn ? 4 * n : 0) + 16 * params, packed);
+  b.add("vertex ids, degrees, parameters", 8 * n + (parts_of(m.kind).weights ? 4 * n : 0) + 16 * params, packed);
   if (!in.store_on_device) {
     // A process of a multi-process job holds its devices' rows: their chunks' destinations.
     int64_t rows = n;

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/memory.hpp"
+#include "engine/layer_math.hpp"
 
 namespace ht {
 
@@ -56,11 +57,8 @@ DeviceMemoryNeed device_memory_need(const PlanShape& plan, int gpu, const Traine
   const ModelConfig& m = opt.model;
   const CommMode mode = opt.comm;
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt.gcn_order);
-  bool gcn = false, gat = false;  // GCN: Â's edge weights per step; GAT: edge keys and attention buffers
-  switch (m.kind) {
-    case ModelKind::gcn: gcn = true; break;
-    case ModelKind::gat: gat = true; break;
-  }
+  // Per step: edge weights (GCN's Â), edge keys (GAT); attention buffers (GAT).
+  const ModelTraits traits = model_traits(m.kind);
   const bool early = two_remote_areas(opt, plan.m, plan.n);
   const int64_t rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu]
                                                   : plan.merged_capacity(gpu) + (early ? plan.remote_capacity[gpu] : 0);
@@ -68,7 +66,7 @@ DeviceMemoryNeed device_memory_need(const PlanShape& plan, int gpu, const Traine
   int64_t max_step = 0, all_steps = 0, max_later = 0, max_flush = 0;
   for (int j = 0; j < plan.n; ++j) {
     const StepShape& s = plan.step(j, gpu);
-    const int64_t b = packed_step_bytes(s, mode, rows, gcn, gat, early && j > 0);
+    const int64_t b = packed_step_bytes(s, mode, rows, traits.edge_weights, traits.edge_keys, early && j > 0);
     max_step = std::max(max_step, b);
     all_steps += b;
     if (j > 0) max_later = std::max(max_later, s.trans - s.reused);
@@ -84,7 +82,7 @@ DeviceMemoryNeed device_memory_need(const PlanShape& plan, int gpu, const Traine
   // Per slot: inputs (a, h, ∇h), outputs (a, h, ∇logits); z and ∇z once.
   var += 4 * nd * (2 * (2 * max_in + 3 * max_out + m.dims.back()) + 2 * max_out);
   var += 4 * nd * 2 * 2 * fused_transform_width(opt);  // fused transforms: t out and ∇t in per slot
-  if (gat) var += 4 * rows * max_tw * 2 + 4 * 5 * ne * max_heads;
+  if (traits.attention) var += 4 * rows * max_tw * 2 + 4 * 5 * ne * max_heads;
   const int64_t piece = std::max<int64_t>(1, std::min(max_flush, staging_piece_rows(max_gather)));
   var += 3 * 4 * piece * max_gather;  // staging ring (pieces of at most 64 MiB)
   need.fixed_bytes = plan.num_vertices * (8 + 4 + 1) + 3 * 4 * m.dims.front() * static_cast<int64_t>(max_tw + max_out) +

@@ -1,5 +1,6 @@
 #include "engine/store_layout.hpp"
 
+#include "engine/layer_math.hpp"
 #include "engine/layer_order.hpp"
 
 namespace ht {
@@ -18,16 +19,13 @@ const char* store_kind_name(StoreKind k) {
 std::vector<StoreMatrix> store_matrices(const TrainerOptions& opt) {
   const ModelConfig& m = opt.model;
   std::vector<StoreMatrix> out{{StoreKind::features, 0, m.dims.front()}};
+  const bool stores_layer_matrix = model_traits(m.kind).stores_layer_matrix;
   for (int l = 0; l < m.num_layers(); ++l) {
     if (stores_h(opt, l + 1)) out.push_back({StoreKind::output, l + 1, m.out_width(l)});
     if (stores_grad(opt, l + 1)) out.push_back({StoreKind::gradient, l + 1, m.out_width(l)});
-    switch (m.kind) {
-      case ModelKind::gcn:
-        out.push_back({transform_first(m, opt.gcn_order, l) ? StoreKind::transform : StoreKind::aggregate, l,
-                       gather_width(m, opt.gcn_order, l)});
-        break;
-      case ModelKind::gat: break;
-    }
+    if (stores_layer_matrix)  // GCN's a^l, or t^l when transform-first
+      out.push_back({transform_first(m, opt.gcn_order, l) ? StoreKind::transform : StoreKind::aggregate, l,
+                     gather_width(m, opt.gcn_order, l)});
   }
   return out;
 }

@@ -28,7 +28,8 @@ DevArray<float> tensor_or_empty(Device& d, const ModelParams& p, int layer, cons
 }  // namespace
 
 Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerInputs in)
-    : exec_(exec), plan_(plan), opt_(std::move(opt)), params_(init_params(opt_.model)), optimizer_(opt_.optimizer) {
+    : exec_(exec), plan_(plan), opt_(std::move(opt)), params_(init_params(opt_.model)), optimizer_(opt_.optimizer),
+      traits_(model_traits(opt_.model.kind)) {
   const ModelConfig& m = opt_.model;
   const GraphView& g = in.graph;
   const FeatureSource features = in.features ? *in.features : FeatureSource::of(g);
@@ -61,12 +62,10 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
            in.orig_id.size(), g.num_vertices);
   for (int64_t v = 0; v < g.num_vertices; ++v) num_train_ += (g.split[v] == 1 && g.labels[v] >= 0) ? 1 : 0;
   HT_CHECK(num_train_ > 0, "the graph has no training vertices (split code 1 with a label)");
-  switch (m.kind) {
-    case ModelKind::gcn: inv_sqrt_deg_ = gcn_inv_sqrt_degree(g); break;  // Â's edge weights
-    case ModelKind::gat: break;
-  }
+  if (traits_.edge_weights) inv_sqrt_deg_ = gcn_inv_sqrt_degree(g);  // Â's edge weights
 
   const int L = m.num_layers();
+  for (int l = 0; l < L; ++l) layer_math_.push_back(make_layer_math(m, opt_.gcn_order, l));
   const int64_t n = g.num_vertices;
   HT_CHECK(!opt_.store_on_device || opt_.host_dtype == StoreDtype::f32,
            "the in-memory mode keeps the vertex store in fp32 (--host-dtype {} is for host stores)",
@@ -99,10 +98,7 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
     // Matrices no pass reads from the store are not allocated (stores_h, stores_grad).
     if (stores_h(opt_, l + 1)) store_.h[l + 1] = alloc_store(n, m.out_width(l));
     if (stores_grad(opt_, l + 1)) store_.grad[l + 1] = alloc_store(n, m.out_width(l));
-    switch (m.kind) {
-      case ModelKind::gcn: store_.agg.push_back(alloc_store(n, gather_width(m, opt_.gcn_order, l))); break;
-      case ModelKind::gat: break;
-    }
+    if (traits_.stores_layer_matrix) store_.agg.push_back(alloc_store(n, gather_width(m, opt_.gcn_order, l)));
   }
   setup_phases_.add("vertex store", t.seconds());
   t.reset();
@@ -162,11 +158,7 @@ void Trainer::setup_devices(const TrainerInputs& in) {
   const ModelConfig& m = opt_.model;
   const int L = m.num_layers();
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt_.gcn_order);
-  bool gat = false;  // attention: its edge keys, buffers and parameters
-  switch (m.kind) {
-    case ModelKind::gcn: break;
-    case ModelKind::gat: gat = true; break;
-  }
+  const bool gat = traits_.attention;  // attention: its buffers and parameters
   EdgeKeys keys{inv_sqrt_deg_, in.orig_id};
   const int local = exec_.num_devices();
   for (int i = 0; i < local; ++i)
@@ -193,7 +185,8 @@ void Trainer::setup_devices(const TrainerInputs& in) {
   const RemoteAreas areas = !two_remote_areas(opt_, plan_.m, plan_.n) ? RemoteAreas::one
                             : opt_.overlap_pulls                        ? RemoteAreas::early_pulls
                                                                         : RemoteAreas::kept_rows;
-  std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, gat, alloc, areas);
+  std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, traits_.edge_keys, alloc,
+                                                     areas);
   const PlanShape shape = shape_of(plan_);
   lap("steps");
   for (int i = 0; i < local; ++i) {
@@ -528,12 +521,9 @@ void Trainer::reduce_and_collect_grads() {
   for (int l = 0; l < m.num_layers(); ++l) {
     reduce(&Layer::dW, l, "W");
     if (m.bias) reduce(&Layer::db, l, "b");
-    switch (m.kind) {
-      case ModelKind::gcn: break;
-      case ModelKind::gat:
-        reduce(&Layer::d_att_src, l, "att_src");
-        reduce(&Layer::d_att_dst, l, "att_dst");
-        break;
+    if (traits_.attention) {
+      reduce(&Layer::d_att_src, l, "att_src");
+      reduce(&Layer::d_att_dst, l, "att_dst");
     }
   }
 }

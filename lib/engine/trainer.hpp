@@ -15,6 +15,7 @@
 #include "core/timer.hpp"
 #include "engine/device_plan.hpp"
 #include "engine/executor.hpp"
+#include "engine/layer_math.hpp"
 #include "engine/layer_order.hpp"
 #include "engine/row_tier.hpp"
 #include "engine/store_features.hpp"
@@ -127,7 +128,7 @@ class Trainer {
   const std::vector<BusyInterval>& last_timeline() const { return last_timeline_; }
 
  private:
-  struct Layer;        // per-device parameters and gradients of one layer
+  using Layer = LayerParams;  // per-device parameters and gradients of one layer
   struct DeviceState;  // per-device buffers, ring slots and events (trainer_state.cpp)
   void setup_devices(const TrainerInputs& in);
   // ---- data kept on the device between passes (trainer_resident.cpp)
@@ -173,12 +174,7 @@ class Trainer {
   // Passes that gather neighbor rows into the merged buffer.
   bool gathers(Pass pass) const {
     if (pass == Pass::forward) return true;
-    if (pass != Pass::backward) return false;
-    switch (opt_.model.kind) {
-      case ModelKind::gcn: return false;  // backward reads the cached aggregate (or ∇t)
-      case ModelKind::gat: return true;   // backward recomputes the attention from the neighbors
-    }
-    unhandled_model_kind(opt_.model.kind, "Trainer::gathers");
+    return pass == Pass::backward && traits_.backward_gathers;
   }
   double forward(int epoch, bool training, LossStats* stats);
   void backward(int epoch);
@@ -222,6 +218,9 @@ class Trainer {
   // ---- math of one batch on one device (trainer_layers.cpp)
   struct BatchView;  // the device, slot and rows of a batch whose compute is being issued
   BatchView start_batch(DeviceState& st, int j, bool writes_outputs);
+  // The views of device `st`'s buffers that layer l's math reads and writes
+  // for the batch in `slot` (nd destination rows): forward or backward.
+  LayerBatch layer_batch(DeviceState& st, int layer, int slot, int64_t nd, bool forward, bool training, int epoch);
   void forward_batch(DeviceState& st, int layer, int j, bool training, int epoch);
   void backward_batch(DeviceState& st, int layer, int j, int epoch);
   void transform_batch(DeviceState& st, int layer, int j, int epoch, bool training);
@@ -278,6 +277,9 @@ class Trainer {
   TrainerOptions opt_;
   ModelParams params_;
   Optimizer optimizer_;
+  // The layer seam (layer_math.hpp): the model's traits and each layer's math.
+  ModelTraits traits_;
+  std::vector<std::unique_ptr<LayerMath>> layer_math_;
   VertexStore store_;
   std::vector<float> inv_sqrt_deg_;
   int64_t num_train_ = 0;

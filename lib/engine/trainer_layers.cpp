@@ -10,20 +10,6 @@ namespace ht {
 
 using engine_detail::view;
 
-namespace {
-
-Act to_act(Activation a) {
-  switch (a) {
-    case Activation::relu: return Act::relu;
-    case Activation::elu: return Act::elu;
-    case Activation::none: break;
-  }
-  return Act::none;
-}
-
-
-}  // namespace
-
 struct Trainer::BatchView {
   Device& d;
   int slot;
@@ -109,41 +95,41 @@ void Trainer::write_tier(DeviceState& st, int j, const Output& out) {
   d.narrow_rows(tmp, t.rows.dtype, DevArray<std::byte>{t.rows.row_bytes(slot0), own.size * cols * t.rows.elem_bytes()});
 }
 
+// The views of the slot's buffers layer l's math works on: forward reads the
+// gathered rows x (or t) and writes z, h and the cached aggregate (out_a);
+// backward reads ∇h, h (loaded or recomputed) and the aggregate (in_a), and
+// adds the gathered rows' gradients into g.
+LayerBatch Trainer::layer_batch(DeviceState& st, int l, int s, int64_t nd, bool forward, bool training, int epoch) {
+  const ModelConfig& m = opt_.model;
+  const int64_t out_w = m.out_width(l), gw = gather_width(m, opt_.gcn_order, l), rows = st.plan.buffer_rows;
+  LayerBatch b{.d = *st.dev,
+               .topo = st.lists[s].topo,
+               .nd = nd,
+               .buffer_rows = rows,
+               .X = view(st.x, rows, gw),
+               .G = forward ? DevMat{} : view(st.g, rows, gw),
+               .Z = view(st.z, nd, out_w),
+               .H = view(forward ? st.out_h[s] : st.in_h[s], nd, out_w),
+               .dZ = forward ? DevMat{} : view(st.dz, nd, out_w),
+               .dH = forward ? DevMat{} : view(st.in_dh[s], nd, out_w),
+               .agg = forward ? st.out_a[s] : st.in_a[s],
+               .p = st.layers[l],
+               .attn = attn_dropout(l, epoch, training, st.keys.data),
+               .att = {st.gt, st.dgt, st.pre, st.score, st.alpha, st.alpha_drop}};
+  return b;
+}
+
 void Trainer::forward_batch(DeviceState& st, int l, int j, bool training, int epoch) {
   const ModelConfig& m = opt_.model;
-  const int64_t in_w = m.in_width(l), out_w = m.out_width(l), tw = m.transform_width(l);
+  const int64_t out_w = m.out_width(l);
   const bool last = m.is_last(l);
-  const Act act = to_act(m.activation(l));
   const auto [d, s, nd, v0] = start_batch(st, j, true);
-  const DevTopology& topo = st.lists[s].topo;
-  Layer& ly = st.layers[l];
+  const LayerBatch b = layer_batch(st, l, s, nd, true, training, epoch);
   std::vector<Output> outputs;
-  // The gathered rows: t^l (out_w) when transform-first, else x^l (in_w).
-  DevMat X = view(st.x, st.plan.buffer_rows, gather_width(m, opt_.gcn_order, l));
-  DevMat Z = view(st.z, nd, out_w), H = view(st.out_h[s], nd, out_w);
-  switch (m.kind) {
-    case ModelKind::gcn:
-      if (transform_first(l)) {
-        d.spmm(topo, X, Z);  // z = Â t
-      } else {
-        DevMat A = view(st.out_a[s], nd, in_w);
-        d.spmm(topo, X, A);
-        outputs.push_back({A, &store_.agg[l], v0});  // cache a^l for backward
-        d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
-      }
-      break;
-    case ModelKind::gat: {
-      const int heads = m.layer_heads(l);
-      const DropoutSpec attn = attn_dropout(l, epoch, training, st.keys.data);
-      DevMat Gt = view(st.gt, st.plan.buffer_rows, tw);
-      d.gemm(false, false, X.rows, tw, in_w, 1.0f, X.data, in_w, ly.W.data, tw, 0.0f, Gt.data, tw);
-      d.gat_scores(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, st.pre, st.score);
-      d.gat_softmax(topo, heads, st.score, st.alpha, st.alpha_drop, attn);
-      d.gat_aggregate(topo, Gt, st.alpha_drop, heads, last, Z);
-      break;
-    }
-  }
-  d.bias_act(Z, ly.b, act, H);
+  // z, h = act(z + b) from the gathered rows: t^l (out_w) when transform-first, else x^l (in_w).
+  const DevMat cached = layer_math_[l]->forward(b);
+  if (cached.data) outputs.push_back({cached, &store_.agg[l], v0});  // e.g. GCN's a^l, for backward
+  const DevMat H = b.H;
   if (h_on_host(l + 1)) outputs.push_back({H, &store_.h[l + 1], v0});
   if (!last && fused_transform(l + 1)) outputs.push_back(transform_rows(st, l + 1, s, H, v0, training, epoch));
   if (forwards(l)) forward_rows(st, l, j, transform_first(l + 1) ? outputs.back().rows : H, training, epoch);
@@ -158,74 +144,21 @@ void Trainer::forward_batch(DeviceState& st, int l, int j, bool training, int ep
 void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
   const ModelConfig& m = opt_.model;
   const int L = m.num_layers();
-  const int64_t in_w = m.in_width(l), out_w = m.out_width(l), tw = m.transform_width(l);
-  const Act act = to_act(m.activation(l));
   const auto [d, s, nd, v0] = start_batch(st, j, false);
-  const DevTopology& topo = st.lists[s].topo;
-  Layer& ly = st.layers[l];
-  DevMat dH = view(st.in_dh[s], nd, out_w), Z = view(st.z, nd, out_w), dZ = view(st.dz, nd, out_w);
-  DevMat H = view(st.in_h[s], nd, out_w);  // loaded (ReLU mask) or recomputed
+  const LayerMath& math = *layer_math_[l];
+  const LayerBatch b = layer_batch(st, l, s, nd, false, true, epoch);
+  const DevMat dH = b.dH;
   const bool fused = l + 1 < L && fused_transform(l + 1);
   if (receiving_) take_handoff(st, j, fused ? view(st.in_t[s], nd, m.out_width(l + 1)) : dH);
-  bool gcn_aggregate_first = false;
-  switch (m.kind) {
-    case ModelKind::gcn: gcn_aggregate_first = !transform_first(l); break;
-    case ModelKind::gat: break;
-  }
-  if (gcn_aggregate_first) {  // h^{l+1} recomputed from the cached aggregate: no neighbor reload
-    DevMat A = view(st.in_a[s], nd, in_w);
-    d.gemm(false, false, nd, out_w, in_w, 1.0f, A.data, in_w, ly.W.data, out_w, 0.0f, Z.data, out_w);
-    d.bias_act(Z, ly.b, act, H);
-  }
+  math.recompute_output(b);  // h^{l+1} where the layer recomputes it without its neighbors
   // ∇x^{l+1} from the next layer's fused transform backward (H is h^{l+1},
   // loaded or recomputed above), else loaded.
-  if (fused) transform_backward_rows(st, l + 1, s, H, dH, v0, epoch);
+  if (fused) transform_backward_rows(st, l + 1, s, b.H, dH, v0, epoch);
   if (l + 1 < L) {  // ∇h^{l+1} = mask ⊙ ∇x^{l+1}: the next layer's input dropout
     d.dropout_rows(dH, v0, input_dropout(l + 1, epoch, true, st.keys.data));
   }
-  // Gradients of the gathered rows: ∇t^l (out_w) or ∇x^l (in_w).
-  DevMat G = view(st.g, st.plan.buffer_rows, gather_width(m, opt_.gcn_order, l));
-  switch (m.kind) {
-    case ModelKind::gcn:
-      if (transform_first(l)) {
-        // ∇z = ∇h ⊙ relu'(z), and relu'(z) = [h > 0]: h^{l+1}, already on host, is the mask,
-        // so z needs no cache and no neighbor reload. The last layer has no activation.
-        HT_ASSERT(act == Act::relu || act == Act::none);
-        if (act == Act::relu) d.act_backward(dH, H, act, dZ);
-        const DevMat dT = act == Act::relu ? dZ : dH;
-        if (ly.db.size) d.col_sum_add(dT, ly.db);
-        d.spmm_transpose_add(topo, dT, G);  // ∇t = Âᵀ ∇z
-      } else {  // gcn_aggregate_first
-        DevMat A = view(st.in_a[s], nd, in_w);
-        d.act_backward(dH, Z, act, dZ);
-        d.gemm(true, false, in_w, out_w, nd, 1.0f, A.data, in_w, dZ.data, out_w, 1.0f, ly.dW.data, out_w);
-        if (ly.db.size) d.col_sum_add(dZ, ly.db);
-        if (l > 0) {
-          d.gemm(false, true, nd, in_w, out_w, 1.0f, dZ.data, out_w, ly.W.data, out_w, 0.0f, A.data, in_w);
-          d.spmm_transpose_add(topo, A, G);
-        }
-      }
-      break;
-    case ModelKind::gat: {
-      const int heads = m.layer_heads(l);
-      const bool last = m.is_last(l);
-      const DropoutSpec attn = attn_dropout(l, epoch, true, st.keys.data);
-      DevMat X = view(st.x, st.plan.buffer_rows, in_w);
-      DevMat Gt = view(st.gt, st.plan.buffer_rows, tw), dGt = view(st.dgt, st.plan.buffer_rows, tw);
-      d.gemm(false, false, X.rows, tw, in_w, 1.0f, X.data, in_w, ly.W.data, tw, 0.0f, Gt.data, tw);
-      d.gat_scores(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, st.pre, st.score);
-      d.gat_softmax(topo, heads, st.score, st.alpha, st.alpha_drop, attn);
-      d.gat_aggregate(topo, Gt, st.alpha_drop, heads, last, Z);
-      d.bias_act(Z, ly.b, act, H);
-      d.act_backward(dH, Z, act, dZ);
-      if (ly.db.size) d.col_sum_add(dZ, ly.db);
-      d.gat_backward(topo, Gt, ly.att_src, ly.att_dst, heads, m.leaky_slope, last, st.pre, st.alpha, st.alpha_drop,
-                     attn, dZ, dGt, ly.d_att_src, ly.d_att_dst);
-      d.gemm(true, false, in_w, tw, X.rows, 1.0f, X.data, in_w, dGt.data, tw, 1.0f, ly.dW.data, tw);
-      if (l > 0) d.gemm(false, true, X.rows, in_w, tw, 1.0f, dGt.data, tw, ly.W.data, tw, 1.0f, G.data, in_w);
-      break;
-    }
-  }
+  // Parameter gradients, and the gathered rows' gradients (∇t^l or ∇x^l) into g.
+  math.backward(b);
   // No `computed` here: the gradient return still reads the step's lists in
   // the ring slot (Trainer::run_pass records it after the return).
   d.end_work(WorkKind::compute);
@@ -251,7 +184,7 @@ Trainer::Output Trainer::transform_rows(DeviceState& st, int k, int s, DevMat H,
   HT_ASSERT(H.cols == in_w);
   const DevMat X = dropped_input(d, H, st.z, v0, input_dropout(k, epoch, training, st.keys.data));
   DevMat T = view(st.out_t[s], H.rows, out_w);
-  d.gemm(false, false, H.rows, out_w, in_w, 1.0f, X.data, in_w, st.layers[k].W.data, out_w, 0.0f, T.data, out_w);
+  layer_math_[k]->transform(d, X, T, st.layers[k]);
   return {T, &store_.agg[k], v0};
 }
 
@@ -263,11 +196,9 @@ void Trainer::transform_backward_rows(DeviceState& st, int k, int s, DevMat H, D
   Device& d = *st.dev;
   const int64_t in_w = opt_.model.in_width(k), out_w = opt_.model.out_width(k), nd = H.rows;
   HT_ASSERT(H.cols == in_w && dX.rows == nd && dX.cols == in_w);
-  Layer& ly = st.layers[k];
   const DevMat dT = view(st.in_t[s], nd, out_w);
   const DevMat X = dropped_input(d, H, st.dz, v0, input_dropout(k, epoch, true, st.keys.data));
-  d.gemm(true, false, in_w, out_w, nd, 1.0f, X.data, in_w, dT.data, out_w, 1.0f, ly.dW.data, out_w);
-  d.gemm(false, true, nd, in_w, out_w, 1.0f, dT.data, out_w, ly.W.data, out_w, 0.0f, dX.data, in_w);
+  layer_math_[k]->transform_backward(d, X, dT, dX, st.layers[k]);
 }
 
 // Transform-first forward, vertex-wise: t = dropout(h^l) W for the batch's own
@@ -279,7 +210,7 @@ void Trainer::transform_batch(DeviceState& st, int l, int j, int epoch, bool tra
   DevMat X = view(st.in_a[s], nd, in_w);
   d.dropout_rows(X, v0, input_dropout(l, epoch, training, st.keys.data));
   DevMat T = view(st.out_h[s], nd, out_w);
-  d.gemm(false, false, nd, out_w, in_w, 1.0f, X.data, in_w, st.layers[l].W.data, out_w, 0.0f, T.data, out_w);
+  layer_math_[l]->transform(d, X, T, st.layers[l]);
   const std::vector<Output> outputs{{T, &store_.agg[l], v0}};
   publish(st, s, j, outputs);
 }
@@ -290,16 +221,12 @@ void Trainer::transform_backward_batch(DeviceState& st, int l, int j, int epoch)
   const ModelConfig& m = opt_.model;
   const int64_t in_w = m.in_width(l), out_w = m.out_width(l);
   const auto [d, s, nd, v0] = start_batch(st, j, true);
-  Layer& ly = st.layers[l];
   DevMat dT = view(st.in_dh[s], nd, out_w), X = view(st.in_a[s], nd, in_w);
   d.dropout_rows(X, v0, input_dropout(l, epoch, true, st.keys.data));
-  d.gemm(true, false, in_w, out_w, nd, 1.0f, X.data, in_w, dT.data, out_w, 1.0f, ly.dW.data, out_w);
+  const DevMat dX = l > 0 ? view(st.out_a[s], nd, in_w) : DevMat{};  // layer 0: no ∇x
+  layer_math_[l]->transform_backward(d, X, dT, dX, st.layers[l]);
   std::vector<Output> outputs;
-  if (l > 0) {
-    DevMat dX = view(st.out_a[s], nd, in_w);
-    d.gemm(false, true, nd, in_w, out_w, 1.0f, dT.data, out_w, ly.W.data, out_w, 0.0f, dX.data, in_w);
-    outputs.push_back({dX, &store_.grad[l], v0});
-  }
+  if (l > 0) outputs.push_back({dX, &store_.grad[l], v0});
   publish(st, s, j, outputs);
 }
 

@@ -137,11 +137,7 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
 // which all but the first are host adds.
 std::vector<Trainer::Candidate> Trainer::cache_candidates(bool written_too, int64_t own_rows) const {
   const ModelConfig& m = opt_.model;
-  bool stores_agg = false;  // GCN's a^l (aggregate-first) or t^l (transform-first) in store_.agg
-  switch (m.kind) {
-    case ModelKind::gcn: stores_agg = true; break;
-    case ModelKind::gat: break;
-  }
+  const bool stores_agg = traits_.stores_layer_matrix;  // GCN's a^l (aggregate-first) or t^l (transform-first) in store_.agg
   int64_t loads = 0, returns = 0;
   for (const DeviceStep& step : dev_[0]->plan.steps) {
     loads += step.load_count();
@@ -268,7 +264,7 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
   const int passes = gathers(Pass::backward) ? 2 : 1;
   const bool written = mat != &store_.h[0];
   // t^l of a transform-first GCN layer is also where its backward pass returns ∇t^l.
-  const bool returns = opt_.tier_returns && written && opt_.model.kind == ModelKind::gcn && transform_first(layer);
+  const bool returns = opt_.tier_returns && written && transform_first(layer);
   const int64_t cols = mat->cols, row_bytes = cols * mat->elem_bytes();
   for (size_t i = 0; i < dev_.size(); ++i) {
     DeviceState& st = *dev_[i];
@@ -479,11 +475,8 @@ bool Trainer::hands_off(int l) const {
   const ModelConfig& m = opt_.model;
   if (!handoff_ || l < 1 || l >= m.num_layers() || (transform_first(l) && !fused_transform(l))) return false;
   if (handoff_stays_in_g(l)) return true;
-  switch (m.kind) {
-    case ModelKind::gcn: return two_merged_buffers();
-    case ModelKind::gat: return false;  // its backward gathers into both merged buffers
-  }
-  unhandled_model_kind(m.kind, "Trainer::hands_off");
+  // A backward that gathers (GAT's) uses both merged buffers.
+  return !traits_.backward_gathers && two_merged_buffers();
 }
 
 bool Trainer::handoff_stays_in_g(int l) const {

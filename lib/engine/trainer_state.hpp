@@ -27,14 +27,10 @@
 #include "engine/cache_value.hpp"
 #include "engine/device_plan.hpp"
 #include "engine/executor.hpp"
+#include "engine/layer_math.hpp"
 #include "engine/trainer.hpp"
 
 namespace ht {
-
-struct Trainer::Layer {
-  DevArray<float> W, b, att_src, att_dst;
-  DevArray<float> dW, db, d_att_src, d_att_dst;
-};
 
 inline constexpr int kSlots = 2;         // batches in flight per device (loading, computing)
 inline constexpr int kStagingSlots = 3;  // gradient pieces in flight (compacted, copied, added)
@@ -185,11 +181,6 @@ struct Trainer::Output {
 };
 
 namespace engine_detail {
-
-inline DevMat view(DevArray<float> storage, int64_t rows, int64_t cols) {
-  HT_ASSERT(rows * cols <= storage.size);
-  return {storage.data, rows, cols};
-}
 
 inline int64_t bytes_of(int64_t rows, int64_t cols, StoreDtype t = StoreDtype::f32) {
   return rows * cols * dtype_bytes(t);

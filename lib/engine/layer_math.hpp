@@ -1,0 +1,140 @@
+#pragma once
+// The layer seam (issue 38): one GNN layer's per-batch math in terms of the
+// generic Device primitives, behind one interface, one implementation per
+// model (gcn_layer.cpp, gat_layer.cpp), chosen by one factory
+// (make_layer_math). The Trainer's schedule (which batch loads, computes and
+// returns, on which queue) hands a layer a LayerBatch of views of the slot's
+// buffers and calls forward / backward; the layer issues the Device calls.
+// The facts about a model that the rest of the engine branches on (what the
+// topology carries, what backward gathers, what the store keeps) are its
+// ModelTraits, chosen by the same factory file (model_traits).
+//
+// The implementations issue exactly the Device calls the Trainer issued
+// before the seam, in the same order (that keeps the GPU's bits: every
+// equivalence test unchanged).
+#include <cstdint>
+#include <memory>
+
+#include "core/error.hpp"
+#include "engine/executor.hpp"
+#include "engine/layer_order.hpp"
+#include "models/model.hpp"
+
+namespace ht {
+
+// One layer's parameters and their gradients on one device (empty arrays
+// where the model has no such tensor, e.g. GCN's attention vectors).
+struct LayerParams {
+  DevArray<float> W, b, att_src, att_dst;
+  DevArray<float> dW, db, d_att_src, d_att_dst;
+};
+
+// The facts about a model that code outside its layer math branches on; the
+// same for every layer of the model.
+struct ModelTraits {
+  // Backward gathers the neighbors' rows again (GAT recomputes attention
+  // from them); else it reads what forward stored (GCN's cached aggregate or
+  // ∇t) and gathers nothing (Trainer::gathers, Trainer::hands_off).
+  bool backward_gathers = false;
+  // The packed topology carries per-edge weights (GCN's Â = D^-1/2 (A+I) D^-1/2,
+  // from the degrees: Trainer's inv_sqrt_deg_).
+  bool edge_weights = false;
+  // The packed topology carries per-edge dropout keys (GAT's attention dropout).
+  bool edge_keys = false;
+  // Attention: parameters att_src / att_dst, the per-edge buffers (pre,
+  // score, alpha, alpha_drop) and the transform buffers (gt, dgt).
+  bool attention = false;
+  // Each layer keeps a per-vertex matrix in the vertex store for backward
+  // (GCN: the aggregate a^l, or t^l / ∇t^l when transform-first): store_.agg.
+  bool stores_layer_matrix = false;
+};
+
+// The GAT layer's scratch on one device (empty for other models).
+struct AttentionBuffers {
+  DevArray<float> gt, dgt;                        // buffer_rows x max transform width
+  DevArray<float> pre, score, alpha, alpha_drop;  // max_edges x max heads
+};
+
+// What one batch's layer math reads and writes on one device: views of the
+// Trainer's buffers for this batch's slot.
+struct LayerBatch {
+  Device& d;
+  const DevTopology& topo;
+  int64_t nd = 0;           // destination rows of the batch
+  int64_t buffer_rows = 0;  // rows of the merged buffers
+  // The merged data buffer's gathered rows (t^l when transform-first, else
+  // x^l: buffer_rows x gather width) and, in backward, their gradients.
+  DevMat X, G;
+  // nd x out width: pre-activation and output, and (backward) their gradients.
+  DevMat Z, H, dZ, dH;
+  // The slot's aggregate rows (nd x max input width): forward writes the
+  // cached aggregate there (out_a); backward reads it (in_a).
+  DevArray<float> agg;
+  LayerParams& p;
+  DropoutSpec attn;  // attention dropout (GAT)
+  AttentionBuffers att;
+};
+
+class LayerMath {
+ public:
+  virtual ~LayerMath() = default;
+  virtual ModelKind kind() const = 0;
+  virtual ModelTraits traits() const = 0;
+  int layer() const { return layer_; }
+  // Whether this layer computes t = x W on each vertex's owner before the
+  // chunks aggregate t (a GCN order, layer_order.hpp); false for GAT.
+  virtual bool transform_first() const { return false; }
+
+  // Forward of one batch: Z and H = act(Z + b) from the gathered rows X.
+  // Returns the rows backward reads back from the store (GCN's cached
+  // aggregate, to write to the layer's store matrix), else an empty matrix.
+  virtual DevMat forward(const LayerBatch& b) const = 0;
+  // Backward, first part, before the next layer's fused transform backward
+  // and the dropout of ∇h: recomputes H (and Z) where the layer can without
+  // its neighbors (GCN aggregate-first, from the cached aggregate). H is then
+  // what the fused transform backward reads.
+  virtual void recompute_output(const LayerBatch&) const {}
+  // Backward of one batch given dH: the parameter gradients (added) and the
+  // gathered rows' gradients, added into G (none for layer 0).
+  virtual void backward(const LayerBatch& b) const = 0;
+
+  // Transform-first layers only (transform_first()), on a batch's own rows,
+  // vertex-wise (Trainer::transform_batch, transform_backward_batch, and the
+  // fused transform_rows, transform_backward_rows; the Trainer applies the
+  // input dropout to X first): t = x W into T, and its backward ∇W += xᵀ ∇t
+  // and, when dX is given (not layer 0), ∇x = ∇t Wᵀ. Other layers refuse
+  // them (an internal error: the schedule runs no transform pass for them).
+  virtual void transform(Device& d, DevMat X, DevMat T, const LayerParams& p) const;
+  virtual void transform_backward(Device& d, DevMat X, DevMat dT, DevMat dX, LayerParams& p) const;
+
+ protected:
+  explicit LayerMath(const ModelConfig& m, int layer);
+  int layer_ = 0;
+  int64_t in_w_ = 0, out_w_ = 0, tw_ = 0;  // widths of h^l, h^{l+1} and g = x W
+  int heads_ = 1;
+  bool last_ = false;
+  float leaky_slope_ = 0.0f;
+  Act act_ = Act::none;
+};
+
+// The implementation of layer `layer` of model `m`, the GCN order picking
+// the order of its products. A kind without an implementation is refused
+// (ht::Error). The factory (layer_math.cpp) is the one place that lists the
+// implementations.
+std::unique_ptr<LayerMath> make_layer_math(const ModelConfig& m, GcnOrder order, int layer);
+// The model's traits, from the same factory file.
+ModelTraits model_traits(ModelKind kind);
+
+// The engine's activation of a model activation.
+Act to_act(Activation a);
+
+namespace engine_detail {
+
+inline DevMat view(DevArray<float> storage, int64_t rows, int64_t cols) {
+  HT_ASSERT(rows * cols <= storage.size);
+  return {storage.data, rows, cols};
+}
+
+}  // namespace engine_detail
+
+}  // namespace ht

@@ -26,7 +26,7 @@ class GatLayer final : public LayerMath {
     const LayerParams& ly = b.p;
     const AttentionBuffers& s = b.att;
     DevMat Gt = view(s.gt, b.buffer_rows, tw_);
-    d.gemm(false, false, b.X.rows, tw_, in_w_, 1.0f, b.X.data, in_w_, ly.W.data, tw_, 0.0f, Gt.data, tw_);
+    d.gemm(false, false, b.active_rows, tw_, in_w_, 1.0f, b.X.data, in_w_, ly.W.data, tw_, 0.0f, Gt.data, tw_);
     d.gat_scores(b.topo, Gt, ly.att_src, ly.att_dst, heads_, leaky_slope_, s.pre, s.score);
     d.gat_softmax(b.topo, heads_, s.score, s.alpha, s.alpha_drop, b.attn);
     d.gat_aggregate(b.topo, Gt, s.alpha_drop, heads_, last_, b.Z);
@@ -38,9 +38,9 @@ class GatLayer final : public LayerMath {
     Device& d = b.d;
     const LayerParams& ly = b.p;
     const AttentionBuffers& s = b.att;
-    const DevMat X = b.X;  // x^l, gathered again
+    const DevMat X = b.X;  // x^l, gathered again (the products: its active rows)
     DevMat Gt = view(s.gt, b.buffer_rows, tw_), dGt = view(s.dgt, b.buffer_rows, tw_);
-    d.gemm(false, false, X.rows, tw_, in_w_, 1.0f, X.data, in_w_, ly.W.data, tw_, 0.0f, Gt.data, tw_);
+    d.gemm(false, false, b.active_rows, tw_, in_w_, 1.0f, X.data, in_w_, ly.W.data, tw_, 0.0f, Gt.data, tw_);
     d.gat_scores(b.topo, Gt, ly.att_src, ly.att_dst, heads_, leaky_slope_, s.pre, s.score);
     d.gat_softmax(b.topo, heads_, s.score, s.alpha, s.alpha_drop, b.attn);
     d.gat_aggregate(b.topo, Gt, s.alpha_drop, heads_, last_, b.Z);
@@ -49,9 +49,9 @@ class GatLayer final : public LayerMath {
     if (ly.db.size) d.col_sum_add(b.dZ, ly.db);
     d.gat_backward(b.topo, Gt, ly.att_src, ly.att_dst, heads_, leaky_slope_, last_, s.pre, s.alpha, s.alpha_drop,
                    b.attn, b.dZ, dGt, ly.d_att_src, ly.d_att_dst);
-    d.gemm(true, false, in_w_, tw_, X.rows, 1.0f, X.data, in_w_, dGt.data, tw_, 1.0f, ly.dW.data, tw_);
+    d.gemm(true, false, in_w_, tw_, b.active_rows, 1.0f, X.data, in_w_, dGt.data, tw_, 1.0f, ly.dW.data, tw_);
     if (layer_ > 0)
-      d.gemm(false, true, X.rows, in_w_, tw_, 1.0f, dGt.data, tw_, ly.W.data, tw_, 1.0f, b.G.data, in_w_);
+      d.gemm(false, true, b.active_rows, in_w_, tw_, 1.0f, dGt.data, tw_, ly.W.data, tw_, 1.0f, b.G.data, in_w_);
   }
 };
 

@@ -62,6 +62,10 @@ struct LayerBatch {
   const DevTopology& topo;
   int64_t nd = 0;           // destination rows of the batch
   int64_t buffer_rows = 0;  // rows of the merged buffers
+  // The rows [0, active_rows) hold everything the step's topology reads: the
+  // buffer less the second remote area on even steps (DevicePlan::remote_shift),
+  // so that a product over the gathered rows (GAT's transform) skips it.
+  int64_t active_rows = 0;
   // The merged data buffer's gathered rows (t^l when transform-first, else
   // x^l: buffer_rows x gather width) and, in backward, their gradients.
   DevMat X, G;

@@ -220,7 +220,8 @@ class Trainer {
   BatchView start_batch(DeviceState& st, int j, bool writes_outputs);
   // The views of device `st`'s buffers that layer l's math reads and writes
   // for the batch in `slot` (nd destination rows): forward or backward.
-  LayerBatch layer_batch(DeviceState& st, int layer, int slot, int64_t nd, bool forward, bool training, int epoch);
+  LayerBatch layer_batch(DeviceState& st, int layer, int batch, int slot, int64_t nd, bool forward, bool training,
+                         int epoch);
   void forward_batch(DeviceState& st, int layer, int j, bool training, int epoch);
   void backward_batch(DeviceState& st, int layer, int j, int epoch);
   void transform_batch(DeviceState& st, int layer, int j, int epoch, bool training);

@@ -99,13 +99,17 @@ void Trainer::write_tier(DeviceState& st, int j, const Output& out) {
 // gathered rows x (or t) and writes z, h and the cached aggregate (out_a);
 // backward reads ∇h, h (loaded or recomputed) and the aggregate (in_a), and
 // adds the gathered rows' gradients into g.
-LayerBatch Trainer::layer_batch(DeviceState& st, int l, int s, int64_t nd, bool forward, bool training, int epoch) {
+LayerBatch Trainer::layer_batch(DeviceState& st, int l, int j, int s, int64_t nd, bool forward, bool training,
+                                int epoch) {
   const ModelConfig& m = opt_.model;
   const int64_t out_w = m.out_width(l), gw = gather_width(m, opt_.gcn_order, l), rows = st.plan.buffer_rows;
+  const DevicePlan& dp = st.plan;
+  const int64_t remote = rows - dp.trans_capacity - dp.remote_shift;  // one remote area's rows
   LayerBatch b{.d = *st.dev,
                .topo = st.lists[s].topo,
                .nd = nd,
                .buffer_rows = rows,
+               .active_rows = dp.remote_base(j) + remote,
                .X = view(st.x, rows, gw),
                .G = forward ? DevMat{} : view(st.g, rows, gw),
                .Z = view(st.z, nd, out_w),
@@ -124,7 +128,7 @@ void Trainer::forward_batch(DeviceState& st, int l, int j, bool training, int ep
   const int64_t out_w = m.out_width(l);
   const bool last = m.is_last(l);
   const auto [d, s, nd, v0] = start_batch(st, j, true);
-  const LayerBatch b = layer_batch(st, l, s, nd, true, training, epoch);
+  const LayerBatch b = layer_batch(st, l, j, s, nd, true, training, epoch);
   std::vector<Output> outputs;
   // z, h = act(z + b) from the gathered rows: t^l (out_w) when transform-first, else x^l (in_w).
   const DevMat cached = layer_math_[l]->forward(b);
@@ -146,7 +150,7 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
   const int L = m.num_layers();
   const auto [d, s, nd, v0] = start_batch(st, j, false);
   const LayerMath& math = *layer_math_[l];
-  const LayerBatch b = layer_batch(st, l, s, nd, false, true, epoch);
+  const LayerBatch b = layer_batch(st, l, j, s, nd, false, true, epoch);
   const DevMat dH = b.dH;
   const bool fused = l + 1 < L && fused_transform(l + 1);
   if (receiving_) take_handoff(st, j, fused ? view(st.in_t[s], nd, m.out_width(l + 1)) : dH);

@@ -88,7 +88,8 @@ scale)  # 1 vs 2 GPUs, n = NS per GPU, GCN 100-256-256-47, cache CACHES, on GRAP
     done
   done
   ;;
-scale2)  # issue 32: 1, 2, 4 GPUs (MS), n = NS per GPU, early pulls on and off (PULLS) at m > 1, CACHES, MODELS,
+scale2)  # issue 32: 1, 2, 4 GPUs (MS), n = NS per GPU, PULLS at m > 1 (on: --overlap-pulls, off: the default,
+  # kept: --keep-remote-rows; default "on off"), CACHES, MODELS,
   # partitions by METHOD (default: the graph's; community's METIS takes ~90 s per m, multilevel ~6 s)
   source bench/bench_graphs.sh; C=/tmp/cache; mkdir -p $C $OUT/s2; t0=$SECONDS
   for graph in ${GRAPHS:-community products}; do
@@ -103,8 +104,9 @@ scale2)  # issue 32: 1, 2, 4 GPUs (MS), n = NS per GPU, early pulls on and off (
         margs=(--model gcn --layers 100-256-256-47); [[ $model == gat ]] && margs=(--model gat --layers 100-64-64-47 --heads 4 --out-heads 1)
         for cache in ${CACHES:-auto off}; do
           for pulls in ${PULLS:-on off}; do
-            [[ $m == 1 && $pulls == off ]] && continue
+            [[ $m == 1 && $pulls != on ]] && continue
             extra=(); [[ $pulls == on && $m -gt 1 ]] && extra=(--overlap-pulls)
+            [[ $pulls == kept ]] && extra=(--keep-remote-rows)
             tag=${graph}_${model}_m${m}_${cache}_$pulls
             timeout 200 $B/ht-train --graph $G --partition $plan.htp --plan $plan.htplan --backend cuda --gpus $m "${margs[@]}" \
               --epochs ${EPOCHS:-8} --warmup 2 --eval-every 100 --dropout 0 --comm full --store host \

@@ -73,6 +73,15 @@ ModelConfig gat_config(std::vector<int> dims, int heads, int out_heads, float dr
   return c;
 }
 
+ModelConfig sage_config(std::vector<int> dims, float dropout) {
+  ModelConfig c;
+  c.kind = ModelKind::sage;
+  c.dims = std::move(dims);
+  c.dropout = dropout;
+  c.seed = 23;
+  return c;
+}
+
 // ---------------------------------------------------------------------------
 // Independent dense forward passes
 // ---------------------------------------------------------------------------
@@ -191,6 +200,34 @@ Dense dense_gat_logits(const GraphView& g, const ModelConfig& cfg, const ModelPa
         if (!cfg.is_last(l)) z[v][j] = z[v][j] > 0 ? z[v][j] : std::expm1(z[v][j]);
       }
     }
+    h = z;
+  }
+  return h;
+}
+
+// SAGE (PyG SAGEConv, mean): z_v = W_n mean of x_u over the in-edges u -> v
+// without self-loops (duplicates counted twice, edge weights ignored; 0 without
+// neighbors) + W_root x_v + b.
+Dense dense_sage_logits(const GraphView& g, const ModelConfig& cfg, const ModelParams& p, int epoch, bool training) {
+  const int64_t n = g.num_vertices;
+  Dense mean_op(n, std::vector<double>(n, 0.0));
+  for (int64_t v = 0; v < n; ++v) {
+    int deg = 0;
+    for (int64_t i = g.offsets[v]; i < g.offsets[v + 1]; ++i) deg += g.sources[i] != v ? 1 : 0;
+    for (int64_t i = g.offsets[v]; i < g.offsets[v + 1]; ++i)
+      if (g.sources[i] != v) mean_op[v][g.sources[i]] += 1.0 / deg;
+  }
+  Dense h = features_of(g);
+  for (int l = 0; l < cfg.num_layers(); ++l) {
+    const Dense x = drop_input(cfg, h, l, epoch, training);
+    Dense z = matmul(matmul(mean_op, x), param_matrix(p.get(l, "W")));
+    const Dense r = matmul(x, param_matrix(p.get(l, "W_root")));
+    const ParamTensor& b = p.get(l, "b");
+    for (size_t v = 0; v < z.size(); ++v)
+      for (size_t j = 0; j < z[v].size(); ++j) {
+        z[v][j] += r[v][j] + b.value[j];
+        if (!cfg.is_last(l)) z[v][j] = std::max(z[v][j], 0.0);
+      }
     h = z;
   }
   return h;
@@ -364,6 +401,64 @@ TEST(ReferenceGat, GradientsWithInputAndAttentionDropout) {
   EXPECT_GT(dropped, 0);
 }
 
+TEST(ReferenceSage, ParametersAreWRootAndBiasPerLayer) {
+  const ModelParams p = init_params(sage_config({5, 4, 3}, 0));
+  ASSERT_EQ(p.tensors.size(), 6u);
+  EXPECT_EQ(p.tensors[0].name, "l0.W");
+  EXPECT_EQ(p.tensors[1].name, "l0.W_root");
+  EXPECT_EQ(p.tensors[2].name, "l0.b");
+  EXPECT_EQ(p.tensors[1].rows, 5);
+  EXPECT_EQ(p.tensors[1].cols, 4);
+  EXPECT_NE(p.tensors[0].value, p.tensors[1].value);  // drawn from their own streams
+  EXPECT_EQ(name_of(ModelKind::sage), "sage");
+  EXPECT_EQ(model_title(ModelKind::sage), "SAGE");
+}
+
+TEST(ReferenceSage, MeanWeightsLeaveOutTheSelfLoop) {
+  const Graph g = tiny_graph(3, 3, true, 29);
+  ReferenceTrainer t(g.view(), sage_config({3, 3}, 0), OptimizerConfig{});
+  const RefTopology& topo = t.topology();
+  const std::vector<float> shared = sage_inv_degree(g.view());
+  for (int64_t v = 0; v < topo.num_vertices; ++v) {
+    double sum = 0;
+    for (int64_t e = topo.offsets[v]; e < topo.offsets[v + 1]; ++e) {
+      if (topo.src[e] == v) EXPECT_EQ(t.sage_coef()[e], 0.0);
+      else EXPECT_NEAR(t.sage_coef()[e], shared[v], 1e-7);
+      sum += t.sage_coef()[e];
+    }
+    EXPECT_NEAR(sum, topo.offsets[v + 1] - topo.offsets[v] > 1 ? 1.0 : 0.0, 1e-12) << "vertex " << v;
+  }
+  EXPECT_EQ(shared[8], 0.0f);  // isolated: no neighbors, mean 0
+  EXPECT_EQ(shared[3], 1.0f / 2);  // 2 -> 3, 1 -> 3 (its own loop left out)
+}
+
+TEST(ReferenceSage, ForwardMatchesDenseFormulation) {
+  const Graph g = tiny_graph(5, 3, true, 31);  // weights are ignored by the mean
+  for (float dropout : {0.0f, 0.4f}) {
+    const ModelConfig cfg = sage_config({5, 4, 6, 3}, dropout);
+    ReferenceTrainer t(g.view(), cfg, OptimizerConfig{});
+    randomize(t.params(), 32);
+    t.forward_loss(2, true);
+    expect_logits_equal(t.logits(), dense_sage_logits(g.view(), cfg, t.params(), 2, true));
+    t.evaluate();
+    expect_logits_equal(t.logits(), dense_sage_logits(g.view(), cfg, t.params(), 2, false));
+  }
+}
+
+TEST(ReferenceSage, GradientsTwoLayers) {
+  const Graph g = tiny_graph(5, 3, false, 33);
+  ReferenceTrainer t(g.view(), sage_config({5, 6, 3}, 0), OptimizerConfig{});
+  randomize(t.params(), 34);
+  check_gradients(t, 0, false);
+}
+
+TEST(ReferenceSage, GradientsThreeLayersWithDropout) {
+  const Graph g = tiny_graph(6, 3, false, 35);
+  ReferenceTrainer t(g.view(), sage_config({6, 7, 5, 3}, 0.3f), OptimizerConfig{});
+  randomize(t.params(), 36);
+  check_gradients(t, 3, true);
+}
+
 TEST(ReferenceTrainer, EvaluationDisablesDropout) {
   const Graph g = tiny_graph(5, 3, false, 19);
   ReferenceTrainer t(g.view(), gat_config({5, 4, 3}, 2, 1, 0.5f, 0.5f), OptimizerConfig{});
@@ -410,7 +505,8 @@ TEST(ReferenceTrainer, AdamDecreasesTheLoss) {
   OptimizerConfig opt;
   opt.lr = 0.05f;
   opt.weight_decay = 5e-4f;
-  for (const ModelConfig& cfg : {gcn_config({4, 8, 2}, 0.1f), gat_config({4, 4, 2}, 2, 1, 0.1f, 0.1f)}) {
+  for (const ModelConfig& cfg :
+       {gcn_config({4, 8, 2}, 0.1f), gat_config({4, 4, 2}, 2, 1, 0.1f, 0.1f), sage_config({4, 8, 2}, 0.1f)}) {
     ReferenceTrainer t(g.view(), cfg, opt);
     const double first = t.evaluate().loss;
     const ReferenceRun run = t.train(40);

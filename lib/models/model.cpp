@@ -10,7 +10,7 @@
 namespace ht {
 
 const NameTable<ModelKind>& model_kind_names() {
-  static const NameTable<ModelKind> names{{"gcn", ModelKind::gcn}, {"gat", ModelKind::gat}};
+  static const NameTable<ModelKind> names{{"gcn", ModelKind::gcn}, {"gat", ModelKind::gat}, {"sage", ModelKind::sage}};
   return names;
 }
 
@@ -37,6 +37,7 @@ int default_hidden(ModelKind kind) {
   switch (kind) {
     case ModelKind::gcn: return 16;
     case ModelKind::gat: return 8;
+    case ModelKind::sage: return 16;
   }
   unhandled_model_kind(kind, "default_hidden");
 }
@@ -45,6 +46,7 @@ int ModelConfig::hidden_heads() const {
   switch (kind) {
     case ModelKind::gcn: return 1;
     case ModelKind::gat: return heads;
+    case ModelKind::sage: return 1;
   }
   unhandled_model_kind(kind, "ModelConfig::hidden_heads");
 }
@@ -53,6 +55,7 @@ int ModelConfig::output_heads() const {
   switch (kind) {
     case ModelKind::gcn: return 1;
     case ModelKind::gat: return out_heads;
+    case ModelKind::sage: return 1;
   }
   unhandled_model_kind(kind, "ModelConfig::output_heads");
 }
@@ -62,6 +65,7 @@ int ModelConfig::in_width(int l) const { return l == 0 ? dims[0] : out_width(l -
 int ModelConfig::out_width(int l) const {
   switch (kind) {
     case ModelKind::gcn: return dims[l + 1];
+    case ModelKind::sage: return dims[l + 1];
     case ModelKind::gat: return is_last(l) ? dims[l + 1] : dims[l + 1] * heads;  // hidden layers concatenate heads
   }
   unhandled_model_kind(kind, "ModelConfig::out_width");
@@ -72,6 +76,7 @@ Activation ModelConfig::activation(int l) const {
   switch (kind) {
     case ModelKind::gcn: return Activation::relu;
     case ModelKind::gat: return Activation::elu;
+    case ModelKind::sage: return Activation::relu;
   }
   unhandled_model_kind(kind, "ModelConfig::activation");
 }
@@ -142,6 +147,13 @@ ModelParams init_params(const ModelConfig& cfg) {
         glorot(p.tensors.back(), cfg.seed, 2, 1, out);
         if (cfg.bias) p.tensors.push_back(make(l, "b", 1, cfg.out_width(l)));
         break;
+      case ModelKind::sage:
+        p.tensors.push_back(make(l, "W", in, out));
+        glorot(p.tensors.back(), cfg.seed, 0, in, out);
+        p.tensors.push_back(make(l, "W_root", in, out));
+        glorot(p.tensors.back(), cfg.seed, 3, in, out);  // its own stream (GAT's use 1, 2)
+        if (cfg.bias) p.tensors.push_back(make(l, "b", 1, out));
+        break;
     }
   }
   return p;
@@ -157,6 +169,17 @@ std::vector<float> gcn_inv_sqrt_degree(const GraphView& g) {
       d += g.weights.empty() ? 1.0 : g.weights[i];
     }
     out[v] = static_cast<float>(1.0 / std::sqrt(d));
+  }
+  return out;
+}
+
+std::vector<float> sage_inv_degree(const GraphView& g) {
+  std::vector<float> out(g.num_vertices);
+#pragma omp parallel for schedule(dynamic, 1024)
+  for (int64_t v = 0; v < g.num_vertices; ++v) {
+    int64_t d = 0;
+    for (int64_t i = g.offsets[v]; i < g.offsets[v + 1]; ++i) d += static_cast<int64_t>(g.sources[i]) == v ? 0 : 1;
+    out[v] = d > 0 ? static_cast<float>(1.0 / static_cast<double>(d)) : 0.0f;
   }
   return out;
 }

@@ -9,7 +9,9 @@
 //   GAT: g = x W (heads concatenated); e_uv = LeakyReLU(att_src·g_u + att_dst·g_v) per head;
 //        α = softmax over in-edges of v (self-loop included); attention dropout on α;
 //        out_v = Σ_u α_uv g_u; hidden layers concatenate heads, the output layer averages them; z = out + b
-//   h^{l+1} = act(z) for hidden layers (GCN: ReLU, GAT: ELU), z itself for the last layer.
+//   SAGE: z = W_n·mean_{u in N(v)} x_u + W_r·x_v + b (PyG SAGEConv's default: mean aggregator over
+//        the in-edges without self-loops, root weight; a vertex without in-neighbors has mean 0)
+//   h^{l+1} = act(z) for hidden layers (GCN, SAGE: ReLU, GAT: ELU), z itself for the last layer.
 // Loss: mean softmax cross-entropy over training vertices.
 #include <cstdint>
 #include <span>
@@ -22,11 +24,11 @@
 
 namespace ht {
 
-enum class ModelKind { gcn, gat };
+enum class ModelKind { gcn, gat, sage };
 enum class Activation { relu, elu, none };
 enum class OptimizerKind { adam, sgd };
 
-// "gcn", "gat" and "adam", "sgd": ht-train --model / --optimizer, checkpoints.
+// "gcn", "gat", "sage" and "adam", "sgd": ht-train --model / --optimizer, checkpoints.
 const NameTable<ModelKind>& model_kind_names();
 const NameTable<OptimizerKind>& optimizer_kind_names();
 std::string name_of(ModelKind kind);
@@ -84,6 +86,7 @@ struct ParamTensor {
 // Parameters of a model, in a fixed order per layer:
 //   GCN: W [in, out], b [out]
 //   GAT: W [in, heads*out], att_src [heads, out], att_dst [heads, out], b [heads*out | out]
+//   SAGE: W [in, out] (neighbors' mean), W_root [in, out] (the vertex itself), b [out]
 struct ModelParams {
   std::vector<ParamTensor> tensors;
   ParamTensor& get(int layer, const std::string& what);
@@ -126,6 +129,10 @@ HT_HD bool attn_dropout_keep(uint64_t seed, int epoch, int layer, int head, int6
 // is replaced by one of weight 1 (PyG's add_remaining_self_loops does the same
 // on unweighted graphs; on weighted graphs it keeps the loop's weight).
 std::vector<float> gcn_inv_sqrt_degree(const GraphView& g);
+// SAGE's mean weights: for every vertex, 1 / (its in-edges excluding
+// self-loops), 0 for a vertex without any (edge weights ignored: the mean
+// aggregator counts edges). The self-loop the plans add gets weight 0.
+std::vector<float> sage_inv_degree(const GraphView& g);
 
 // Optimizers (state per tensor). Weight decay is L2 added to the gradient
 // (torch semantics); `decay_first_layer_only` reproduces Kipf & Welling.

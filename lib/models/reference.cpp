@@ -159,6 +159,13 @@ ReferenceTrainer::ReferenceTrainer(const GraphView& graph, ModelConfig cfg, Opti
   gcn_coef_.resize(static_cast<size_t>(topo_.num_edges()));
   for (int64_t e = 0; e < topo_.num_edges(); ++e)
     gcn_coef_[e] = inv_sqrt_deg_[topo_.dst[e]] * topo_.weight[e] * inv_sqrt_deg_[topo_.src[e]];
+  // SAGE's mean: every in-edge but the self-loop (the last of each destination) counts once.
+  sage_coef_.assign(static_cast<size_t>(topo_.num_edges()), 0.0);
+  for (int64_t v = 0; v < n; ++v) {
+    const int64_t deg = topo_.offsets[v + 1] - topo_.offsets[v] - 1;
+    for (int64_t e = topo_.offsets[v]; e < topo_.offsets[v + 1]; ++e)
+      sage_coef_[e] = topo_.src[e] == v ? 0.0 : 1.0 / static_cast<double>(deg);
+  }
 
   features_.rows = n;
   features_.cols = graph_.feature_dim;
@@ -209,6 +216,11 @@ ReferenceTrainer::LayerParams ReferenceTrainer::widen(int l) const {
       HT_ASSERT(p.iatt_src >= 0 && p.iatt_dst >= 0);
       to_matrix(p.iatt_src, &p.att_src);
       to_matrix(p.iatt_dst, &p.att_dst);
+      break;
+    case ModelKind::sage:
+      p.iW_root = find("W_root");
+      HT_ASSERT(p.iW_root >= 0);
+      to_matrix(p.iW_root, &p.W_root);
       break;
   }
   return p;
@@ -275,6 +287,7 @@ double ReferenceTrainer::forward(int epoch, bool training) {
     switch (cfg_.kind) {
       case ModelKind::gcn: gcn_forward(l, p); break;
       case ModelKind::gat: gat_forward(l, epoch, training, p); break;
+      case ModelKind::sage: sage_forward(l, p); break;
     }
     RefLayerState& s = layers_[static_cast<size_t>(l)];
     const Activation act = cfg_.activation(l);
@@ -336,6 +349,7 @@ void ReferenceTrainer::backward() {
     switch (cfg_.kind) {
       case ModelKind::gcn: gcn_backward(l, p, dz, want_dx); break;
       case ModelKind::gat: gat_backward(l, p, dz, want_dx); break;
+      case ModelKind::sage: sage_backward(l, p, dz, want_dx); break;
     }
     if (l == 0) {
       input_grads_[0] = RefMatrix{};

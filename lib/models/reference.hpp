@@ -82,7 +82,7 @@ struct RefLayerState {
   RefSparseRows input_rows;        // nonzeros of x, every layer
   std::vector<double> input_mask;  // [N * in] dropout factor of x (0 or 1/(1-p)); empty without
                                    // dropout and for layer 0 (no gradient flows into features)
-  RefSparseRows aggregate;         // GCN: a = Â x (ref_dense() widens it); empty for GAT
+  RefSparseRows aggregate;         // GCN: a = Â x; SAGE: the neighbors' mean (ref_dense() widens it); empty for GAT
   RefMatrix transform;             // GAT: g = x W, heads side by side
   RefMatrix score_src;             // GAT: [N, heads] att_src·g_v
   RefMatrix score_dst;             // GAT: [N, heads] att_dst·g_v
@@ -136,13 +136,15 @@ class ReferenceTrainer {
   const std::vector<double>& param_grad(size_t k) const { return grads_.at(k); }
   // GCN: D^-1/2 of Â (self-loop replaced by one of weight 1), in double.
   const std::vector<double>& gcn_inv_sqrt_deg() const { return inv_sqrt_deg_; }
+  // SAGE: the mean's weight of each edge of topology() (0 on the self-loop).
+  const std::vector<double>& sage_coef() const { return sage_coef_; }
 
  private:
   // Parameters of one layer widened to double, and where their gradients go.
   struct LayerParams {
-    RefMatrix W, att_src, att_dst;
+    RefMatrix W, att_src, att_dst, W_root;
     std::vector<double> b;
-    int iW = -1, iatt_src = -1, iatt_dst = -1, ib = -1;  // indices into params_.tensors
+    int iW = -1, iatt_src = -1, iatt_dst = -1, ib = -1, iW_root = -1;  // indices into params_.tensors
   };
 
   LayerParams widen(int l) const;
@@ -156,6 +158,8 @@ class ReferenceTrainer {
   void gcn_backward(int l, const LayerParams& p, const RefMatrix& dz, RefMatrix* dx);
   void gat_forward(int l, int epoch, bool training, const LayerParams& p);
   void gat_backward(int l, const LayerParams& p, const RefMatrix& dz, RefMatrix* dx);
+  void sage_forward(int l, const LayerParams& p);
+  void sage_backward(int l, const LayerParams& p, const RefMatrix& dz, RefMatrix* dx);
 
   GraphView graph_;
   ModelConfig cfg_;
@@ -164,6 +168,7 @@ class ReferenceTrainer {
   RefTopology topo_;
   std::vector<double> inv_sqrt_deg_;
   std::vector<double> gcn_coef_;  // per edge of topo_: dinv[dst] * w * dinv[src]
+  std::vector<double> sage_coef_;  // per edge of topo_: 1 / (dst's edges but its self-loop), 0 on the self-loop
   RefSparseRows features_;        // h^0 (nonzeros) in double
   std::vector<RefLayerState> layers_;
   std::vector<RefMatrix> input_grads_;

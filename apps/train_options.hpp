@@ -33,6 +33,7 @@ inline std::vector<const char*> model_only_options(ModelKind kind) {
   switch (kind) {
     case ModelKind::gcn: return {"--gcn-order"};
     case ModelKind::gat: return {"--heads", "--out-heads", "--attn-dropout"};
+    case ModelKind::sage: return {};
   }
   unhandled_model_kind(kind, "model_only_options");
 }

@@ -50,6 +50,18 @@ TEST(LayerMath, GatLayersNeverTransformFirst) {
   }
 }
 
+TEST(LayerMath, SageLayersAggregateFirstOnly) {
+  const ModelConfig m = model(ModelKind::sage, {8, 4, 3});
+  for (const GcnOrder order : {GcnOrder::automatic, GcnOrder::transform_first}) {
+    for (int l = 0; l < m.num_layers(); ++l) {
+      const auto math = make_layer_math(m, order, l);
+      EXPECT_EQ(math->kind(), ModelKind::sage);
+      EXPECT_FALSE(math->transform_first());
+    }
+  }
+  EXPECT_EQ(layer_orders(m, GcnOrder::transform_first), "");
+}
+
 TEST(LayerMath, TraitsPerModel) {
   const ModelTraits gcn = model_traits(ModelKind::gcn);
   EXPECT_FALSE(gcn.backward_gathers);
@@ -63,8 +75,17 @@ TEST(LayerMath, TraitsPerModel) {
   EXPECT_TRUE(gat.edge_keys);
   EXPECT_TRUE(gat.attention);
   EXPECT_FALSE(gat.stores_layer_matrix);
+  const ModelTraits sage = model_traits(ModelKind::sage);
+  EXPECT_TRUE(sage.backward_gathers);  // recomputes the mean: nothing stored
+  EXPECT_TRUE(sage.edge_weights);
+  EXPECT_TRUE(sage.mean_weights);
+  EXPECT_TRUE(sage.root_weight);
+  EXPECT_FALSE(sage.edge_keys);
+  EXPECT_FALSE(sage.attention);
+  EXPECT_FALSE(sage.stores_layer_matrix);
+  EXPECT_FALSE(gcn.mean_weights || gat.mean_weights || gcn.root_weight || gat.root_weight);
   // A layer's traits are its model's.
-  for (const ModelKind kind : {ModelKind::gcn, ModelKind::gat}) {
+  for (const ModelKind kind : {ModelKind::gcn, ModelKind::gat, ModelKind::sage}) {
     const ModelTraits t = make_layer_math(model(kind, {8, 4, 3}), GcnOrder::automatic, 1)->traits();
     const ModelTraits want = model_traits(kind);
     EXPECT_EQ(t.backward_gathers, want.backward_gathers);
@@ -72,6 +93,8 @@ TEST(LayerMath, TraitsPerModel) {
     EXPECT_EQ(t.edge_keys, want.edge_keys);
     EXPECT_EQ(t.attention, want.attention);
     EXPECT_EQ(t.stores_layer_matrix, want.stores_layer_matrix);
+    EXPECT_EQ(t.mean_weights, want.mean_weights);
+    EXPECT_EQ(t.root_weight, want.root_weight);
   }
 }
 

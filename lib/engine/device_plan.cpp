@@ -84,7 +84,9 @@ HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_ro
   t.src.resize(ne);
   t.dst_row.assign(nd, UINT32_MAX);
   t.edge_dst.resize(ne);
-  const bool weighted = !keys.inv_sqrt_deg.empty();
+  const bool mean = !keys.inv_deg.empty();  // SAGE's rule, else GCN's
+  HT_ASSERT(!mean || keys.inv_sqrt_deg.empty());
+  const bool weighted = !keys.inv_sqrt_deg.empty() || mean;
   if (weighted) t.weight.resize(ne);
   const uint32_t shift_from = remote_shift > 0 ? static_cast<uint32_t>(remote_row0) : UINT32_MAX;
   const auto shift = static_cast<uint32_t>(remote_shift);
@@ -92,13 +94,14 @@ HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_ro
 #pragma omp parallel for schedule(dynamic, 4096) reduction(max : no_self_loop, beyond)
   for (int64_t d = 0; d < nd; ++d) {
     const vid_t v = static_cast<vid_t>(s.dst_begin + d);
-    const float dst_w = weighted ? keys.inv_sqrt_deg[s.dst_begin + d] : 0.0f;
+    const float dst_w = !weighted ? 0.0f : mean ? keys.inv_deg[s.dst_begin + d] : keys.inv_sqrt_deg[s.dst_begin + d];
     for (int64_t e = s.offsets[d]; e < s.offsets[d + 1]; ++e) {
       t.src[e] = src[e] >= shift_from ? src[e] + shift : src[e];
       if (t.src[e] >= num_src_rows) beyond = std::max(beyond, e);
       t.edge_dst[e] = static_cast<uint32_t>(d);
       if (s.src_vid[e] == v) t.dst_row[d] = t.src[e];  // the self-loop reads the destination's own row
-      if (weighted) t.weight[e] = keys.inv_sqrt_deg[s.src_vid[e]] * dst_w;
+      if (mean) t.weight[e] = s.src_vid[e] == v ? 0.0f : dst_w;  // the plan's self-loop is not a neighbor
+      else if (weighted) t.weight[e] = keys.inv_sqrt_deg[s.src_vid[e]] * dst_w;
     }
     if (t.dst_row[d] == UINT32_MAX) no_self_loop = std::max(no_self_loop, d);
   }

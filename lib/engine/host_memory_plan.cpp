@@ -82,6 +82,10 @@ int64_t parameter_count(const ModelConfig& m) {
         c += 2 * heads * out;              // att_src, att_dst [heads, out]
         if (m.bias) c += m.out_width(l);   // b [heads * out | out]
         break;
+      case ModelKind::sage:
+        c += 2 * in * out;                 // W, W_root [in, out]
+        if (m.bias) c += out;              // b [out]
+        break;
     }
   }
   return c;

@@ -15,6 +15,8 @@ std::unique_ptr<LayerMath> make_gcn_layer(const ModelConfig& m, GcnOrder order, 
 ModelTraits gcn_traits();
 std::unique_ptr<LayerMath> make_gat_layer(const ModelConfig& m, int layer);  // gat_layer.cpp
 ModelTraits gat_traits();
+std::unique_ptr<LayerMath> make_sage_layer(const ModelConfig& m, int layer);  // sage_layer.cpp
+ModelTraits sage_traits();
 }  // namespace layer_detail
 
 Act to_act(Activation a) {
@@ -63,6 +65,7 @@ std::unique_ptr<LayerMath> make_layer_math(const ModelConfig& m, GcnOrder order,
   switch (m.kind) {
     case ModelKind::gcn: return layer_detail::make_gcn_layer(m, order, layer);
     case ModelKind::gat: return layer_detail::make_gat_layer(m, layer);
+    case ModelKind::sage: return layer_detail::make_sage_layer(m, layer);
   }
   refuse_kind(m.kind, "make_layer_math");
 }
@@ -71,6 +74,7 @@ ModelTraits model_traits(ModelKind kind) {
   switch (kind) {
     case ModelKind::gcn: return layer_detail::gcn_traits();
     case ModelKind::gat: return layer_detail::gat_traits();
+    case ModelKind::sage: return layer_detail::sage_traits();
   }
   refuse_kind(kind, "model_traits");
 }

@@ -25,8 +25,8 @@ namespace ht {
 // One layer's parameters and their gradients on one device (empty arrays
 // where the model has no such tensor, e.g. GCN's attention vectors).
 struct LayerParams {
-  DevArray<float> W, b, att_src, att_dst;
-  DevArray<float> dW, db, d_att_src, d_att_dst;
+  DevArray<float> W, b, att_src, att_dst, W_root;
+  DevArray<float> dW, db, d_att_src, d_att_dst, dW_root;
 };
 
 // The facts about a model that code outside its layer math branches on; the
@@ -39,6 +39,9 @@ struct ModelTraits {
   // The packed topology carries per-edge weights (GCN's Â = D^-1/2 (A+I) D^-1/2,
   // from the degrees: Trainer's inv_sqrt_deg_).
   bool edge_weights = false;
+  // The weights are SAGE's mean instead (1/deg(v) on v's in-edges, 0 on its
+  // self-loop: sage_inv_degree, EdgeKeys::inv_deg).
+  bool mean_weights = false;
   // The packed topology carries per-edge dropout keys (GAT's attention dropout).
   bool edge_keys = false;
   // Attention: parameters att_src / att_dst, the per-edge buffers (pre,
@@ -47,6 +50,8 @@ struct ModelTraits {
   // Each layer keeps a per-vertex matrix in the vertex store for backward
   // (GCN: the aggregate a^l, or t^l / ∇t^l when transform-first): store_.agg.
   bool stores_layer_matrix = false;
+  // A root weight per layer (SAGE's W_root): uploaded, its gradient all-reduced.
+  bool root_weight = false;
 };
 
 // The GAT layer's scratch on one device (empty for other models).

@@ -14,6 +14,7 @@ bool transform_first(const ModelConfig& m, GcnOrder order, int l) {
   switch (m.kind) {
     case ModelKind::gcn: break;
     case ModelKind::gat: return false;  // the order is GCN's choice
+    case ModelKind::sage: return false;  // aggregate-first only
   }
   switch (order) {
     case GcnOrder::aggregate_first: return false;
@@ -27,6 +28,7 @@ std::string layer_orders(const ModelConfig& m, GcnOrder order) {
   switch (m.kind) {
     case ModelKind::gcn: break;
     case ModelKind::gat: return "";
+    case ModelKind::sage: return "";
   }
   std::string out;
   for (int l = 0; l < m.num_layers(); ++l) {

@@ -62,7 +62,8 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
            in.orig_id.size(), g.num_vertices);
   for (int64_t v = 0; v < g.num_vertices; ++v) num_train_ += (g.split[v] == 1 && g.labels[v] >= 0) ? 1 : 0;
   HT_CHECK(num_train_ > 0, "the graph has no training vertices (split code 1 with a label)");
-  if (traits_.edge_weights) inv_sqrt_deg_ = gcn_inv_sqrt_degree(g);  // Â's edge weights
+  if (traits_.edge_weights)  // Â's edge weights, or SAGE's mean
+    inv_sqrt_deg_ = traits_.mean_weights ? sage_inv_degree(g) : gcn_inv_sqrt_degree(g);
 
   const int L = m.num_layers();
   for (int l = 0; l < L; ++l) layer_math_.push_back(make_layer_math(m, opt_.gcn_order, l));
@@ -159,7 +160,9 @@ void Trainer::setup_devices(const TrainerInputs& in) {
   const int L = m.num_layers();
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt_.gcn_order);
   const bool gat = traits_.attention;  // attention: its buffers and parameters
-  EdgeKeys keys{inv_sqrt_deg_, in.orig_id};
+  const std::span<const float> degrees = inv_sqrt_deg_;
+  const EdgeKeys keys{traits_.mean_weights ? std::span<const float>{} : degrees, in.orig_id,
+                      traits_.mean_weights ? degrees : std::span<const float>{}};
   const int local = exec_.num_devices();
   for (int i = 0; i < local; ++i)
     check_device_memory(device_memory_need(plan_, first_ + i, opt_, exec_.memory_limit(i)), exec_.memory_limit(i),
@@ -258,7 +261,9 @@ void Trainer::setup_devices(const TrainerInputs& in) {
       ly.b = tensor_or_empty(d, params_, l, "b", m.bias);
       ly.att_src = tensor_or_empty(d, params_, l, "att_src", gat);
       ly.att_dst = tensor_or_empty(d, params_, l, "att_dst", gat);
+      ly.W_root = tensor_or_empty(d, params_, l, "W_root", traits_.root_weight);
       ly.dW = d.alloc_floats(ly.W.size);
+      if (ly.W_root.size) ly.dW_root = d.alloc_floats(ly.W_root.size);
       if (ly.b.size) ly.db = d.alloc_floats(ly.b.size);
       if (gat) {
         ly.d_att_src = d.alloc_floats(ly.att_src.size);
@@ -325,6 +330,7 @@ void Trainer::upload_params() {
       Layer& ly = st->layers[l];
       st->dev->write(ly.W, params_.get(l, "W").value);
       if (ly.b.size) st->dev->write(ly.b, params_.get(l, "b").value);
+      if (ly.W_root.size) st->dev->write(ly.W_root, params_.get(l, "W_root").value);
       if (ly.att_src.size) {
         st->dev->write(ly.att_src, params_.get(l, "att_src").value);
         st->dev->write(ly.att_dst, params_.get(l, "att_dst").value);
@@ -520,6 +526,7 @@ void Trainer::reduce_and_collect_grads() {
   };
   for (int l = 0; l < m.num_layers(); ++l) {
     reduce(&Layer::dW, l, "W");
+    if (traits_.root_weight) reduce(&Layer::dW_root, l, "W_root");
     if (m.bias) reduce(&Layer::db, l, "b");
     if (traits_.attention) {
       reduce(&Layer::d_att_src, l, "att_src");
@@ -569,7 +576,7 @@ double Trainer::compute_gradients(int epoch) {
   for (auto& st : dev_) {
     st->dev->use(Queue::compute);
     for (auto& ly : st->layers)
-      for (auto* a : {&ly.dW, &ly.db, &ly.d_att_src, &ly.d_att_dst})
+      for (auto* a : {&ly.dW, &ly.db, &ly.d_att_src, &ly.d_att_dst, &ly.dW_root})
         if (a->size) st->dev->zero(*a);
   }
   LossStats stats;

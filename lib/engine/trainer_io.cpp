@@ -163,6 +163,7 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
             }
             break;
           case ModelKind::gat: break;  // its backward gathers x^l again
+          case ModelKind::sage: break;  // as GAT's
         }
         // Rows handed off by the previous pass are on the device (take_handoff);
         // the others come from the host once its returns are complete there:

@@ -702,6 +702,7 @@ ModelNeed model_need(const TrainJob& job, const TrainerOptions& t, const GraphSh
     switch (m.kind) {
       case ModelKind::gcn: return double(m.dims[l + 1]);
       case ModelKind::gat: return l != layers - 1 ? double(m.dims[l + 1]) * m.heads : double(m.dims[l + 1]);
+      case ModelKind::sage: return double(m.dims[l + 1]);
     }
     unhandled_model_kind(m.kind, "model_need");
   };

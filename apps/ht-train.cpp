@@ -219,7 +219,7 @@ std::string time_line(const ht::TrainSummary& s, double target_acc) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Trains GCN or GAT full-graph on one or more GPUs (or the CPU reference executor), streaming "
+  CLI::App app{"Trains GCN, GAT or GraphSAGE full-graph on one or more GPUs (or the CPU reference executor), streaming "
                "chunks of the graph through device memory with deduplicated communication.",
                "ht-train"};
   Context ctx;

@@ -38,4 +38,16 @@ inline CoraHparams cora_gat_hparams() {
   return h;
 }
 
+// GraphSAGE (mean aggregator, root weight) with PyG's usual Cora settings: 16
+// hidden units, dropout 0.5, Adam lr 0.01, weight decay 5e-4 on every layer.
+inline CoraHparams cora_sage_hparams() {
+  CoraHparams h;
+  h.model.kind = ModelKind::sage;
+  h.model.dims = {1433, 16, 7};
+  h.model.dropout = 0.5f;
+  h.opt.lr = 0.01f;
+  h.opt.weight_decay = 5e-4f;
+  return h;
+}
+
 }  // namespace ht::test

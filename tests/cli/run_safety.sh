@@ -56,7 +56,7 @@ unchanged "inputs" plan.htplan "$L"
 # --- strict options and configs -------------------------------------------------
 expect_error "epochs 0" "^ht-train: error: --epochs: must be in \[1, 1000000000\], got 0" "${T[@]}" --epochs 0
 expect_error "numeric enum" "--comm: '0' is not one of baseline, full, p2p" "${T[@]}" --comm 0
-expect_error "bad enum" "--model: 'gcm' is not one of gat, gcn" "${T[@]}" --model gcm
+expect_error "bad enum" "--model: 'gcm' is not one of gat, gcn, sage" "${T[@]}" --model gcm
 expect_error "negative lr" "--lr: must be in" "${T[@]}" --lr -0.01
 expect_error "nan lr" "--lr: must be a finite number, got nan" "${T[@]}" --lr nan
 expect_error "negative seed" "--seed: must be an integer" "${T[@]}" --seed -1

@@ -570,7 +570,7 @@ TEST(CudaEngine, EpochEqualsCpuExecutor) {
   REQUIRE_GPUS(1);
 #ifdef HT_HAVE_CUDA
   Graph g = epoch_graph();
-  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat}) {
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat, ModelKind::sage}) {
     for (int m : {1, 2, 4}) {
       if (m > gpus()) {
         std::printf("[  SKIPPED ] m = %d needs %d GPUs, %d visible\n", m, m, gpus());
@@ -579,7 +579,7 @@ TEST(CudaEngine, EpochEqualsCpuExecutor) {
       for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full}) {
         for (GcnOrder order : {GcnOrder::automatic, GcnOrder::aggregate_first})
         for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16, StoreDtype::f16}) {
-          if (kind == ModelKind::gat && order != GcnOrder::automatic) continue;
+          if (kind != ModelKind::gcn && order != GcnOrder::automatic) continue;
           // 16-bit stores: the full mode and the default order (every copy path is in it).
           if (dtype != StoreDtype::f32 && (comm != CommMode::full || order != GcnOrder::automatic)) continue;
           // CPU and GPU sum in different orders, so a stored value may round
@@ -591,7 +591,7 @@ TEST(CudaEngine, EpochEqualsCpuExecutor) {
           cfg.heads = 3;
           cfg.dropout = 0.5f;
           cfg.attn_dropout = kind == ModelKind::gat ? 0.3f : 0.0f;
-          SCOPED_TRACE(::testing::Message() << (kind == ModelKind::gcn ? "GCN" : "GAT") << " m=" << m
+          SCOPED_TRACE(::testing::Message() << model_title(kind) << " m=" << m
                                             << " comm=" << static_cast<int>(comm) << " layers "
                                             << layer_orders(cfg, order) << " store " << dtype_name(dtype));
           Partition p = test::range_partition(g, m, 3);
@@ -620,14 +620,14 @@ TEST(CudaEngine, EpochEqualsCpuExecutor) {
 // The peer paths on the GPU: pulls after the owner's scatter (default), early
 // pulls (packed by the owner, copied on the copy engines while the batch
 // before computes) and kept remote rows (copied between the two remote areas)
-// give the same bits (GCN; GAT within float rounding), 2 and 4 GPUs, fp32
+// give the same bits (GCN, SAGE; GAT within float rounding), 2 and 4 GPUs, fp32
 // and bf16 stores; and the CPU executor's results within float rounding.
 // (Added after the session's device time was spent: first run pending.)
 TEST(CudaEngine, PeerPathsSameBits) {
   REQUIRE_GPUS(2);
 #ifdef HT_HAVE_CUDA
   Graph g = epoch_graph();
-  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat})
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat, ModelKind::sage})
     for (int m : {2, 4})
       for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16}) {
         if (m > gpus()) {
@@ -640,7 +640,7 @@ TEST(CudaEngine, PeerPathsSameBits) {
         cfg.heads = 3;
         cfg.dropout = 0.5f;
         cfg.attn_dropout = kind == ModelKind::gat ? 0.3f : 0.0f;
-        SCOPED_TRACE(::testing::Message() << (kind == ModelKind::gcn ? "GCN" : "GAT") << " m=" << m << " store "
+        SCOPED_TRACE(::testing::Message() << model_title(kind) << " m=" << m << " store "
                                           << dtype_name(dtype));
         Partition p = test::range_partition(g, m, 3);
         Plan plan = build_plan(g.view(), p);

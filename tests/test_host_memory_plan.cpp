@@ -206,8 +206,15 @@ ModelConfig gat() {
   return c;
 }
 
+ModelConfig sage() {
+  ModelConfig c;
+  c.kind = ModelKind::sage;
+  c.dims = {12, 16, 5};
+  return c;
+}
+
 TEST(HostMemoryPlan, StoreLayoutAddsUpToVertexStoreBytes) {
-  for (const ModelConfig& model : {gcn(), gat()})
+  for (const ModelConfig& model : {gcn(), gat(), sage()})
     for (GcnOrder order : {GcnOrder::automatic, GcnOrder::aggregate_first, GcnOrder::transform_first})
       for (bool fuse : {true, false})
         for (StoreDtype t : {StoreDtype::f32, StoreDtype::bf16}) {
@@ -298,7 +305,7 @@ struct EngineCase {
 // the emulated devices' memory, and the host store with its staging ring.
 TEST(HostMemoryPlan, EmulatedDevicesAndStoreAreWhatTheCpuExecutorAllocates) {
   std::vector<EngineCase> cases;
-  for (const ModelConfig& model : {gcn(), gat()})
+  for (const ModelConfig& model : {gcn(), gat(), sage()})
     for (int m : {1, 2})
       for (int n : {1, 3})
         for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full}) cases.push_back({model, m, n, comm});
@@ -317,7 +324,7 @@ TEST(HostMemoryPlan, EmulatedDevicesAndStoreAreWhatTheCpuExecutorAllocates) {
   for (const EngineCase& e : cases) {
     SCOPED_TRACE(fmt::format("{} m={} n={} {} {} steps {} buffers {} early {} fuse {} handoff {} forward {} overlap {} "
                              "cache {}",
-                             e.model.kind == ModelKind::gcn ? "GCN" : "GAT", e.m, e.n, name_of(e.comm),
+                             model_title(e.model.kind), e.m, e.n, name_of(e.comm),
                              dtype_name(e.dtype), static_cast<int>(e.steps), e.merged_buffers, e.early_start, e.fuse,
                              e.handoff, e.forward, e.overlap, e.gpu_cache));
     Problem pr(e.m, e.n);
@@ -482,7 +489,7 @@ TEST(HostMemoryPlan, ParametersAreCountedWithoutAllocatingThem) {
     in.opt.model = m;
     const HostMemoryItem* it = item(plan_host_memory(in), "vertex ids, degrees, parameters");
     EXPECT_NE(it, nullptr);
-    return it ? (it->bytes - 8 * n - (m.kind == ModelKind::gcn ? 4 * n : 0)) / 16 : -1;
+    return it ? (it->bytes - 8 * n - (m.kind != ModelKind::gat ? 4 * n : 0)) / 16 : -1;  // degrees: GCN's, SAGE's
   };
   ModelConfig gcn_model;
   gcn_model.dims = {100, 256, 256, 47};
@@ -497,6 +504,12 @@ TEST(HostMemoryPlan, ParametersAreCountedWithoutAllocatingThem) {
   EXPECT_EQ(planned(gat), init_params(gat).count());
   gat.bias = false;
   EXPECT_EQ(planned(gat), init_params(gat).count());
+  ModelConfig sage_model;
+  sage_model.kind = ModelKind::sage;
+  sage_model.dims = {100, 64, 47};
+  EXPECT_EQ(planned(sage_model), init_params(sage_model).count());
+  sage_model.bias = false;
+  EXPECT_EQ(planned(sage_model), init_params(sage_model).count());
 
   ModelConfig huge;
   huge.dims = {100, 100'000, 100'000, 47};

@@ -80,7 +80,7 @@ class TrainResume : public ::testing::Test {
 };
 
 void expect_resume_is_exact(TrainResume& t, ModelKind kind, OptimizerKind opt) {
-  SCOPED_TRACE(kind == ModelKind::gcn ? "gcn" : "gat");
+  SCOPED_TRACE(name_of(kind));
   // Uninterrupted: 6 epochs.
   TrainJob full = t.job(kind, opt, 6);
   full.metrics_out = t.dir.file("full.jsonl");
@@ -132,6 +132,10 @@ TEST_F(TrainResume, InterruptedAndResumedEqualsUninterruptedGcnAdam) {
 
 TEST_F(TrainResume, InterruptedAndResumedEqualsUninterruptedGatSgdMomentum) {
   expect_resume_is_exact(*this, ModelKind::gat, OptimizerKind::sgd);
+}
+
+TEST_F(TrainResume, InterruptedAndResumedEqualsUninterruptedSageAdam) {
+  expect_resume_is_exact(*this, ModelKind::sage, OptimizerKind::adam);
 }
 
 TEST_F(TrainResume, CheckpointOfAnotherRunIsRefused) {
@@ -322,7 +326,7 @@ std::pair<std::string, ModelKind> load_as_other_model(const std::string& path, M
 }
 
 TEST_F(TrainResume, ModelFileRecordsTheModelByNameAndReadsBack) {
-  for (const ModelKind kind : {ModelKind::gcn, ModelKind::gat}) {
+  for (const ModelKind kind : {ModelKind::gcn, ModelKind::gat, ModelKind::sage}) {
     SCOPED_TRACE(name_of(kind));
     const ModelConfig m = small_model(kind);
     const ModelParams saved = changed(init_params(m));
@@ -396,9 +400,9 @@ TEST_F(TrainResume, ModelFileWithAnUnknownModelNameIsRefused) {
     return test::error_of([&] { load_model(path, m, q); });
   };
   EXPECT_EQ(tampered(std::string("gcn")), "");  // the copy itself reads
-  std::string e = tampered(std::string("sage"));
+  std::string e = tampered(std::string("gin"));
   EXPECT_NE(e.find(dir.file("tampered")), std::string::npos) << e;
-  EXPECT_NE(e.find("model file records model 'sage', which this build does not know (it knows gat, gcn)"),
+  EXPECT_NE(e.find("model file records model 'gin', which this build does not know (it knows gat, gcn, sage)"),
             std::string::npos)
       << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;  // one line

@@ -706,11 +706,19 @@ ModelNeed model_need(const TrainJob& job, const TrainerOptions& t, const GraphSh
     }
     unhandled_model_kind(m.kind, "model_need");
   };
+  auto weights = [&]() -> double {  // weight matrices per layer
+    switch (m.kind) {
+      case ModelKind::gcn: return 1;
+      case ModelKind::gat: return 1;
+      case ModelKind::sage: return 2;  // W, W_root
+    }
+    unhandled_model_kind(m.kind, "model_need");
+  };
   ModelNeed n;
   double params = 0, rows = 0;
   for (int l = 0; l < layers; ++l) {
     const double in = l == 0 ? double(m.dims[0]) : out_width(l - 1);
-    params += in * m.dims[l + 1] * heads(l);
+    params += in * m.dims[l + 1] * heads(l) * weights();
     rows += out_width(l);
     n.too_wide |= out_width(l) > std::numeric_limits<int>::max();
   }

@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   ht::cli::add_enum(app, "--model", ctx.model, ht::model_kind_names(), "Model");
   app.add_option("--layers", ctx.layers, "Layer widths, e.g. 1433-16-7 (GAT: hidden widths per head); auto = F-hidden-C");
-  app.add_option("--hidden", ctx.hidden, "Hidden width for --layers auto (default 16 for GCN, 8 for GAT)")
+  app.add_option("--hidden", ctx.hidden, "Hidden width for --layers auto (default 16 for GCN and SAGE, 8 for GAT)")
       ->check(ht::cli::in_range(1, 1 << 20));
   app.add_option("--heads", job.trainer.model.heads, "GAT heads in hidden layers (concatenated)")
       ->check(ht::cli::in_range(1, 1024));

@@ -18,7 +18,7 @@ struct EdgeKeys {
   std::span<const int64_t> orig_id;     // new id -> graph file id (dropout keys)
   // SAGE's mean per new id (sage_inv_degree): an edge into v weighs inv_deg[v],
   // its self-loop 0. Empty for the other models; at most one of the two rules.
-  std::span<const float> inv_deg;
+  std::span<const float> inv_deg = {};
 };
 
 // Host-side topology of one step before upload.

@@ -6,6 +6,7 @@
 // timing gives the same bits, and the host link carries half the bytes.
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <numeric>
 
 #include <gtest/gtest.h>
@@ -516,50 +517,19 @@ TEST(Engine, RowTierEqualsHostLoads) {
 // the host does: the same bits as every return through the host, for every
 // m, n, comm mode, copy timing, dtype, handoff and first-return layout; the
 // bytes the tier takes are the bytes that no longer leave the device.
-// Early pulls (batch j + 1's P2P rows pulled on the peer queue while batch j
-// computes, into the second remote area, from the owners' kept rows and
-// read-ahead rows) give the bits of pulls after the owner's scatter, move the
-// same rows, and do pull early: for GCN in both orders and GAT, m 2 and 4, every copy
-// timing (late: the pulls run as late as their events allow, late compute: as
-// early), one or two merged buffers, resident or streamed steps, fp32 and bf16.
-TEST(Engine, EarlyPullsEqualPullsAfterScatter) {
-  int k = 0;
-  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat, ModelKind::sage})
-    for (GcnOrder order : {GcnOrder::automatic, GcnOrder::transform_first})
-      for (auto [m, n] : {std::pair{2, 2}, std::pair{2, 4}, std::pair{4, 3}})  // n 4: an incoming slot reused in a pass
-        for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute,
-                                  CopyTiming::late_compute_early_peer})
-          for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16}) {
-            if (kind == ModelKind::gat && order != GcnOrder::automatic) continue;
-            Case c{kind, m, n, CommMode::full, 0.5f, order};
-            c.timing = timing;
-            c.dtype = dtype;
-            c.merged_buffers = 1 + (k % 2);
-            c.steps = (k / 2) % 2 ? StepPlacement::resident : StepPlacement::streamed;
-            c.handoff = c.forward = (k / 4) % 2 == 0;
-            ++k;
-            c.early_pulls = false;
-            const CaseResult after_scatter = check_case(c);
-            c.early_pulls = true;
-            const CaseResult early = check_case(c);
-            EXPECT_TRUE(same_bits(early, after_scatter)) << name(c);
-            EXPECT_EQ(early.counters.p2p_rows, after_scatter.counters.p2p_rows) << name(c);
-            EXPECT_EQ(after_scatter.counters.p2p_early_rows, 0) << name(c);
-            EXPECT_GT(early.counters.p2p_early_rows, 0) << name(c);
-            EXPECT_LT(early.counters.p2p_early_rows, early.counters.p2p_rows) << name(c);  // batch 0 pulls after its scatter
-          }
-}
+namespace {
 
-// Kept remote rows (a row of another device read in the previous batch too,
-// copied from the other remote area instead of pulled again) give the bits of
-// pulling every row, and every row they keep is a pull less: GCN in both
-// orders and GAT, m 2 and 4, n 2-4, every copy timing, fp32 and bf16.
-TEST(Engine, KeptRemoteRowsEqualPullingEveryRow) {
+// The cases of the peer-path tests below: GCN in both orders, GAT and SAGE,
+// m 2 and 4, n 2-4 (n 4: an incoming slot reused in a pass), the copy
+// timings given, fp32 and bf16, one or two merged buffers, resident or
+// streamed steps, with and without handoff and forwarding (in turn).
+template <typename Check>
+void for_each_peer_case(std::initializer_list<CopyTiming> timings, Check check) {
   int k = 0;
   for (ModelKind kind : {ModelKind::gcn, ModelKind::gat, ModelKind::sage})
     for (GcnOrder order : {GcnOrder::automatic, GcnOrder::transform_first})
       for (auto [m, n] : {std::pair{2, 2}, std::pair{2, 4}, std::pair{4, 3}})
-        for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute})
+        for (CopyTiming timing : timings)
           for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16}) {
             if (kind == ModelKind::gat && order != GcnOrder::automatic) continue;
             Case c{kind, m, n, CommMode::full, 0.5f, order};
@@ -569,14 +539,47 @@ TEST(Engine, KeptRemoteRowsEqualPullingEveryRow) {
             c.steps = (k / 2) % 2 ? StepPlacement::resident : StepPlacement::streamed;
             c.handoff = c.forward = (k / 4) % 2 == 0;
             ++k;
-            const CaseResult every_row = check_case(c);
-            c.keep_remote = true;
-            const CaseResult kept = check_case(c);
-            EXPECT_TRUE(same_bits(kept, every_row)) << name(c);
-            EXPECT_LT(kept.counters.p2p_rows, every_row.counters.p2p_rows) << name(c);
-            EXPECT_EQ(kept.counters.p2p_rows + kept.counters.reuse_rows,
-                      every_row.counters.p2p_rows + every_row.counters.reuse_rows) << name(c);
+            check(c);
           }
+}
+
+}  // namespace
+
+// Early pulls (batch j + 1's P2P rows packed by their owners and copied while
+// batch j computes, into the second remote area, from the owners' kept rows
+// and read-ahead rows) give the bits of pulls after the owner's scatter, move
+// the same rows, and do pull early, in every copy timing (late: the pulls run
+// as late as their events allow; late compute, early peer queue: as early).
+TEST(Engine, EarlyPullsEqualPullsAfterScatter) {
+  for_each_peer_case({CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute,
+                      CopyTiming::late_compute_early_peer},
+                     [](Case c) {
+                       c.early_pulls = false;
+                       const CaseResult after_scatter = check_case(c);
+                       c.early_pulls = true;
+                       const CaseResult early = check_case(c);
+                       EXPECT_TRUE(same_bits(early, after_scatter)) << name(c);
+                       EXPECT_EQ(early.counters.p2p_rows, after_scatter.counters.p2p_rows) << name(c);
+                       EXPECT_EQ(after_scatter.counters.p2p_early_rows, 0) << name(c);
+                       EXPECT_GT(early.counters.p2p_early_rows, 0) << name(c);
+                       EXPECT_LT(early.counters.p2p_early_rows, early.counters.p2p_rows)
+                           << name(c);  // batch 0 pulls after its scatter
+                     });
+}
+
+// Kept remote rows (a row of another device read in the previous batch too,
+// copied from the other remote area instead of pulled again) give the bits of
+// pulling every row, and every row they keep is a pull less.
+TEST(Engine, KeptRemoteRowsEqualPullingEveryRow) {
+  for_each_peer_case({CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute}, [](Case c) {
+    const CaseResult every_row = check_case(c);
+    c.keep_remote = true;
+    const CaseResult kept = check_case(c);
+    EXPECT_TRUE(same_bits(kept, every_row)) << name(c);
+    EXPECT_LT(kept.counters.p2p_rows, every_row.counters.p2p_rows) << name(c);
+    EXPECT_EQ(kept.counters.p2p_rows + kept.counters.reuse_rows,
+              every_row.counters.p2p_rows + every_row.counters.reuse_rows) << name(c);
+  });
 }
 
 TEST(Engine, RowTierTakesReturns) {

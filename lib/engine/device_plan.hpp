@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/executor.hpp"
+#include "engine/trainer_options.hpp"
 #include "plan/plan.hpp"
 
 namespace ht {
@@ -57,15 +58,6 @@ struct PeerRange {
   // the step's pull lists.
   int64_t fresh_begin = 0, fresh_count = 0;
 };
-
-// The remote area(s) of the merged and gradient buffers.
-//   one         the remote rows of every step in one area, pulled every step;
-//   early_pulls two areas, odd steps' in the second (DevicePlan::remote_shift),
-//               batch j + 1's pulled while batch j computes (Trainer::issue_early_pulls);
-//   kept_rows   two areas, and a remote row this device read in its previous
-//               step too is copied from the other area on the device instead
-//               of crossing NVLink again (peers of this process only).
-enum class RemoteAreas { one, early_pulls, kept_rows };
 
 // A typed array inside a step's packed bytes.
 struct Slice {
@@ -157,6 +149,9 @@ struct DevicePlan {
   int64_t remote_shift = 0;
   RemoteAreas areas = RemoteAreas::one;
   int64_t remote_base(int j) const { return trans_capacity + ((j & 1) ? remote_shift : 0); }
+  // Rows [0, active_rows(j)) hold everything step j's topology reads (even
+  // steps end before the second area).
+  int64_t active_rows(int j) const { return remote_base(j) + (buffer_rows - trans_capacity - remote_shift); }
   int64_t max_step_bytes = 0;     // largest packed step
   int64_t max_later_loads = 0;    // most rows any batch but the first loads from host
   int64_t max_flush = 0;          // most rows one batch returns to host

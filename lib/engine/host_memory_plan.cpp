@@ -58,11 +58,6 @@ int64_t flush_rows(const StepShape& s, CommMode mode) {
   return s.flush;
 }
 
-int64_t buffer_rows(const PlanShape& p, int gpu, const TrainerOptions& opt) {
-  if (opt.comm == CommMode::baseline) return p.nbr_capacity[gpu];
-  return p.merged_capacity(gpu) + (two_remote_areas(opt, p.m, p.n) ? p.remote_capacity[gpu] : 0);
-}
-
 // Σ over the parameter tensors of their sizes (values; gradients are as many):
 // init_params' layout counted from the widths, without making the tensors
 // (the check that refuses a model too large for memory must not allocate
@@ -183,8 +178,8 @@ void plan_items(Builder& b) {
   // Every device's steps are built side by side, fewer than threads sharing them.
   const int step_threads = std::max(1, in.threads / std::max(1, (last - first) * p.n));
   for (int i = first; i < last; ++i) {
-    const int64_t rows = buffer_rows(p, i, opt);
-    const bool early = two_remote_areas(opt, p.m, p.n);
+    const int64_t rows = merged_buffer_rows(p, i, opt);
+    const bool early = remote_areas(opt, p.m, p.n) != RemoteAreas::one;  // the pull lists in steps j > 0
     std::vector<int64_t> step_build;
     int64_t max_flush = 0, own = 0;
     for (int j = 0; j < p.n; ++j) {
@@ -254,14 +249,14 @@ int64_t emulated_device_bytes(const PlanShape& p, int gpu, const TrainerOptions&
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt.gcn_order);
   const auto [weights, edge_keys, attention] = parts_of(m.kind);
   const CommMode mode = opt.comm;
-  const int64_t brows = buffer_rows(p, gpu, opt);
+  const int64_t brows = merged_buffer_rows(p, gpu, opt);
   const int64_t rows = std::max<int64_t>(brows, 1);
   const int64_t nd = std::max<int64_t>(p.max_dst[gpu], 1), ne = std::max<int64_t>(p.max_edges[gpu], 1);
   const bool half = opt.host_dtype != StoreDtype::f32;
   int64_t max_step = 0, all_steps = 0, max_later = 0, max_flush = 0, first_loads = 0;
   for (int j = 0; j < p.n; ++j) {
     const StepShape& s = p.step(j, gpu);
-    const int64_t bytes = packed_block_bytes(s, mode, brows, weights, edge_keys, two_remote_areas(opt, p.m, p.n) && j > 0);
+    const int64_t bytes = packed_block_bytes(s, mode, brows, weights, edge_keys, remote_areas(opt, p.m, p.n) != RemoteAreas::one && j > 0);
     max_step = std::max(max_step, bytes);
     all_steps += bytes;
     if (j > 0) max_later = std::max(max_later, load_count(s, mode));

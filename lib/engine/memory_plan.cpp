@@ -59,9 +59,8 @@ DeviceMemoryNeed device_memory_need(const PlanShape& plan, int gpu, const Traine
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt.gcn_order);
   // Per step: edge weights (GCN's Â), edge keys (GAT); attention buffers (GAT).
   const ModelTraits traits = model_traits(m.kind);
-  const bool early = two_remote_areas(opt, plan.m, plan.n);
-  const int64_t rows = mode == CommMode::baseline ? plan.nbr_capacity[gpu]
-                                                  : plan.merged_capacity(gpu) + (early ? plan.remote_capacity[gpu] : 0);
+  const bool early = remote_areas(opt, plan.m, plan.n) != RemoteAreas::one;  // the pull lists in steps j > 0
+  const int64_t rows = merged_buffer_rows(plan, gpu, opt);
   const int64_t nd = plan.max_dst[gpu], ne = plan.max_edges[gpu];
   int64_t max_step = 0, all_steps = 0, max_later = 0, max_flush = 0;
   for (int j = 0; j < plan.n; ++j) {
@@ -119,8 +118,14 @@ DeviceMemoryNeed device_memory_need(const Plan& plan, int gpu, const TrainerOpti
   return device_memory_need(shape, gpu, opt, streams_steps(shape, gpu, opt, limit));
 }
 
+int64_t merged_buffer_rows(const PlanShape& plan, int gpu, const TrainerOptions& opt) {
+  if (opt.comm == CommMode::baseline) return plan.nbr_capacity[gpu];
+  const bool two = remote_areas(opt, plan.m, plan.n) != RemoteAreas::one;
+  return plan.merged_capacity(gpu) + (two ? plan.remote_capacity[gpu] : 0);
+}
+
 int64_t early_send_rows(const PlanShape& plan, int gpu, const TrainerOptions& opt) {
-  if (!opt.overlap_pulls || !two_remote_areas(opt, plan.m, plan.n)) return 0;
+  if (remote_areas(opt, plan.m, plan.n) != RemoteAreas::early_pulls) return 0;
   int64_t most = 0;
   for (int j = 1; j < plan.n; ++j) {
     int64_t rows = 0;
@@ -133,9 +138,8 @@ int64_t early_send_rows(const PlanShape& plan, int gpu, const TrainerOptions& op
 
 int64_t second_merged_buffer_bytes(const PlanShape& plan, int gpu, const TrainerOptions& opt) {
   if (!opt.early_start || opt.merged_buffers != 2) return 0;
-  const int64_t rows = opt.comm == CommMode::baseline ? plan.nbr_capacity[gpu]
-                       : plan.merged_capacity(gpu) + (two_remote_areas(opt, plan.m, plan.n) ? plan.remote_capacity[gpu] : 0);
-  return 4 * std::max<int64_t>(rows, 1) * layer_extents(opt.model, opt.gcn_order).max_gather;
+  const int64_t rows = std::max<int64_t>(merged_buffer_rows(plan, gpu, opt), 1);
+  return 4 * rows * layer_extents(opt.model, opt.gcn_order).max_gather;
 }
 
 void check_device_memory(const DeviceMemoryNeed& need, int64_t limit, int gpu, int chunks) {

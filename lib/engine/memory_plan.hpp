@@ -56,6 +56,10 @@ bool streams_steps(const Plan& plan, int gpu, const TrainerOptions& opt, int64_t
 // not ask for one): Trainer::setup_devices allocates it last and only when it
 // fits, so the need above leaves it out; --chunks auto counts it, because a
 // count without room for it runs its gathering passes one after the other.
+// Rows of a device's merged (and gradient) buffer: the baseline mode's
+// neighbor rows, or the transition slots and the remote area(s).
+int64_t merged_buffer_rows(const PlanShape& plan, int gpu, const TrainerOptions& opt);
+
 // Rows of a device's early-pull send buffer (Trainer::issue_early_pulls):
 // the most rows its peers pull from it in one batch, bounded by the sum of
 // their remote rows; 0 without two remote areas.

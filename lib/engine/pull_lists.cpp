@@ -50,10 +50,12 @@ PullLists kept_remote_lists(const Plan& plan, int j, int gpu, const DevicePlan& 
   auto local = [&](int peer) { return peer >= first_local && peer < first_local + locals; };
   const int64_t base = dp.remote_base(j), prev_base = dp.remote_base(j - 1);
   PullLists out;
+  std::vector<bool> copied(s.remote_vid.size(), false);  // found in the previous step (local ranges only)
   for (const PeerRange& r : peers) {
     if (!local(r.peer)) continue;
     for (int64_t i = r.begin; i < r.begin + r.count; ++i)
       if (const auto it = where.find(s.remote_vid[i]); it != where.end()) {
+        copied[static_cast<size_t>(i)] = true;
         out.src.push_back(static_cast<uint32_t>(prev_base + it->second));
         out.dst.push_back(static_cast<uint32_t>(base + i));
       }
@@ -62,7 +64,7 @@ PullLists kept_remote_lists(const Plan& plan, int j, int gpu, const DevicePlan& 
   for (PeerRange& r : peers) {
     r.fresh_begin = static_cast<int64_t>(out.src.size());
     for (int64_t i = r.begin; i < r.begin + r.count; ++i) {
-      if (local(r.peer) && where.count(s.remote_vid[i])) continue;
+      if (copied[static_cast<size_t>(i)]) continue;
       out.src.push_back(s.remote_slot[i]);
       out.dst.push_back(static_cast<uint32_t>(base + i));
     }

@@ -185,9 +185,7 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     return resident_blocks_.emplace_back(static_cast<size_t>(bytes)).data();
   };
   std::vector<DevicePlan*> plans;
-  const RemoteAreas areas = !two_remote_areas(opt_, plan_.m, plan_.n) ? RemoteAreas::one
-                            : opt_.overlap_pulls                        ? RemoteAreas::early_pulls
-                                                                        : RemoteAreas::kept_rows;
+  const RemoteAreas areas = remote_areas(opt_, plan_.m, plan_.n);
   std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, traits_.edge_keys, alloc,
                                                      areas);
   const PlanShape shape = shape_of(plan_);

@@ -103,13 +103,11 @@ LayerBatch Trainer::layer_batch(DeviceState& st, int l, int j, int s, int64_t nd
                                 int epoch) {
   const ModelConfig& m = opt_.model;
   const int64_t out_w = m.out_width(l), gw = gather_width(m, opt_.gcn_order, l), rows = st.plan.buffer_rows;
-  const DevicePlan& dp = st.plan;
-  const int64_t remote = rows - dp.trans_capacity - dp.remote_shift;  // one remote area's rows
   LayerBatch b{.d = *st.dev,
                .topo = st.lists[s].topo,
                .nd = nd,
                .buffer_rows = rows,
-               .active_rows = dp.remote_base(j) + remote,
+               .active_rows = st.plan.active_rows(j),
                .X = view(st.x, rows, gw),
                .G = forward ? DevMat{} : view(st.g, rows, gw),
                .Z = view(st.z, nd, out_w),

@@ -153,10 +153,22 @@ inline bool reads_ahead(const TrainerOptions& opt, int chunks) {
   return opt.comm == CommMode::full && opt.overlap_copies && chunks > 1;
 }
 
-// Whether the merged and gradient buffers have two remote areas (early pulls,
-// TrainerOptions::overlap_pulls) for a plan of m devices and this many chunks.
-inline bool two_remote_areas(const TrainerOptions& opt, int m, int chunks) {
-  return (opt.overlap_pulls || opt.keep_remote_rows) && m > 1 && reads_ahead(opt, chunks);
+// The remote area(s) of the merged and gradient buffers.
+//   one         the remote rows of every step in one area, pulled every step;
+//   early_pulls two areas, odd steps' in the second (DevicePlan::remote_shift),
+//               batch j + 1's pulled while batch j computes (Trainer::issue_early_pulls);
+//   kept_rows   two areas, and a remote row this device read in its previous
+//               step too is copied from the other area on the device instead
+//               of crossing NVLink again (peers of this process only).
+enum class RemoteAreas { one, early_pulls, kept_rows };
+
+// The layout the options give a plan of m devices and this many chunks: two
+// areas (TrainerOptions::overlap_pulls, keep_remote_rows) need several devices
+// and the full mode's read-ahead.
+inline RemoteAreas remote_areas(const TrainerOptions& opt, int m, int chunks) {
+  if (m <= 1 || !reads_ahead(opt, chunks)) return RemoteAreas::one;
+  if (opt.overlap_pulls) return RemoteAreas::early_pulls;
+  return opt.keep_remote_rows ? RemoteAreas::kept_rows : RemoteAreas::one;
 }
 
 }  // namespace ht

@@ -622,7 +622,8 @@ TEST(CudaEngine, EpochEqualsCpuExecutor) {
 // before computes) and kept remote rows (copied between the two remote areas)
 // give the same bits (GCN, SAGE; GAT within float rounding), 2 and 4 GPUs, fp32
 // and bf16 stores; and the CPU executor's results within float rounding.
-// (Added after the session's device time was spent: first run pending.)
+// At m = 4 it also checks that the pushes of three pushers into one owner
+// meet in a fixed order (Trainer::apply_pushes): the atomic adds alone did not.
 TEST(CudaEngine, PeerPathsSameBits) {
   REQUIRE_GPUS(2);
 #ifdef HT_HAVE_CUDA
@@ -670,12 +671,15 @@ TEST(CudaEngine, PeerPathsSameBits) {
             continue;
           }
           if (kind == ModelKind::gat) {
-            // GAT's transform runs over the whole merged buffer, whose rows
-            // the second remote area changes: cuBLAS may reduce its products
-            // in another order. GCN's products do not see the buffer's size.
+            // GAT's transform runs over the step's active rows, which the
+            // second remote area changes on odd steps: cuBLAS may pick another
+            // kernel and reduce in another order. GCN's products do not see
+            // the buffer's size. A 16-bit store rounds those differences to
+            // whole bf16 steps (2^-8) in some stored rows.
+            const double tol = dtype == StoreDtype::f32 ? 1e-5 : 1e-4;
             EXPECT_NEAR(loss, first_loss, 1e-6 * std::abs(first_loss)) << "path " << path;
             for (size_t k = 0; k < grads.size(); ++k)
-              EXPECT_LT(rel_err(grads[k], first[k]), 1e-5) << tg.params().tensors[k].name << " path " << path;
+              EXPECT_LT(rel_err(grads[k], first[k]), tol) << tg.params().tensors[k].name << " path " << path;
             continue;
           }
           EXPECT_EQ(std::memcmp(&loss, &first_loss, sizeof loss), 0) << "path " << path;

@@ -276,6 +276,7 @@ void Trainer::setup_devices(const TrainerInputs& in) {
       *e = d.create_event();
     for (auto& set : st->batch_stored)
       for (int j = 0; j < plan_.n; ++j) set.push_back(d.create_event());
+    for (int r = 1; r < plan_.m; ++r) st->push_round.push_back(d.create_event());
     for (int k = 0; k < kStagingSlots; ++k) {
       st->compacted[k] = d.create_event();
       st->copied[k] = d.create_event();

@@ -203,7 +203,8 @@ class Trainer {
   DeviceState* local_state(int job) const;
   void exchange_pulls(int64_t width, int j);
   void exchange_pushes(int64_t width, int j);
-  void add_pushes_from(int pusher, int64_t width, int j);
+  void apply_pushes(int64_t width, int j);
+  void add_pushes_from(int pusher, DeviceState& owner, int64_t width, int j);
   void add_remote_ranges(DeviceState& st, DevMat buffer, int j, bool send, std::vector<RowTransfer>& group);
   void run_exchange(std::span<const RowTransfer> group);
   // The loss statistics of every device of the job, summed in job order.

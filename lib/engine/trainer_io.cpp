@@ -424,6 +424,58 @@ void Trainer::read_tier(DeviceState& st, int l, int j, int epoch, bool training)
   st.dev->end_work(WorkKind::d2d);
 }
 
+// The pushes of batch j into the owners' gradient buffers, in rounds: in
+// round r = 1 .. m-1 owner o takes the rows of pusher (o - r) mod m, so every
+// owner has one pusher per round and the same order of sums in every run,
+// whatever the GPUs' timing or the processes (a pusher of another process:
+// the owner adds what exchange_pushes received). A round's adds into an owner
+// follow the round before's (push_round, one event per device and round): the
+// GPUs push with atomic adds, and at m >= 3 two pushers into one owner would
+// otherwise meet in whatever order they arrive.
+void Trainer::apply_pushes(int64_t width, int j) {
+  const int m = plan_.m;
+  // The device that adds round r's rows into owner o, or none in this process.
+  auto adder = [&](int r, int o) -> DeviceState* {
+    if (DeviceState* pusher = local_state((o - r + m) % m)) return pusher;
+    return local_state(o);
+  };
+  for (auto& st : dev_) {
+    Device& d = *st->dev;
+    d.use(Queue::compute);
+    for (const PeerRange& r : st->plan.steps[j].peers)
+      if (const DeviceState* peer = local_state(r.peer)) d.wait(*peer->dev, peer->g_ready);
+  }
+  for (int r = 1; r < m; ++r) {
+    for (auto& st : dev_) {
+      Device& d = *st->dev;
+      const int p = st->job, owner = (p + r) % m;
+      const bool remote_pusher = local_state((p - r + m) % m) == nullptr;
+      d.use(Queue::compute);
+      if (r > 1)  // the adds of round r - 1 into the owners this device adds into now
+        for (int o : {owner, p}) {
+          const DeviceState* before = adder(r - 1, o);
+          if (before && before != st.get() && (o == owner || remote_pusher))
+            d.wait(*before->dev, before->push_round[static_cast<size_t>(r - 2)]);
+        }
+      d.begin_work();
+      if (remote_pusher) add_pushes_from((p - r + m) % m, *st, width, j);
+      const DeviceStep& step = st->plan.steps[j];
+      DeviceState* peer = local_state(owner);
+      const auto range = std::find_if(step.peers.begin(), step.peers.end(),
+                                      [&](const PeerRange& pr) { return pr.peer == owner; });
+      if (peer && range != step.peers.end()) {
+        d.push_add_to_peer(view(st->g, st->plan.buffer_rows, width), st->plan.remote_base(j) + range->begin,
+                           *peer->dev, view(peer->g, peer->plan.buffer_rows, width),
+                           st->lists[st->slot_of[j]].remote_slots.sub(range->begin, range->count));
+        exec_.counters().p2p_rows += range->count;
+        exec_.counters().p2p_bytes += bytes_of(range->count, width);
+      }
+      d.end_work(WorkKind::d2d);
+      d.record(st->push_round[static_cast<size_t>(r - 1)]);
+    }
+  }
+}
+
 // Algorithm 3: remote gradient rows are pushed to their owners' slots (P2P
 // accumulate); then the slots that leave each device stream to the host in
 // pieces: compacted on the compute queue, copied on the store queue, written
@@ -444,34 +496,10 @@ void Trainer::issue_return(const HostMat& stored, int64_t width, int j) {
       st->dev->use(Queue::compute);
       st->dev->record(st->g_ready);
     }
-    // Another process's pushes travel first (exchange_pushes); every owner
-    // then takes its rows' pushes in job order of the pushers, as one
-    // process applies them, so the sums are the same whatever the processes.
+    // Another process's pushes travel first (exchange_pushes); then every
+    // owner takes its rows' pushes in one fixed order (apply_pushes).
     exchange_pushes(width, j);
-    for (int pusher = 0; pusher < plan_.m; ++pusher) {
-      DeviceState* st = local_state(pusher);
-      if (!st) {
-        add_pushes_from(pusher, width, j);
-        continue;
-      }
-      Device& d = *st->dev;
-      const DeviceStep& step = st->plan.steps[j];
-      DevMat G = view(st->g, st->plan.buffer_rows, width);
-      d.use(Queue::compute);
-      for (const PeerRange& r : step.peers)
-        if (const DeviceState* peer = local_state(r.peer)) d.wait(*peer->dev, peer->g_ready);
-      d.begin_work();
-      for (const PeerRange& r : interleaved(step.peers, st->job, plan_.m)) {
-        DeviceState* peer = local_state(r.peer);
-        if (!peer) continue;
-        d.push_add_to_peer(G, st->plan.remote_base(j) + r.begin, *peer->dev,
-                           view(peer->g, peer->plan.buffer_rows, width),
-                           st->lists[st->slot_of[j]].remote_slots.sub(r.begin, r.count));
-        exec_.counters().p2p_rows += r.count;
-        exec_.counters().p2p_bytes += bytes_of(r.count, width);
-      }
-      d.end_work(WorkKind::d2d);
-    }
+    apply_pushes(width, j);
     for (auto& st : dev_) {
       Device& d = *st->dev;
       int64_t remote = 0;  // the rows pushed, to this process's devices or sent to others

@@ -114,20 +114,14 @@ void Trainer::run_exchange(std::span<const RowTransfer> group) {
   for (auto& st : dev_) st->dev->end_work(WorkKind::d2d);
 }
 
-// The pushes of another process's device `pusher`, received by
-// exchange_pushes, added into this process's owners' gradient buffers.
-void Trainer::add_pushes_from(int pusher, int64_t width, int j) {
-  for (auto& st : dev_) {
-    Device& d = *st->dev;
-    const DevMat net = view(st->net, st->net.size / width, width);
-    for (const auto& e : st->served[static_cast<size_t>(j)]) {
-      if (e.peer != pusher) continue;
-      d.use(Queue::compute);
-      d.begin_work();
-      d.push_add_to_peer(net, e.row0, d, view(st->g, st->plan.buffer_rows, width), e.slots);
-      d.end_work(WorkKind::d2d);
-    }
-  }
+// The pushes of another process's device `pusher` into `owner`'s rows,
+// received by exchange_pushes, added into its gradient buffer (on its
+// compute queue, within the caller's work stretch).
+void Trainer::add_pushes_from(int pusher, DeviceState& owner, int64_t width, int j) {
+  Device& d = *owner.dev;
+  const DevMat net = view(owner.net, owner.net.size / width, width);
+  for (const auto& e : owner.served[static_cast<size_t>(j)])
+    if (e.peer == pusher) d.push_add_to_peer(net, e.row0, d, view(owner.g, owner.plan.buffer_rows, width), e.slots);
 }
 
 LossStats Trainer::gather_loss_stats() {

@@ -158,6 +158,7 @@ struct Trainer::DeviceState {
   Event early_packed, early_sent;
   DevArray<float> send;             // the packed rows (early_send_rows x max gather width)
   Event g_ready;                    // compute queue: this batch's gradient rows are in g (before pushes)
+  std::vector<Event> push_round;    // compute queue, per round of Trainer::apply_pushes: its adds are issued
   Event compacted[kStagingSlots], copied[kStagingSlots];
   Event added[kStagingSlots];       // on the adding host queue (Trainer::own_host_queues): this device's piece is added
   Event phase_stored;               // store queue: the phase's copies are done

@@ -89,7 +89,7 @@ scale)  # 1 vs 2 GPUs, n = NS per GPU, GCN 100-256-256-47, cache CACHES, on GRAP
   done
   ;;
 scale2)  # issue 32: 1, 2, 4 GPUs (MS), n = NS per GPU, PULLS at m > 1 (on: --overlap-pulls, off: the default,
-  # kept: --keep-remote-rows; default "on off"), CACHES, MODELS,
+  # kept: --keep-remote-rows on, off: --keep-remote-rows off; default "on off"), CACHES, MODELS,
   # partitions by METHOD (default: the graph's; community's METIS takes ~90 s per m, multilevel ~6 s)
   source bench/bench_graphs.sh; C=/tmp/cache; mkdir -p $C $OUT/s2; t0=$SECONDS
   for graph in ${GRAPHS:-community products}; do
@@ -106,7 +106,7 @@ scale2)  # issue 32: 1, 2, 4 GPUs (MS), n = NS per GPU, PULLS at m > 1 (on: --ov
           for pulls in ${PULLS:-on off}; do
             [[ $m == 1 && $pulls != on ]] && continue
             extra=(); [[ $pulls == on && $m -gt 1 ]] && extra=(--overlap-pulls)
-            [[ $pulls == kept ]] && extra=(--keep-remote-rows)
+            [[ $pulls == kept ]] && extra=(--keep-remote-rows on); [[ $pulls == off && $m -gt 1 ]] && extra=(--keep-remote-rows off)
             tag=${graph}_${model}_m${m}_${cache}_$pulls
             timeout 200 $B/ht-train --graph $G --partition $plan.htp --plan $plan.htplan --backend cuda --gpus $m "${margs[@]}" \
               --epochs ${EPOCHS:-8} --warmup 2 --eval-every 100 --dropout 0 --comm full --store host \

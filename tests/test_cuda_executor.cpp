@@ -654,7 +654,7 @@ TEST(CudaEngine, PeerPathsSameBits) {
           opt.host_dtype = dtype;
           opt.gpu_cache = 0;
           opt.overlap_pulls = path == 1;
-          opt.keep_remote_rows = path == 2;
+          opt.keep_remote_rows = path == 2 ? KeepRemoteRows::on : KeepRemoteRows::off;
           auto gpu = make_cuda_executor(m);
           Trainer tg(*gpu, g.view(), orig, plan, opt);
           const double loss = tg.compute_gradients(2);

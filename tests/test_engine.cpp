@@ -168,7 +168,7 @@ CaseResult check_case(const Case& c) {
   opt.gpu_accumulate = c.gpu_accumulate;
   opt.tier_returns = c.tier_returns;
   opt.overlap_pulls = c.early_pulls;
-  opt.keep_remote_rows = c.keep_remote;
+  opt.keep_remote_rows = c.keep_remote ? KeepRemoteRows::on : KeepRemoteRows::off;
   Trainer tr(exec, gn.view(), orig, plan, opt);
   CaseResult out;
   out.loss = tr.compute_gradients(epoch);

@@ -52,6 +52,11 @@ struct ModelTraits {
   bool stores_layer_matrix = false;
   // A root weight per layer (SAGE's W_root): uploaded, its gradient all-reduced.
   bool root_weight = false;
+  // A batch's dense products run over the merged buffer's active rows (GAT's
+  // transform of every gathered row), not only the batch's own: a second
+  // remote area widens them on odd steps, so kept remote rows stay off by
+  // default (remote_areas, KeepRemoteRows::automatic).
+  bool buffer_wide_products = false;
 };
 
 // The GAT layer's scratch on one device (empty for other models).

@@ -30,7 +30,10 @@ namespace ht::tools {
 // The options that apply to one model only (its own math: GAT's heads and
 // attention dropout, GCN's layer order), as its layer file declares them
 // (ModelTraits::options).
-inline std::vector<const char*> model_only_options(ModelKind kind) { return model_traits(kind).options; }
+inline std::vector<const char*> model_only_options(ModelKind kind) {
+  const std::span<const char* const> o = model_traits(kind).options;
+  return {o.begin(), o.end()};
+}
 
 // Refuses, with one line, an option given that belongs to a model other than
 // `model` (of those `app` has): it would do nothing.

@@ -102,7 +102,8 @@ ModelTraits gat_traits() {
   t.edge_keys = true;         // attention dropout keyed by edge
   t.attention = true;
   t.buffers = gat_buffers;
-  t.options = {"--heads", "--out-heads", "--attn-dropout"};
+  static constexpr const char* kOptions[] = {"--heads", "--out-heads", "--attn-dropout"};
+  t.options = kOptions;
   return t;
 }
 

@@ -104,7 +104,8 @@ ModelTraits gcn_traits() {
   t.edge_weights = true;       // Â's normalization
   t.stores_layer_matrix = true;
   t.gcn_orders = true;  // aggregate-first or transform-first (layer_order.hpp)
-  t.options = {"--gcn-order"};
+  static constexpr const char* kOptions[] = {"--gcn-order"};
+  t.options = kOptions;
   return t;
 }
 

@@ -65,8 +65,9 @@ struct ModelTraits {
   // with it, before the model is known to fit.
   int weight_matrices = 1;
   // ht-train's and ht-partition's options that apply to this model only
-  // (refused with any other: apps/train_options.hpp).
-  std::vector<const char*> options;
+  // (refused with any other: apps/train_options.hpp); static strings, so
+  // that the traits stay cheap to make.
+  std::span<const char* const> options;
   // The model's own device buffers beyond the engine's (device_buffers.hpp),
   // declared in its layer file: setup allocates them in this order and hands
   // them to the layer math (LayerBatch::scratch), the planners count them.

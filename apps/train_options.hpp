@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/half.hpp"
 #include "core/memory_limit.hpp"
+#include "engine/layer_math.hpp"
 #include "engine/layer_order.hpp"
 #include "engine/trainer_options.hpp"
 #include "models/model.hpp"
@@ -27,15 +28,11 @@
 namespace ht::tools {
 
 // The options that apply to one model only (its own math: GAT's heads and
-// attention dropout, GCN's layer order). A new model lists its own here; the
-// switch has no default, so one not listed is a compile error.
+// attention dropout, GCN's layer order), as its layer file declares them
+// (ModelTraits::options).
 inline std::vector<const char*> model_only_options(ModelKind kind) {
-  switch (kind) {
-    case ModelKind::gcn: return {"--gcn-order"};
-    case ModelKind::gat: return {"--heads", "--out-heads", "--attn-dropout"};
-    case ModelKind::sage: return {};
-  }
-  unhandled_model_kind(kind, "model_only_options");
+  const std::span<const char* const> o = model_traits(kind).options;
+  return {o.begin(), o.end()};
 }
 
 // Refuses, with one line, an option given that belongs to a model other than

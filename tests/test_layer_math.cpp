@@ -79,11 +79,13 @@ TEST(LayerMath, TraitsPerModel) {
   EXPECT_TRUE(sage.backward_gathers);  // recomputes the mean: nothing stored
   EXPECT_TRUE(sage.edge_weights);
   EXPECT_TRUE(sage.mean_weights);
-  EXPECT_TRUE(sage.root_weight);
+  EXPECT_EQ(sage.weight_matrices, 2);  // W, W_root
   EXPECT_FALSE(sage.edge_keys);
   EXPECT_FALSE(sage.attention);
   EXPECT_FALSE(sage.stores_layer_matrix);
-  EXPECT_FALSE(gcn.mean_weights || gat.mean_weights || gcn.root_weight || gat.root_weight);
+  EXPECT_FALSE(gcn.mean_weights || gat.mean_weights);
+  EXPECT_EQ(gcn.weight_matrices, 1);
+  EXPECT_EQ(gat.weight_matrices, 1);
   // A layer's traits are its model's.
   for (const ModelKind kind : {ModelKind::gcn, ModelKind::gat, ModelKind::sage}) {
     const ModelTraits t = make_layer_math(model(kind, {8, 4, 3}), GcnOrder::automatic, 1)->traits();
@@ -94,7 +96,7 @@ TEST(LayerMath, TraitsPerModel) {
     EXPECT_EQ(t.attention, want.attention);
     EXPECT_EQ(t.stores_layer_matrix, want.stores_layer_matrix);
     EXPECT_EQ(t.mean_weights, want.mean_weights);
-    EXPECT_EQ(t.root_weight, want.root_weight);
+    EXPECT_EQ(t.weight_matrices, want.weight_matrices);
   }
 }
 
@@ -125,15 +127,15 @@ TEST(LayerMath, GcnTransformProducts) {
   Device& d = exec.device(0);
   const std::vector<float> x{1, 2, 3, 4, 5, 6}, w{1, 0, 2, 1, 0, 1}, dt{1, 1, 0, 2};  // x: 2 x 3, W: 3 x 2, ∇t: 2 x 2
   LayerParams p;
-  p.W = d.upload(std::span<const float>(w));
-  p.dW = d.alloc_floats(6);
+  p.value = {d.upload(std::span<const float>(w))};  // the layer's list: W (no bias)
+  p.grad = {d.alloc_floats(6)};
   const DevArray<float> X = d.upload(std::span<const float>(x)), dT = d.upload(std::span<const float>(dt));
   const DevArray<float> T = d.alloc_floats(4), dX = d.alloc_floats(6);
   first->transform(d, {X.data, 2, 3}, {T.data, 2, 2}, p);
   first->transform_backward(d, {X.data, 2, 3}, {dT.data, 2, 2}, {dX.data, 2, 3}, p);
   std::vector<float> t(4), dw(6), dx(6);
   d.read(T, t);
-  d.read(p.dW, dw);
+  d.read(p.grad[0], dw);
   d.read(dX, dx);
   EXPECT_EQ(t, (std::vector<float>{5, 5, 14, 11}));
   EXPECT_EQ(dw, (std::vector<float>{1, 9, 2, 12, 3, 15}));  // xᵀ ∇t added to zeros

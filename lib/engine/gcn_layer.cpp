@@ -35,9 +35,9 @@ class GcnLayer final : public LayerMath {
     } else {
       A = view(b.agg, b.nd, in_w_);
       d.spmm(b.topo, b.X, A);  // cached: a^l for backward
-      d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, A.data, in_w_, b.p.W.data, out_w_, 0.0f, b.Z.data, out_w_);
+      d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, A.data, in_w_, b.p.at(w_).data, out_w_, 0.0f, b.Z.data, out_w_);
     }
-    d.bias_act(b.Z, b.p.b, act_, b.H);
+    d.bias_act(b.Z, b.p.at(b_), act_, b.H);
     return A;
   }
 
@@ -46,8 +46,8 @@ class GcnLayer final : public LayerMath {
     if (transform_first_) return;
     Device& d = b.d;
     DevMat A = view(b.agg, b.nd, in_w_);
-    d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, A.data, in_w_, b.p.W.data, out_w_, 0.0f, b.Z.data, out_w_);
-    d.bias_act(b.Z, b.p.b, act_, b.H);
+    d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, A.data, in_w_, b.p.at(w_).data, out_w_, 0.0f, b.Z.data, out_w_);
+    d.bias_act(b.Z, b.p.at(b_), act_, b.H);
   }
 
   void backward(const LayerBatch& b) const override {
@@ -59,34 +59,35 @@ class GcnLayer final : public LayerMath {
       HT_ASSERT(act_ == Act::relu || act_ == Act::none);
       if (act_ == Act::relu) d.act_backward(b.dH, b.H, act_, b.dZ);
       const DevMat dT = act_ == Act::relu ? b.dZ : b.dH;
-      if (ly.db.size) d.col_sum_add(dT, ly.db);
+      if (b_ >= 0) d.col_sum_add(dT, ly.grad_at(b_));
       d.spmm_transpose_add(b.topo, dT, b.G);  // ∇t = Âᵀ ∇z
       return;
     }
     DevMat A = view(b.agg, b.nd, in_w_);
     d.act_backward(b.dH, b.Z, act_, b.dZ);
-    d.gemm(true, false, in_w_, out_w_, b.nd, 1.0f, A.data, in_w_, b.dZ.data, out_w_, 1.0f, ly.dW.data, out_w_);
-    if (ly.db.size) d.col_sum_add(b.dZ, ly.db);
+    d.gemm(true, false, in_w_, out_w_, b.nd, 1.0f, A.data, in_w_, b.dZ.data, out_w_, 1.0f, ly.grad_at(w_).data, out_w_);
+    if (b_ >= 0) d.col_sum_add(b.dZ, ly.grad_at(b_));
     if (layer_ > 0) {  // ∇a = ∇z Wᵀ (into a's rows, read above), ∇x = Âᵀ ∇a
-      d.gemm(false, true, b.nd, in_w_, out_w_, 1.0f, b.dZ.data, out_w_, ly.W.data, out_w_, 0.0f, A.data, in_w_);
+      d.gemm(false, true, b.nd, in_w_, out_w_, 1.0f, b.dZ.data, out_w_, ly.at(w_).data, out_w_, 0.0f, A.data, in_w_);
       d.spmm_transpose_add(b.topo, A, b.G);
     }
   }
 
   void transform(Device& d, DevMat X, DevMat T, const LayerParams& p) const override {
     HT_ASSERT(transform_first_ && X.cols == in_w_ && T.rows == X.rows && T.cols == out_w_);
-    d.gemm(false, false, X.rows, out_w_, in_w_, 1.0f, X.data, in_w_, p.W.data, out_w_, 0.0f, T.data, out_w_);
+    d.gemm(false, false, X.rows, out_w_, in_w_, 1.0f, X.data, in_w_, p.at(w_).data, out_w_, 0.0f, T.data, out_w_);
   }
 
   void transform_backward(Device& d, DevMat X, DevMat dT, DevMat dX, LayerParams& p) const override {
     HT_ASSERT(transform_first_ && X.cols == in_w_ && dT.rows == X.rows && dT.cols == out_w_);
     const int64_t nd = X.rows;
-    d.gemm(true, false, in_w_, out_w_, nd, 1.0f, X.data, in_w_, dT.data, out_w_, 1.0f, p.dW.data, out_w_);
-    if (dX.data) d.gemm(false, true, nd, in_w_, out_w_, 1.0f, dT.data, out_w_, p.W.data, out_w_, 0.0f, dX.data, in_w_);
+    d.gemm(true, false, in_w_, out_w_, nd, 1.0f, X.data, in_w_, dT.data, out_w_, 1.0f, p.grad_at(w_).data, out_w_);
+    if (dX.data) d.gemm(false, true, nd, in_w_, out_w_, 1.0f, dT.data, out_w_, p.at(w_).data, out_w_, 0.0f, dX.data, in_w_);
   }
 
  private:
   bool transform_first_ = false;
+  const int w_ = param_index("W"), b_ = param_index("b");
 };
 
 }  // namespace
@@ -102,6 +103,9 @@ ModelTraits gcn_traits() {
   t.backward_gathers = false;  // backward reads the cached aggregate (or ∇t)
   t.edge_weights = true;       // Â's normalization
   t.stores_layer_matrix = true;
+  t.gcn_orders = true;  // aggregate-first or transform-first (layer_order.hpp)
+  static constexpr const char* kOptions[] = {"--gcn-order"};
+  t.options = kOptions;
   return t;
 }
 

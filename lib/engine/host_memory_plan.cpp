@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/memory.hpp"
+#include "engine/device_buffers.hpp"
 #include "engine/device_plan.hpp"
 #include "engine/layer_math.hpp"
 #include "engine/memory_plan.hpp"
@@ -20,14 +21,14 @@ namespace {
 constexpr int64_t kProcessBytes = int64_t{16} << 20;
 
 // The model's parts the items count (as Trainer::setup and setup_devices
-// allocate them): edge weights (GCN's Â) and the degrees they come from,
-// edge keys and attention buffers (GAT).
+// allocate them): edge weights (GCN's Â, SAGE's mean) and the degrees they
+// come from, edge keys (GAT's attention dropout).
 struct ModelParts {
-  bool weights = false, edge_keys = false, attention = false;
+  bool weights = false, edge_keys = false;
 };
 ModelParts parts_of(ModelKind kind) {
   const ModelTraits t = model_traits(kind);
-  return {t.edge_weights, t.edge_keys, t.attention};
+  return {t.edge_weights, t.edge_keys};
 }
 
 int64_t share_of(int64_t bytes, double fraction) { return static_cast<int64_t>(static_cast<double>(bytes) * fraction); }
@@ -59,30 +60,14 @@ int64_t flush_rows(const StepShape& s, CommMode mode) {
 }
 
 // Σ over the parameter tensors of their sizes (values; gradients are as many):
-// init_params' layout counted from the widths, without making the tensors
-// (the check that refuses a model too large for memory must not allocate
-// it). Products in 64 bits: a width times its heads may not fit an int.
+// the model's parameter list (layer_param_specs) counted without making the
+// tensors (the check that refuses a model too large for memory must not
+// allocate it).
 int64_t parameter_count(const ModelConfig& m) {
   m.validate();
   int64_t c = 0;
-  for (int l = 0; l < m.num_layers(); ++l) {
-    const int64_t in = m.in_width(l), out = m.dims[static_cast<size_t>(l) + 1], heads = m.layer_heads(l);
-    switch (m.kind) {
-      case ModelKind::gcn:
-        c += in * out;                     // W [in, out]
-        if (m.bias) c += out;              // b [out]
-        break;
-      case ModelKind::gat:
-        c += in * heads * out;             // W [in, heads * out]
-        c += 2 * heads * out;              // att_src, att_dst [heads, out]
-        if (m.bias) c += m.out_width(l);   // b [heads * out | out]
-        break;
-      case ModelKind::sage:
-        c += 2 * in * out;                 // W, W_root [in, out]
-        if (m.bias) c += out;              // b [out]
-        break;
-    }
-  }
+  for (int l = 0; l < m.num_layers(); ++l)
+    for (const ParamSpec& s : layer_param_specs(m, l)) c += s.size();
   return c;
 }
 
@@ -151,7 +136,7 @@ void plan_items(Builder& b) {
   const PlanShape& p = *in.plan;
   const TrainerOptions& opt = in.opt;
   const ModelConfig& m = opt.model;
-  const auto [weights, edge_keys, attention] = parts_of(m.kind);
+  const auto [weights, edge_keys] = parts_of(m.kind);
   const CommMode mode = opt.comm;
   const int64_t n_vertices = in.graph.vertices;
   const unsigned held = kPhasePack | kPhaseSetup | kPhaseTrain;
@@ -211,10 +196,13 @@ void plan_items(Builder& b) {
   // not there yet while its build peaks.
   const int64_t last_device = in.emulated_devices ? emulated_device_bytes(p, last - 1, opt) : 0;
   b.add("device plan build (packing only)", std::max(build - last_device, flushes + n_vertices), kPhasePack);
-  if (in.emulated_devices && attention) {
+  // The model's scratch the executor reserves (the buffer list's reserved
+  // entries): on the CPU backend, host memory while training.
+  if (const ModelTraits t = model_traits(m.kind); in.emulated_devices && t.buffers) {
     int64_t ne = 0;
     for (int i = first; i < last; ++i) ne = std::max(ne, p.max_edges[i]);
-    b.add("GAT backward scratch (CPU)", 4 * ne * ext.max_heads, kPhaseTrain);
+    for (const DeviceBuffer& e : t.buffers(ModelBufferShape{0, ne, ext}))
+      if (e.site == BufferSite::reserved) b.add(e.name + " (CPU)", e.bytes(), kPhaseTrain);
   }
 }
 
@@ -245,46 +233,39 @@ int64_t packed_block_bytes(const StepShape& s, CommMode mode, int64_t buffer_row
 }
 
 int64_t emulated_device_bytes(const PlanShape& p, int gpu, const TrainerOptions& opt) {
-  const ModelConfig& m = opt.model;
-  const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt.gcn_order);
-  const auto [weights, edge_keys, attention] = parts_of(m.kind);
+  const auto [weights, edge_keys] = parts_of(opt.model.kind);
   const CommMode mode = opt.comm;
+  // The buffer list (device_buffers.hpp) with the sizes setup takes from the
+  // device plan (rows at least 1; the packed steps' exact bytes).
   const int64_t brows = merged_buffer_rows(p, gpu, opt);
-  const int64_t rows = std::max<int64_t>(brows, 1);
-  const int64_t nd = std::max<int64_t>(p.max_dst[gpu], 1), ne = std::max<int64_t>(p.max_edges[gpu], 1);
-  const bool half = opt.host_dtype != StoreDtype::f32;
-  int64_t max_step = 0, all_steps = 0, max_later = 0, max_flush = 0, first_loads = 0;
+  BufferShape s;
+  s.rows = std::max<int64_t>(brows, 1);
+  s.nd = std::max<int64_t>(p.max_dst[gpu], 1);
+  s.ne = std::max<int64_t>(p.max_edges[gpu], 1);
+  s.streamed = streams_on_host(p, opt);
+  int64_t max_step = 0, max_later = 0, first_loads = 0;
   for (int j = 0; j < p.n; ++j) {
-    const StepShape& s = p.step(j, gpu);
-    const int64_t bytes = packed_block_bytes(s, mode, brows, weights, edge_keys, remote_areas(opt, p.m, p.n) != RemoteAreas::one && j > 0);
+    const StepShape& st = p.step(j, gpu);
+    const int64_t bytes = packed_block_bytes(st, mode, brows, weights, edge_keys, remote_areas(opt, p.m, p.n) != RemoteAreas::one && j > 0);
     max_step = std::max(max_step, bytes);
-    all_steps += bytes;
-    if (j > 0) max_later = std::max(max_later, load_count(s, mode));
-    if (j == 0) first_loads = load_count(s, mode);
-    max_flush = std::max(max_flush, flush_rows(s, mode));
+    if (!s.streamed) s.steps.push_back(bytes);
+    if (j > 0) max_later = std::max(max_later, load_count(st, mode));
+    if (j == 0) first_loads = load_count(st, mode);
+    s.max_flush = std::max(s.max_flush, flush_rows(st, mode));
   }
-  int64_t b = 4 * rows * max_gather * 2 + 4 * nd * max_out * 2;  // merged data and gradient buffers; z, dz
-  b += 4 * early_send_rows(p, gpu, opt) * max_gather;              // early pulls' packed rows
-  b += streams_on_host(p, opt) ? 2 * std::max<int64_t>(max_step, 256) : all_steps;
-  const int64_t later = reads_ahead(opt, p.n) ? std::max<int64_t>(max_later, 1) : 0;
-  const int64_t tw = fused_transform_width(opt);
-  int64_t slot = 4 * later * max_gather + 4 * nd * (2 * max_in + 3 * max_out + m.dims.back());
-  if (tw > 0) slot += 2 * 4 * nd * tw;
-  if (half) slot += 2 * 2 * nd * (max_in + 2 * max_out);
-  b += 2 * slot;
-  if (attention) b += 4 * rows * max_tw * 2 + 4 * 4 * ne * max_heads;
-  const int64_t piece = std::max<int64_t>(1, std::min(max_flush, staging_piece_rows(max_gather)));
-  b += 3 * (4 * piece * max_gather + (half ? 2 * piece * max_gather : 0));
-  b += p.num_vertices * (8 + 4 + 1);  // original ids, labels, split
-  b += 8 * parameter_count(m);        // parameters and their gradients
+  if (s.streamed) s.steps.push_back(std::max<int64_t>(max_step, 256));
+  s.later = reads_ahead(opt, p.n) ? std::max<int64_t>(max_later, 1) : 0;
+  s.send = early_send_rows(p, gpu, opt);
+  s.num_vertices = p.num_vertices;
+  int64_t b = allocated_bytes(device_buffers(s, opt));  // the second merged buffer too
+  // What setup's later parts allocate, by what they find.
   const bool two_buffers = opt.early_start && opt.merged_buffers == 2;
-  if (two_buffers) b += 4 * rows * max_gather;
   if (opt.gpu_cache > 0) {
     // An explicit --gpu-cache budget fills the emulated device too, with
     // store rows of its choice: planned as the budget, or the whole store
     // when that is less.
     int64_t store = 0;
-    for (const StoreMatrix& s : store_matrices(opt)) store += p.num_vertices * s.cols * dtype_bytes(opt.host_dtype);
+    for (const StoreMatrix& sm : store_matrices(opt)) store += p.num_vertices * sm.cols * dtype_bytes(opt.host_dtype);
     b += std::min(opt.gpu_cache, store);
   }
   if (opt.forward_on_device && two_buffers && mode != CommMode::baseline) b += 8 * first_loads;

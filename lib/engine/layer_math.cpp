@@ -36,7 +36,15 @@ LayerMath::LayerMath(const ModelConfig& m, int layer)
       heads_(m.layer_heads(layer)),
       last_(m.is_last(layer)),
       leaky_slope_(m.leaky_slope),
-      act_(to_act(m.activation(layer))) {}
+      act_(to_act(m.activation(layer))) {
+  params_ = layer_param_specs(m, layer);
+}
+
+int LayerMath::param_index(const char* what) const {
+  for (size_t k = 0; k < params_.size(); ++k)
+    if (params_[k].what == what) return static_cast<int>(k);
+  return -1;
+}
 
 void LayerMath::transform(Device&, DevMat, DevMat, const LayerParams&) const {
   throw Error(fmt::format("internal error: layer {} of model {} has no vertex-wise transform", layer_,

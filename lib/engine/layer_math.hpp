@@ -14,19 +14,27 @@
 // equivalence test unchanged).
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "core/error.hpp"
+#include "engine/device_buffers.hpp"
 #include "engine/executor.hpp"
 #include "engine/layer_order.hpp"
 #include "models/model.hpp"
 
 namespace ht {
 
-// One layer's parameters and their gradients on one device (empty arrays
-// where the model has no such tensor, e.g. GCN's attention vectors).
+// One layer's parameters and their gradients on one device, in the order of
+// the model's parameter list (layer_param_specs, models/model.hpp): the
+// Trainer uploads, all-reduces and zeroes them without knowing their names;
+// the layer math finds its tensors by name once (LayerMath::param_index).
 struct LayerParams {
-  DevArray<float> W, b, att_src, att_dst, W_root;
-  DevArray<float> dW, db, d_att_src, d_att_dst, dW_root;
+  std::vector<DevArray<float>> value, grad;
+  // Tensor k's values or gradient; an empty array for k < 0 (a tensor the
+  // model's configuration leaves out, e.g. the bias without --bias).
+  DevArray<float> at(int k) const { return k < 0 ? DevArray<float>{} : value[static_cast<size_t>(k)]; }
+  DevArray<float> grad_at(int k) const { return k < 0 ? DevArray<float>{} : grad[static_cast<size_t>(k)]; }
 };
 
 // The facts about a model that code outside its layer math branches on; the
@@ -44,25 +52,32 @@ struct ModelTraits {
   bool mean_weights = false;
   // The packed topology carries per-edge dropout keys (GAT's attention dropout).
   bool edge_keys = false;
-  // Attention: parameters att_src / att_dst, the per-edge buffers (pre,
-  // score, alpha, alpha_drop) and the transform buffers (gt, dgt).
+  // Attention: GAT's device scratch (Device::gat_scratch, reserved by setup).
   bool attention = false;
   // Each layer keeps a per-vertex matrix in the vertex store for backward
   // (GCN: the aggregate a^l, or t^l / ∇t^l when transform-first): store_.agg.
   bool stores_layer_matrix = false;
-  // A root weight per layer (SAGE's W_root): uploaded, its gradient all-reduced.
-  bool root_weight = false;
+  // The layer runs in either order of its products, as --gcn-order picks
+  // (layer_order.hpp: GCN's transform-first); else aggregate-first only.
+  bool gcn_orders = false;
+  // Weight matrices [in, out · heads] per layer: ht-train's model size check
+  // (train_job.cpp's model_need) estimates the parameters from the widths
+  // with it, before the model is known to fit.
+  int weight_matrices = 1;
+  // ht-train's and ht-partition's options that apply to this model only
+  // (refused with any other: apps/train_options.hpp); static strings, so
+  // that the traits stay cheap to make.
+  std::span<const char* const> options;
+  // The model's own device buffers beyond the engine's (device_buffers.hpp),
+  // declared in its layer file: setup allocates them in this order and hands
+  // them to the layer math (LayerBatch::scratch), the planners count them.
+  // Null: none.
+  std::vector<DeviceBuffer> (*buffers)(const ModelBufferShape&) = nullptr;
   // A batch's dense products run over the merged buffer's active rows (GAT's
   // transform of every gathered row), not only the batch's own: a second
   // remote area widens them on odd steps, so kept remote rows stay off by
   // default (remote_areas, KeepRemoteRows::automatic).
   bool buffer_wide_products = false;
-};
-
-// The GAT layer's scratch on one device (empty for other models).
-struct AttentionBuffers {
-  DevArray<float> gt, dgt;                        // buffer_rows x max transform width
-  DevArray<float> pre, score, alpha, alpha_drop;  // max_edges x max heads
 };
 
 // What one batch's layer math reads and writes on one device: views of the
@@ -86,7 +101,9 @@ struct LayerBatch {
   DevArray<float> agg;
   LayerParams& p;
   DropoutSpec attn;  // attention dropout (GAT)
-  AttentionBuffers att;
+  // The model's own buffers on this device (ModelTraits::buffers, those setup
+  // allocates), in the order the model declared them.
+  std::span<const DevArray<float>> scratch;
 };
 
 class LayerMath {
@@ -123,6 +140,10 @@ class LayerMath {
 
  protected:
   explicit LayerMath(const ModelConfig& m, int layer);
+  // The place of tensor `what` in this layer's parameter list (LayerParams'
+  // order), -1 when the configuration leaves it out.
+  int param_index(const char* what) const;
+  std::vector<ParamSpec> params_;  // layer_param_specs(model, layer)
   int layer_ = 0;
   int64_t in_w_ = 0, out_w_ = 0, tw_ = 0;  // widths of h^l, h^{l+1} and g = x W
   int heads_ = 1;

@@ -1,5 +1,7 @@
 #include "engine/layer_order.hpp"
 
+#include "engine/layer_math.hpp"
+
 namespace ht {
 
 const NameTable<GcnOrder>& gcn_order_names() {
@@ -11,11 +13,7 @@ const NameTable<GcnOrder>& gcn_order_names() {
 std::string name_of(GcnOrder order) { return name_in(gcn_order_names(), order); }
 
 bool transform_first(const ModelConfig& m, GcnOrder order, int l) {
-  switch (m.kind) {
-    case ModelKind::gcn: break;
-    case ModelKind::gat: return false;  // the order is GCN's choice
-    case ModelKind::sage: return false;  // aggregate-first only
-  }
+  if (!model_traits(m.kind).gcn_orders) return false;  // the order is GCN's choice: others aggregate first
   switch (order) {
     case GcnOrder::aggregate_first: return false;
     case GcnOrder::transform_first: return true;
@@ -25,11 +23,7 @@ bool transform_first(const ModelConfig& m, GcnOrder order, int l) {
 }
 
 std::string layer_orders(const ModelConfig& m, GcnOrder order) {
-  switch (m.kind) {
-    case ModelKind::gcn: break;
-    case ModelKind::gat: return "";
-    case ModelKind::sage: return "";
-  }
+  if (!model_traits(m.kind).gcn_orders) return "";
   std::string out;
   for (int l = 0; l < m.num_layers(); ++l) {
     if (l > 0) out += ',';

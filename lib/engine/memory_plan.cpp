@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/memory.hpp"
+#include "engine/device_buffers.hpp"
 #include "engine/layer_math.hpp"
 
 namespace ht {
@@ -46,48 +47,56 @@ int64_t step_flushes(const StepShape& s, CommMode mode) {
   return mode == CommMode::baseline ? s.nbr : mode == CommMode::p2p ? s.trans : s.flush;
 }
 
+// A device's sizes for the buffer list (device_buffers.hpp) as this planner
+// has always estimated them: the plan's largest batch and the merged buffer's
+// rows as they are (setup allocates at least one row of each), the rows a
+// later batch loads as full mode's, the packed steps estimated from their
+// sizes (packed_step_bytes).
+BufferShape gpu_buffer_shape(const PlanShape& plan, int gpu, const TrainerOptions& opt, bool streamed) {
+  const CommMode mode = opt.comm;
+  const ModelTraits traits = model_traits(opt.model.kind);  // per step: edge weights, edge keys
+  const bool early = remote_areas(opt, plan.m, plan.n) != RemoteAreas::one;  // the pull lists in steps j > 0
+  BufferShape s;
+  s.rows = merged_buffer_rows(plan, gpu, opt);
+  s.nd = plan.max_dst[gpu];
+  s.ne = plan.max_edges[gpu];
+  int64_t max_step = 0, max_later = 0;
+  for (int j = 0; j < plan.n; ++j) {
+    const StepShape& st = plan.step(j, gpu);
+    const int64_t b = packed_step_bytes(st, mode, s.rows, traits.edge_weights, traits.edge_keys, early && j > 0);
+    max_step = std::max(max_step, b);
+    if (!streamed) s.steps.push_back(b);
+    if (j > 0) max_later = std::max(max_later, st.trans - st.reused);
+    s.max_flush = std::max(s.max_flush, step_flushes(st, mode));
+  }
+  if (streamed) s.steps.push_back(max_step);
+  s.streamed = streamed;
+  s.later = reads_ahead(opt, plan.n) ? max_later : 0;
+  s.send = early_send_rows(plan, gpu, opt);
+  s.num_vertices = plan.num_vertices;
+  return s;
+}
+
 }  // namespace
 
-// Mirrors Trainer::setup_devices: what a device holds is the merged data and
-// gradient buffers, two slots of everything a batch in flight needs (packed
-// step, read-ahead rows, inputs, outputs), the staging ring of returned
-// gradient pieces, and the per-vertex arrays and parameters. Only the two
-// slots' steps are resident, so more chunks shrink the per-batch terms.
+// The buffer list Trainer::setup_devices allocates (device_buffers.hpp),
+// summed: the merged data and gradient buffers, two slots of everything a
+// batch in flight needs (packed step, read-ahead rows, inputs, outputs), the
+// model's buffers, the staging ring of returned gradient pieces, and the
+// per-vertex arrays. Only the two slots' steps are resident, so more chunks
+// shrink the per-batch terms. Left out: the second merged buffer (setup
+// allocates it only when it fits: second_merged_buffer_bytes), and the
+// parameters' exact entries, for which this planner keeps its estimate.
 DeviceMemoryNeed device_memory_need(const PlanShape& plan, int gpu, const TrainerOptions& opt, bool streamed) {
   const ModelConfig& m = opt.model;
-  const CommMode mode = opt.comm;
-  const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt.gcn_order);
-  // Per step: edge weights (GCN's Â), edge keys (GAT); attention buffers (GAT).
-  const ModelTraits traits = model_traits(m.kind);
-  const bool early = remote_areas(opt, plan.m, plan.n) != RemoteAreas::one;  // the pull lists in steps j > 0
-  const int64_t rows = merged_buffer_rows(plan, gpu, opt);
-  const int64_t nd = plan.max_dst[gpu], ne = plan.max_edges[gpu];
-  int64_t max_step = 0, all_steps = 0, max_later = 0, max_flush = 0;
-  for (int j = 0; j < plan.n; ++j) {
-    const StepShape& s = plan.step(j, gpu);
-    const int64_t b = packed_step_bytes(s, mode, rows, traits.edge_weights, traits.edge_keys, early && j > 0);
-    max_step = std::max(max_step, b);
-    all_steps += b;
-    if (j > 0) max_later = std::max(max_later, s.trans - s.reused);
-    max_flush = std::max(max_flush, step_flushes(s, mode));
-  }
-  const bool ahead = reads_ahead(opt, plan.n);
+  const LayerExtents x = layer_extents(m, opt.gcn_order);
   DeviceMemoryNeed need;
-  int64_t& var = need.per_chunk_bytes;
-  var += 4 * rows * max_gather * 2;  // merged data and gradient buffers
-  var += 4 * early_send_rows(plan, gpu, opt) * max_gather;  // early pulls' packed rows
-  var += streamed ? 2 * max_step : all_steps;  // packed steps: a ring of two, or all of them
-  if (ahead) var += 2 * 4 * max_later * max_gather;
-  // Per slot: inputs (a, h, ∇h), outputs (a, h, ∇logits); z and ∇z once.
-  var += 4 * nd * (2 * (2 * max_in + 3 * max_out + m.dims.back()) + 2 * max_out);
-  var += 4 * nd * 2 * 2 * fused_transform_width(opt);  // fused transforms: t out and ∇t in per slot
-  if (traits.attention) var += 4 * rows * max_tw * 2 + 4 * 5 * ne * max_heads;
-  const int64_t piece = std::max<int64_t>(1, std::min(max_flush, staging_piece_rows(max_gather)));
-  var += 3 * 4 * piece * max_gather;  // staging ring (pieces of at most 64 MiB)
-  need.fixed_bytes = plan.num_vertices * (8 + 4 + 1) + 3 * 4 * m.dims.front() * static_cast<int64_t>(max_tw + max_out) +
-                     (int64_t{16} << 20);  // keys/labels/split, parameters, library workspace
-  if (opt.host_dtype != StoreDtype::f32)  // 16-bit shadows of the slots' inputs and outputs and of the staging ring
-    var += 2 * (2 * nd * (2 * max_in + 4 * max_out) + 3 * piece * max_gather);
+  for (const DeviceBuffer& b : device_buffers(gpu_buffer_shape(plan, gpu, opt, streamed), opt)) {
+    if (b.use == BufferUse::second_merged || b.use == BufferUse::param || b.use == BufferUse::param_grad) continue;
+    (b.per_chunk ? need.per_chunk_bytes : need.fixed_bytes) += b.bytes();  // a reserved scratch too
+  }
+  need.fixed_bytes += 3 * 4 * m.dims.front() * static_cast<int64_t>(x.max_tw + x.max_out) +
+                      (int64_t{16} << 20);  // parameters (an estimate), library workspace
   return need;
 }
 
@@ -137,9 +146,12 @@ int64_t early_send_rows(const PlanShape& plan, int gpu, const TrainerOptions& op
 }
 
 int64_t second_merged_buffer_bytes(const PlanShape& plan, int gpu, const TrainerOptions& opt) {
-  if (!opt.early_start || opt.merged_buffers != 2) return 0;
-  const int64_t rows = std::max<int64_t>(merged_buffer_rows(plan, gpu, opt), 1);
-  return 4 * rows * layer_extents(opt.model, opt.gcn_order).max_gather;
+  BufferShape s = gpu_buffer_shape(plan, gpu, opt, false);
+  s.rows = std::max<int64_t>(s.rows, 1);  // (setup's rows)
+  int64_t b = 0;
+  for (const DeviceBuffer& e : device_buffers(s, opt))
+    if (e.use == BufferUse::second_merged) b += e.bytes();
+  return b;
 }
 
 void check_device_memory(const DeviceMemoryNeed& need, int64_t limit, int gpu, int chunks) {

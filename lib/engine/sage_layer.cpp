@@ -31,7 +31,7 @@ class SageLayer final : public LayerMath {
 
   DevMat forward(const LayerBatch& b) const override {
     compute_z(b);
-    b.d.bias_act(b.Z, b.p.b, act_, b.H);
+    b.d.bias_act(b.Z, b.p.at(b_), act_, b.H);
     return {};
   }
 
@@ -39,27 +39,29 @@ class SageLayer final : public LayerMath {
     Device& d = b.d;
     const LayerParams& ly = b.p;
     DevMat S = compute_z(b);  // holds the mean now
-    d.bias_act(b.Z, ly.b, act_, b.H);
+    d.bias_act(b.Z, ly.at(b_), act_, b.H);
     d.act_backward(b.dH, b.Z, act_, b.dZ);
-    if (ly.db.size) d.col_sum_add(b.dZ, ly.db);
+    if (b_ >= 0) d.col_sum_add(b.dZ, ly.grad_at(b_));
     // The neighbors' part: ∇W += meanᵀ ∇z; ∇mean = ∇z Wᵀ (over the mean, read
     // above), ∇x += Mᵀ ∇mean (the self-loop's weight 0 adds nothing).
-    d.gemm(true, false, in_w_, out_w_, b.nd, 1.0f, S.data, in_w_, b.dZ.data, out_w_, 1.0f, ly.dW.data, out_w_);
+    d.gemm(true, false, in_w_, out_w_, b.nd, 1.0f, S.data, in_w_, b.dZ.data, out_w_, 1.0f, ly.grad_at(w_).data, out_w_);
     if (layer_ > 0) {
-      d.gemm(false, true, b.nd, in_w_, out_w_, 1.0f, b.dZ.data, out_w_, ly.W.data, out_w_, 0.0f, S.data, in_w_);
+      d.gemm(false, true, b.nd, in_w_, out_w_, 1.0f, b.dZ.data, out_w_, ly.at(w_).data, out_w_, 0.0f, S.data, in_w_);
       d.spmm_transpose_add(b.topo, S, b.G);
     }
     // The root's part: ∇W_root += x_vᵀ ∇z; ∇x_v = ∇z W_rootᵀ, added into the
     // destinations' own rows of G (one row each: a fixed order).
     own_rows(b, S);
-    d.gemm(true, false, in_w_, out_w_, b.nd, 1.0f, S.data, in_w_, b.dZ.data, out_w_, 1.0f, ly.dW_root.data, out_w_);
+    d.gemm(true, false, in_w_, out_w_, b.nd, 1.0f, S.data, in_w_, b.dZ.data, out_w_, 1.0f, ly.grad_at(root_).data, out_w_);
     if (layer_ > 0) {
-      d.gemm(false, true, b.nd, in_w_, out_w_, 1.0f, b.dZ.data, out_w_, ly.W_root.data, out_w_, 0.0f, S.data, in_w_);
+      d.gemm(false, true, b.nd, in_w_, out_w_, 1.0f, b.dZ.data, out_w_, ly.at(root_).data, out_w_, 0.0f, S.data, in_w_);
       d.push_add_to_peer(S, 0, d, b.G, b.topo.dst_row);
     }
   }
 
  private:
+  const int w_ = param_index("W"), root_ = param_index("W_root"), b_ = param_index("b");
+
   // The slot's aggregate rows as nd x in: the scratch of both products.
   DevMat scratch(const LayerBatch& b) const { return view(b.agg, b.nd, in_w_); }
 
@@ -75,9 +77,9 @@ class SageLayer final : public LayerMath {
     const LayerParams& ly = b.p;
     const DevMat S = scratch(b);
     own_rows(b, S);
-    d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, S.data, in_w_, ly.W_root.data, out_w_, 0.0f, b.Z.data, out_w_);
+    d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, S.data, in_w_, ly.at(root_).data, out_w_, 0.0f, b.Z.data, out_w_);
     d.spmm(b.topo, b.X, S);  // the mean: SAGE's edge weights
-    d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, S.data, in_w_, ly.W.data, out_w_, 1.0f, b.Z.data, out_w_);
+    d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, S.data, in_w_, ly.at(w_).data, out_w_, 1.0f, b.Z.data, out_w_);
     return S;
   }
 };
@@ -95,7 +97,7 @@ ModelTraits sage_traits() {
   t.backward_gathers = true;  // recomputes the mean and x_v from the gathered rows
   t.edge_weights = true;      // the mean's 1/deg
   t.mean_weights = true;
-  t.root_weight = true;
+  t.weight_matrices = 2;  // W, W_root
   return t;
 }
 

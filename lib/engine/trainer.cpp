@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/timer.hpp"
+#include "engine/device_buffers.hpp"
 #include "engine/memory_plan.hpp"
 #include "engine/store_layout.hpp"
 #include "engine/store_features.hpp"
@@ -17,15 +18,6 @@
 namespace ht {
 
 using engine_detail::view;
-
-namespace {
-
-DevArray<float> tensor_or_empty(Device& d, const ModelParams& p, int layer, const char* what, bool exists) {
-  if (!exists) return {};
-  return d.upload(std::span<const float>(p.get(layer, what).value));
-}
-
-}  // namespace
 
 Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerInputs in)
     : exec_(exec), plan_(plan), opt_(std::move(opt)), params_(init_params(opt_.model)), optimizer_(opt_.optimizer),
@@ -159,7 +151,6 @@ void Trainer::setup_devices(const TrainerInputs& in) {
   const ModelConfig& m = opt_.model;
   const int L = m.num_layers();
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt_.gcn_order);
-  const bool gat = traits_.attention;  // attention: its buffers and parameters
   const std::span<const float> degrees = inv_sqrt_deg_;
   const EdgeKeys keys{traits_.mean_weights ? std::span<const float>{} : degrees, in.orig_id,
                       traits_.mean_weights ? degrees : std::span<const float>{}};
@@ -189,6 +180,26 @@ void Trainer::setup_devices(const TrainerInputs& in) {
   std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, traits_.edge_keys, alloc,
                                                      areas);
   const PlanShape shape = shape_of(plan_);
+  // A device's sizes for the buffer list, from its device plan (the planners
+  // take the same from the plan's shape).
+  auto buffer_shape = [&](const DevicePlan& dp, int job, bool streamed_steps) {
+    BufferShape b;
+    b.rows = std::max<int64_t>(dp.buffer_rows, 1);
+    b.nd = std::max<int64_t>(plan_.max_dst[job], 1);
+    b.ne = std::max<int64_t>(plan_.max_edges[job], 1);
+    b.later = read_ahead() ? std::max<int64_t>(dp.max_later_loads, 1) : 0;
+    b.send = early_send_rows(shape, job, opt_);
+    b.max_flush = dp.max_flush;
+    b.num_vertices = num_vertices_;
+    b.streamed = streamed_steps;
+    if (streamed_steps) {
+      b.steps.push_back(std::max<int64_t>(dp.max_step_bytes, 256));
+    } else {
+      for (const DeviceStep& step : dp.steps) b.steps.push_back(static_cast<int64_t>(step.bytes.size()));
+    }
+    b.store_on_device = store_on_device();
+    return b;
+  };
   lap("steps");
   for (int i = 0; i < local; ++i) {
     auto st = std::make_unique<DeviceState>();
@@ -198,77 +209,71 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     d.use(Queue::compute);
     st->plan = std::move(built[static_cast<size_t>(i)]);
     const DevicePlan& dp = st->plan;
-    const int64_t rows = std::max<int64_t>(dp.buffer_rows, 1);
-    const int64_t nd = std::max<int64_t>(plan_.max_dst[st->job], 1), ne = std::max<int64_t>(plan_.max_edges[st->job], 1);
-    st->xs[0] = st->xs[1] = st->x = d.alloc_floats(rows * max_gather);
-    st->g = d.alloc_floats(rows * max_gather);
-    if (const int64_t send = early_send_rows(shape, st->job, opt_); send > 0)
-      st->send = d.alloc_floats(send * max_gather);
-    st->z = d.alloc_floats(nd * max_out);
-    st->dz = d.alloc_floats(nd * max_out);
-    const int64_t later = read_ahead() ? std::max<int64_t>(dp.max_later_loads, 1) : 0;
     st->streamed = streamed[static_cast<size_t>(i)];
-    if (st->streamed) {
-      for (int s = 0; s < kSlots; ++s) st->ring.push_back(d.alloc_bytes(std::max<int64_t>(dp.max_step_bytes, 256)));
-      st->ring_step.assign(kSlots, -1);
-    } else {  // every step copied once, after mark_first_flushes below
-      for (int j = 0; j < plan_.n; ++j) {
-        st->ring.push_back(d.alloc_bytes(static_cast<int64_t>(dp.steps[j].bytes.size())));
-        st->ring_step.push_back(j);
+    const BufferShape shape_here = buffer_shape(dp, st->job, st->streamed);
+    const std::vector<DeviceBuffer> list = device_buffers(shape_here, opt_);
+    auto floats = [&](const DeviceBuffer& b) {
+      HT_ASSERT(b.elem == 4);
+      return d.alloc_floats(b.size());
+    };
+    auto upload = [&](const DeviceBuffer& b, auto values) {  // a per-vertex array or a parameter tensor
+      HT_ASSERT(static_cast<int64_t>(values.size()) == b.size() && b.elem == static_cast<int64_t>(sizeof(values[0])));
+      return d.upload(values);
+    };
+    st->layers.resize(static_cast<size_t>(L));
+    // The list, in its order (device_buffers.hpp); the second merged buffer last, below.
+    for (const DeviceBuffer& b : list) {
+      const int k = b.slot;
+      if (b.site != BufferSite::allocated) continue;
+      switch (b.use) {
+        case BufferUse::merged: st->xs[0] = st->xs[1] = st->x = floats(b); break;
+        case BufferUse::gradient: st->g = floats(b); break;
+        case BufferUse::early_send: st->send = floats(b); break;
+        case BufferUse::z: st->z = floats(b); break;
+        case BufferUse::dz: st->dz = floats(b); break;
+        case BufferUse::step:  // resident: every step copied once, after mark_first_flushes below
+          st->ring.push_back(d.alloc_bytes(b.bytes()));
+          st->ring_step.push_back(st->streamed ? -1 : k);
+          break;
+        case BufferUse::incoming: st->incoming[k] = floats(b); break;
+        case BufferUse::in_a: st->in_a[k] = floats(b); break;
+        case BufferUse::in_h: st->in_h[k] = floats(b); break;
+        case BufferUse::in_dh: st->in_dh[k] = floats(b); break;
+        case BufferUse::out_a: st->out_a[k] = floats(b); break;
+        case BufferUse::out_h: st->out_h[k] = floats(b); break;
+        case BufferUse::out_dl: st->out_dl[k] = floats(b); break;
+        case BufferUse::out_t: st->out_t[k] = floats(b); break;
+        case BufferUse::in_t: st->in_t[k] = floats(b); break;
+        case BufferUse::raw_in: st->raw_in[k] = d.alloc_bytes(b.bytes()); break;
+        case BufferUse::raw_out: st->raw_out[k] = d.alloc_bytes(b.bytes()); break;
+        case BufferUse::model: st->model_buffers.push_back(floats(b)); break;
+        case BufferUse::staging:
+          st->staging_dev[k] = floats(b);
+          st->staging_host[k] = exec_.alloc_host(b.rows, b.cols, opt_.host_dtype);
+          break;
+        case BufferUse::raw_staging: st->raw_staging[k] = d.alloc_bytes(b.bytes()); break;
+        case BufferUse::keys: st->keys = upload(b, in.orig_id); break;
+        case BufferUse::labels: st->labels = upload(b, in.graph.labels); break;
+        case BufferUse::split: st->split = upload(b, in.graph.split); break;
+        case BufferUse::param: {  // the parameters, in the model's list (layer_param_specs)
+          const ParamTensor& t = params_.tensors[static_cast<size_t>(b.index)];
+          st->layers[static_cast<size_t>(t.layer)].value.push_back(upload(b, std::span<const float>(t.value)));
+          break;
+        }
+        case BufferUse::param_grad: {
+          const ParamTensor& t = params_.tensors[static_cast<size_t>(b.index)];
+          st->layers[static_cast<size_t>(t.layer)].grad.push_back(floats(b));
+          break;
+        }
+        case BufferUse::second_merged: break;  // last, below
       }
     }
-    for (int s = 0; s < kSlots; ++s) {
-      if (later) st->incoming[s] = d.alloc_floats(later * max_gather);
-      st->in_a[s] = d.alloc_floats(nd * max_in);
-      st->in_h[s] = d.alloc_floats(nd * max_out);
-      st->in_dh[s] = d.alloc_floats(nd * max_out);
-      st->out_a[s] = d.alloc_floats(nd * max_in);
-      st->out_h[s] = d.alloc_floats(nd * max_out);
-      st->out_dl[s] = d.alloc_floats(nd * m.dims.back());
-      if (const int64_t tw = fused_transform_width(opt_); tw > 0) {
-        st->out_t[s] = d.alloc_floats(nd * tw);
-        st->in_t[s] = d.alloc_floats(nd * tw);
-      }
-      if (store_dtype() != StoreDtype::f32) {  // 16-bit shadows: a, h, ∇h (or ∇t) in; a, h, t or ∇logits out
-        st->raw_in[s] = d.alloc_bytes(2 * nd * (max_in + 2 * max_out));
-        st->raw_out[s] = d.alloc_bytes(2 * nd * (max_in + 2 * max_out));
-      }
-    }
-    if (gat) {
-      st->gt = d.alloc_floats(rows * max_tw);
-      st->dgt = d.alloc_floats(rows * max_tw);
-      for (auto* a : {&st->pre, &st->score, &st->alpha, &st->alpha_drop}) *a = d.alloc_floats(ne * max_heads);
+    const int64_t rows = shape_here.rows, nd = shape_here.nd, ne = shape_here.ne;
+    if (traits_.attention)
       d.reserve(d.gat_scratch(ne, rows, static_cast<int>(max_heads), max_tw) + d.spmm_scratch(dp.max_segments, max_tw));
-    }
     d.reserve(d.row_ops_scratch(nd, max_out));  // partial sums: bias gradients, loss
     d.reserve(d.spmm_scratch(dp.max_segments, std::max({max_gather, max_in, max_out})));  // hub rows' partial sums
     st->staging_rows = std::max<int64_t>(1, std::min(dp.max_flush, staging_piece_rows(max_gather)));
-    if (!store_on_device()) {
-      for (int k = 0; k < kStagingSlots; ++k) {
-        st->staging_dev[k] = d.alloc_floats(st->staging_rows * max_gather);
-        st->staging_host[k] = exec_.alloc_host(st->staging_rows, max_gather, opt_.host_dtype);
-        if (store_dtype() != StoreDtype::f32) st->raw_staging[k] = d.alloc_bytes(2 * st->staging_rows * max_gather);
-      }
-    }
-    st->keys = d.upload(in.orig_id);
-    st->labels = d.upload(in.graph.labels);
-    st->split = d.upload(in.graph.split);
-    for (int l = 0; l < L; ++l) {
-      Layer ly;
-      ly.W = tensor_or_empty(d, params_, l, "W", true);
-      ly.b = tensor_or_empty(d, params_, l, "b", m.bias);
-      ly.att_src = tensor_or_empty(d, params_, l, "att_src", gat);
-      ly.att_dst = tensor_or_empty(d, params_, l, "att_dst", gat);
-      ly.W_root = tensor_or_empty(d, params_, l, "W_root", traits_.root_weight);
-      ly.dW = d.alloc_floats(ly.W.size);
-      if (ly.W_root.size) ly.dW_root = d.alloc_floats(ly.W_root.size);
-      if (ly.b.size) ly.db = d.alloc_floats(ly.b.size);
-      if (gat) {
-        ly.d_att_src = d.alloc_floats(ly.att_src.size);
-        ly.d_att_dst = d.alloc_floats(ly.att_dst.size);
-      }
-      st->layers.push_back(ly);
-    }
     for (int s = 0; s < kSlots; ++s)
       for (Event* e : {&st->loaded[s], &st->computed[s], &st->stored[s]}) *e = d.create_event();
     for (Event* e : {&st->x_ready, &st->pulled, &st->early_packed, &st->early_sent, &st->pushed, &st->flushed, &st->g_ready, &st->phase_stored,
@@ -284,9 +289,10 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     }
     // Last, so that it takes only what is left: the second merged buffer lets
     // a gathering pass load while the previous one computes.
-    if (opt_.early_start && opt_.merged_buffers == 2 && !store_on_device()) {
+    for (const DeviceBuffer& b : list) {
+      if (b.use != BufferUse::second_merged) continue;
       try {
-        st->xs[1] = d.alloc_floats(rows * max_gather);
+        st->xs[1] = floats(b);
       } catch (const Error&) {
         log::info("GPU {}: one merged buffer (no room for a second): gathering passes wait for the previous one",
                   st->job);
@@ -323,18 +329,10 @@ void Trainer::release_resident_blocks() {
 }
 
 void Trainer::upload_params() {
-  const ModelConfig& m = opt_.model;
   for (auto& st : dev_) {
-    for (int l = 0; l < m.num_layers(); ++l) {
-      Layer& ly = st->layers[l];
-      st->dev->write(ly.W, params_.get(l, "W").value);
-      if (ly.b.size) st->dev->write(ly.b, params_.get(l, "b").value);
-      if (ly.W_root.size) st->dev->write(ly.W_root, params_.get(l, "W_root").value);
-      if (ly.att_src.size) {
-        st->dev->write(ly.att_src, params_.get(l, "att_src").value);
-        st->dev->write(ly.att_dst, params_.get(l, "att_dst").value);
-      }
-    }
+    std::vector<size_t> k(st->layers.size(), 0);  // the tensor's place in its layer's list
+    for (const ParamTensor& t : params_.tensors)
+      st->dev->write(st->layers[static_cast<size_t>(t.layer)].value[k[static_cast<size_t>(t.layer)]++], t.value);
   }
 }
 
@@ -514,23 +512,14 @@ void Trainer::backward(int epoch) {
 }
 
 void Trainer::reduce_and_collect_grads() {
-  const ModelConfig& m = opt_.model;
   exec_.synchronize_all();
-  auto reduce = [&](auto member, int l, const char* name) {
+  std::vector<size_t> k(dev_[0]->layers.size(), 0);  // the tensor's place in its layer's list
+  for (ParamTensor& t : params_.tensors) {
+    const size_t l = static_cast<size_t>(t.layer), i = k[l]++;
     std::vector<DevArray<float>> parts;
-    for (auto& st : dev_) parts.push_back(st->layers[l].*member);
-    if (parts[0].size == 0) return;
+    for (auto& st : dev_) parts.push_back(st->layers[l].grad[i]);
     exec_.allreduce_sum(parts);
-    dev_[0]->dev->read(parts[0], params_.get(l, name).grad);
-  };
-  for (int l = 0; l < m.num_layers(); ++l) {
-    reduce(&Layer::dW, l, "W");
-    if (traits_.root_weight) reduce(&Layer::dW_root, l, "W_root");
-    if (m.bias) reduce(&Layer::db, l, "b");
-    if (traits_.attention) {
-      reduce(&Layer::d_att_src, l, "att_src");
-      reduce(&Layer::d_att_dst, l, "att_dst");
-    }
+    dev_[0]->dev->read(parts[0], t.grad);
   }
 }
 
@@ -575,8 +564,7 @@ double Trainer::compute_gradients(int epoch) {
   for (auto& st : dev_) {
     st->dev->use(Queue::compute);
     for (auto& ly : st->layers)
-      for (auto* a : {&ly.dW, &ly.db, &ly.d_att_src, &ly.d_att_dst, &ly.dW_root})
-        if (a->size) st->dev->zero(*a);
+      for (const DevArray<float>& a : ly.grad) st->dev->zero(a);
   }
   LossStats stats;
   const LinkCounters before = exec_.counters();  // counted as issued: the forward's issues end before the backward's

@@ -153,17 +153,15 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
       case Pass::backward: {
         // With the next layer's transform fused, ∇t^{l+1} instead of ∇x^{l+1} (computed from it).
         const bool fused = l + 1 < m.num_layers() && fused_transform(l + 1);
-        switch (m.kind) {
-          case ModelKind::gcn:
-            if (transform_first(l)) {
-              if (m.activation(l) == Activation::relu || fused)
-                read_in(*st, s, store_.h[l + 1], v0, view(st->in_h[s], nd, out_w));
-            } else {
-              read_in(*st, s, store_.agg[l], v0, view(st->in_a[s], nd, in_w));  // cached aggregate: no neighbor reload
-            }
-            break;
-          case ModelKind::gat: break;  // its backward gathers x^l again
-          case ModelKind::sage: break;  // as GAT's
+        // A backward that gathers x^l again (GAT, SAGE) loads nothing more;
+        // else it reads what forward stored (GCN).
+        if (!traits_.backward_gathers) {
+          if (transform_first(l)) {
+            if (m.activation(l) == Activation::relu || fused)
+              read_in(*st, s, store_.h[l + 1], v0, view(st->in_h[s], nd, out_w));
+          } else {
+            read_in(*st, s, store_.agg[l], v0, view(st->in_a[s], nd, in_w));  // cached aggregate: no neighbor reload
+          }
         }
         // Rows handed off by the previous pass are on the device (take_handoff);
         // the others come from the host once its returns are complete there:

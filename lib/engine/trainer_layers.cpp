@@ -117,7 +117,7 @@ LayerBatch Trainer::layer_batch(DeviceState& st, int l, int j, int s, int64_t nd
                .agg = forward ? st.out_a[s] : st.in_a[s],
                .p = st.layers[l],
                .attn = attn_dropout(l, epoch, training, st.keys.data),
-               .att = {st.gt, st.dgt, st.pre, st.score, st.alpha, st.alpha_drop}};
+               .scratch = st.model_buffers};
   return b;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Internal to the trainer (trainer*.cpp): what each device holds and the
-// events that order its queues.
+// events that order its queues. The buffers are allocated from the one list
+// (device_buffers.hpp; kSlots, kStagingSlots are there too).
 //
 // Buffers rotate between two slots by the device's batch count (`seq`), so
 // that batch j + 1's loads and batch j - 1's write-behind copies run while
@@ -25,15 +26,13 @@
 #include <vector>
 
 #include "engine/cache_value.hpp"
+#include "engine/device_buffers.hpp"
 #include "engine/device_plan.hpp"
 #include "engine/executor.hpp"
 #include "engine/layer_math.hpp"
 #include "engine/trainer.hpp"
 
 namespace ht {
-
-inline constexpr int kSlots = 2;         // batches in flight per device (loading, computing)
-inline constexpr int kStagingSlots = 3;  // gradient pieces in flight (compacted, copied, added)
 
 struct Trainer::DeviceState {
   Device* dev = nullptr;
@@ -61,8 +60,7 @@ struct Trainer::DeviceState {
   // out (forward) and ∇t in (backward), the widest fused output width.
   DevArray<float> out_t[kSlots], in_t[kSlots];
   DevArray<float> z, dz;            // max_dst x max output width
-  DevArray<float> gt, dgt;          // GAT transform and its gradient: buffer_rows x max transform width
-  DevArray<float> pre, score, alpha, alpha_drop;  // GAT: max_edges x max heads
+  std::vector<DevArray<float>> model_buffers;  // the model's own (ModelTraits::buffers), in its order
   DevArray<float> staging_dev[kStagingSlots];     // compacted gradient pieces
   // 16-bit stores: rows cross the link as 16-bit bytes (copy engines) and are
   // converted on the compute queue: a slot's inputs (widened when its batch

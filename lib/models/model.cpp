@@ -127,35 +127,41 @@ void glorot(ParamTensor& t, uint64_t seed, int tensor_index, double fan_in, doub
 }
 }  // namespace
 
+std::vector<ParamSpec> layer_param_specs(const ModelConfig& cfg, int l) {
+  const int64_t in = cfg.in_width(l), out = cfg.dims[static_cast<size_t>(l) + 1], h = cfg.layer_heads(l);
+  const auto glorot_spec = [](const char* what, int64_t rows, int64_t cols, int stream, double fan_in, double fan_out) {
+    return ParamSpec{what, rows, cols, stream, fan_in, fan_out};
+  };
+  const auto bias = [&](int64_t cols) { return ParamSpec{"b", 1, cols}; };  // zeros
+  std::vector<ParamSpec> s;
+  switch (cfg.kind) {
+    case ModelKind::gcn:
+      s.push_back(glorot_spec("W", in, out, 0, in, out));
+      if (cfg.bias) s.push_back(bias(out));
+      return s;
+    case ModelKind::gat:
+      s.push_back(glorot_spec("W", in, h * out, 0, in, h * out));
+      s.push_back(glorot_spec("att_src", h, out, 1, 1, out));
+      s.push_back(glorot_spec("att_dst", h, out, 2, 1, out));
+      if (cfg.bias) s.push_back(bias(cfg.out_width(l)));
+      return s;
+    case ModelKind::sage:
+      s.push_back(glorot_spec("W", in, out, 0, in, out));
+      s.push_back(glorot_spec("W_root", in, out, 3, in, out));  // its own stream (GAT's use 1, 2)
+      if (cfg.bias) s.push_back(bias(out));
+      return s;
+  }
+  unhandled_model_kind(cfg.kind, "layer_param_specs");
+}
+
 ModelParams init_params(const ModelConfig& cfg) {
   cfg.validate();
   ModelParams p;
-  for (int l = 0; l < cfg.num_layers(); ++l) {
-    const int in = cfg.in_width(l), out = cfg.dims[l + 1], h = cfg.layer_heads(l);
-    switch (cfg.kind) {
-      case ModelKind::gcn:
-        p.tensors.push_back(make(l, "W", in, out));
-        glorot(p.tensors.back(), cfg.seed, 0, in, out);
-        if (cfg.bias) p.tensors.push_back(make(l, "b", 1, out));
-        break;
-      case ModelKind::gat:
-        p.tensors.push_back(make(l, "W", in, h * out));
-        glorot(p.tensors.back(), cfg.seed, 0, in, h * out);
-        p.tensors.push_back(make(l, "att_src", h, out));
-        glorot(p.tensors.back(), cfg.seed, 1, 1, out);
-        p.tensors.push_back(make(l, "att_dst", h, out));
-        glorot(p.tensors.back(), cfg.seed, 2, 1, out);
-        if (cfg.bias) p.tensors.push_back(make(l, "b", 1, cfg.out_width(l)));
-        break;
-      case ModelKind::sage:
-        p.tensors.push_back(make(l, "W", in, out));
-        glorot(p.tensors.back(), cfg.seed, 0, in, out);
-        p.tensors.push_back(make(l, "W_root", in, out));
-        glorot(p.tensors.back(), cfg.seed, 3, in, out);  // its own stream (GAT's use 1, 2)
-        if (cfg.bias) p.tensors.push_back(make(l, "b", 1, out));
-        break;
+  for (int l = 0; l < cfg.num_layers(); ++l)
+    for (const ParamSpec& s : layer_param_specs(cfg, l)) {
+      p.tensors.push_back(make(l, s.what, static_cast<int>(s.rows), static_cast<int>(s.cols)));
+      if (s.stream >= 0) glorot(p.tensors.back(), cfg.seed, s.stream, s.fan_in, s.fan_out);
     }
-  }
   return p;
 }
 

@@ -95,6 +95,24 @@ struct ModelParams {
   int64_t count() const;
 };
 
+// One parameter tensor of a layer as the model declares it: its name, shape
+// and initial values. Shapes in 64 bits: the memory checks count a model's
+// parameters from its widths before refusing one too large (a width times its
+// heads may not fit an int); init_params makes only models that fit.
+struct ParamSpec {
+  std::string what;         // "W", "b", "att_src", ...: the tensor is "l<layer>.<what>"
+  int64_t rows = 0, cols = 0;
+  int stream = -1;          // Glorot-uniform on this stream of the seed's hash (the tensor index); -1: zeros
+  double fan_in = 0, fan_out = 0;
+  int64_t size() const { return rows * cols; }
+};
+
+// The model's parameter list of layer `layer`, in its fixed order (below):
+// the one place that states a model's tensors. init_params makes them; the
+// engine uploads, all-reduces and zeroes them in this order, the memory
+// planners count them, checkpoints and .npz files store ModelParams' tensors.
+std::vector<ParamSpec> layer_param_specs(const ModelConfig& cfg, int layer);
+
 // Deterministic Glorot-uniform weights (counter-based on (seed, layer,
 // tensor, index)), zero biases. Independent of partitioning and backend.
 ModelParams init_params(const ModelConfig& cfg);

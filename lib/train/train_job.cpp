@@ -25,6 +25,7 @@
 #include "core/signals.hpp"
 #include "core/timer.hpp"
 #include "core/version.hpp"
+#include "engine/layer_math.hpp"
 #include "engine/memory_plan.hpp"
 #include "graph/graph_file.hpp"
 #include "graph/graph_shape.hpp"
@@ -699,26 +700,14 @@ ModelNeed model_need(const TrainJob& job, const TrainerOptions& t, const GraphSh
   const int layers = m.num_layers();
   auto heads = [&](int l) -> double { return m.layer_heads(l); };
   auto out_width = [&](int l) -> double {  // width of h^{l+1} (ModelConfig::out_width, in doubles: it may not fit an int)
-    switch (m.kind) {
-      case ModelKind::gcn: return double(m.dims[l + 1]);
-      case ModelKind::gat: return l != layers - 1 ? double(m.dims[l + 1]) * m.heads : double(m.dims[l + 1]);
-      case ModelKind::sage: return double(m.dims[l + 1]);
-    }
-    unhandled_model_kind(m.kind, "model_need");
+    return l != layers - 1 ? double(m.dims[l + 1]) * m.hidden_heads() : double(m.dims[l + 1]);
   };
-  auto weights = [&]() -> double {  // weight matrices per layer
-    switch (m.kind) {
-      case ModelKind::gcn: return 1;
-      case ModelKind::gat: return 1;
-      case ModelKind::sage: return 2;  // W, W_root
-    }
-    unhandled_model_kind(m.kind, "model_need");
-  };
+  const double weights = model_traits(m.kind).weight_matrices;  // [in, out · heads] matrices per layer
   ModelNeed n;
   double params = 0, rows = 0;
   for (int l = 0; l < layers; ++l) {
     const double in = l == 0 ? double(m.dims[0]) : out_width(l - 1);
-    params += in * m.dims[l + 1] * heads(l) * weights();
+    params += in * m.dims[l + 1] * heads(l) * weights;
     rows += out_width(l);
     n.too_wide |= out_width(l) > std::numeric_limits<int>::max();
   }

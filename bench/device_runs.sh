@@ -3,7 +3,7 @@
 # and libraries carried in .carry/bin and .carry/lib (or .carry/lib.tar.xz), the 0880d9f-style
 # baseline ht-train in .carry/old, real graphs as .carry/graphs.tar.xz (tta). Write nothing but
 # what must come back under $OUT (8 files at most: tar the rest).
-# Usage: bench/device_runs.sh check|sanitize|prep|it|cache|scale|scale2|tta|tta-community|tta-community12m|gat|spmm|setup
+# Usage: bench/device_runs.sh check|sanitize|prep|it|cache|scale|scale2|tta|tta-community|tta-community12m|gat|spmm|setup|sage
 #   (variables: see each mode)
 #   check  test_cuda_executor          prep   it-2004-like graph, partition, plan (GPUS, CHUNKS)
 #   it     ht-train on them: VARIANTS "new:bf16 old:bf16 new:fp32 new:bf16+no-gpu-accumulate", EPOCHS
@@ -13,6 +13,8 @@
 #   setup  ht-train's setup, old vs new, in memory and n = 4 from plan files (GRAPHS)
 #   spmm   bench/spmm_backends.sh: --spmm own vs cusparse, GCN and GAT (GRAPHS, N, MODELS, EPOCHS);
 #          FILTER=1 first runs the GPU tests of both backends (test_cuda_executor *Cusparse*:*Spmm*)
+#   sage   issue 38: bench/sage_vs_pyg.sh: GraphSAGE vs PyG SAGEConv, accuracy on cora, citeseer (carried) and
+#          community (5 seeds each), products-like n = 4 epoch time (LIST, RUNS, EPOCHS, EPOCHS_BIG, TIMING, TOTAL)
 #   tta-community     issue 36: community2m (2.45 M) and tolokers, every system over the LRS sweep,
 #                     each run capped (CAP, CAP_SMALL); hongtu on 2 GPUs too when 2 are visible
 #                     (BIG, SMALL: other graphs, e.g. community_smoke and cora to try the mode out)
@@ -175,6 +177,13 @@ tta-community12m)  # issue 36 (a), one call < 540 s: community12m (12 M vertices
   cat $T/tta_table.md; df -h /tmp | tail -1
   cp $T/tta_table.md $OUT/tta12m_table.md; cp $T/tta.png $OUT/tta12m.png
   tar czf $OUT/tta_community12m.tar.gz -C /tmp --exclude=graphs tta36_12m
+  ;;
+sage)  # issue 38: GraphSAGE against PyG SAGEConv (bench/sage_vs_pyg.sh; its variables pass through), < 540 s
+  ldd $B/ht-train | grep "not found"
+  S=/tmp/sage38; rm -rf $S; mkdir -p $S
+  OUT=$S BIN=$B GRAPHS=$PWD/.carry/graphs C=/tmp/cache TOTAL=${TOTAL:-520} bash bench/sage_vs_pyg.sh 2>&1 | tail -60
+  echo "sage rc=${PIPESTATUS[0]}"; cp $S/sage_vs_pyg.md $OUT/ 2>/dev/null
+  tar czf $OUT/sage38.tar.gz -C /tmp --exclude=graphs sage38
   ;;
 setup)  # ht-train's setup, old against new (issue 33): in memory (--chunks 1) and n = 4 from plan files, GRAPHS
   source bench/bench_graphs.sh; C=/tmp/cache; mkdir -p $C

@@ -6,6 +6,9 @@ adjacency is the file's in-edge CSC: edge_index = (source, destination), and GCN
 `to_torch_csr_tensor(edge_index.flip(0), size=(N, N))` (row = destination) on the GPU.
 
   GCN: GCNConv(cached=True) layers, ReLU between them, no dropout.
+  SAGE: SAGEConv (mean aggregator, root weight: PyG's default) on the same CSR adjacency (the mean as
+       a sparse product), self-loops dropped (ht-train's SAGE gives them weight 0), ReLU between
+       layers, no dropout: timed as GCN is (issue 38: ht-train --model sage against it).
   GAT: GATConv on edge_index; hidden layers have H heads concatenated (--layers gives the width
        per head, as ht-train's --layers does), the output layer 1 head; ELU between layers (as
        ht-train's GAT); no dropout.
@@ -43,10 +46,10 @@ def parse_layers(text):
 
 def build_parser():
     p = argparse.ArgumentParser(
-        description="PyG full-graph GCN/GAT training on a .htg graph, as SPEC §9 configures the PyG baseline.",
+        description="PyG full-graph GCN/GAT/SAGE training on a .htg graph, as SPEC §9 configures the PyG baseline.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("graph", help="graph file (.htg, from ht-convert)")
-    p.add_argument("--model", choices=("gcn", "gat"), default="gcn", help="model")
+    p.add_argument("--model", choices=("gcn", "gat", "sage"), default="gcn", help="model")
     p.add_argument("--layers", type=parse_layers, default=None,
                    help="layer widths, e.g. 602-256-41 (GAT: hidden widths per head); default F-256-C")
     p.add_argument("--heads", type=int, default=4, help="GAT heads in hidden layers (concatenated); output: 1 head")
@@ -96,7 +99,7 @@ def is_oom(err):
 
 def build_model(kind, dims, heads):
     import torch
-    from torch_geometric.nn import GATConv, GCNConv
+    from torch_geometric.nn import GATConv, GCNConv, SAGEConv
 
     class Net(torch.nn.Module):
         def __init__(self):
@@ -106,11 +109,13 @@ def build_model(kind, dims, heads):
             for i in range(len(dims) - 1):
                 if kind == "gcn":
                     self.convs.append(GCNConv(dims[i], dims[i + 1], cached=True))
+                elif kind == "sage":
+                    self.convs.append(SAGEConv(dims[i], dims[i + 1]))
                 else:
                     fan_in = dims[i] * (heads if i > 0 else 1)
                     self.convs.append(GATConv(fan_in, dims[i + 1], heads=1 if i == last else heads,
                                               concat=i != last))
-            self.act = torch.relu if kind == "gcn" else torch.nn.functional.elu
+            self.act = torch.nn.functional.elu if kind == "gat" else torch.relu
 
         def forward(self, x, adj):
             for i, conv in enumerate(self.convs):
@@ -152,7 +157,9 @@ def train(args, g, dims, result):
     edge_index = torch.stack([src, dst])
     del src, dst, counts
     result["stage"] = "adjacency"
-    if args.model == "gcn":
+    if args.model == "sage":  # the mean over in-neighbors without the vertex itself, as ht-train's SAGE
+        edge_index = edge_index[:, edge_index[0] != edge_index[1]]
+    if args.model in ("gcn", "sage"):
         adj = to_torch_csr_tensor(edge_index.flip(0), size=(g.num_vertices, g.num_vertices))
         del edge_index
     else:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark tools of bench/ on the CPU: bench/htg.py reads what ht-convert
 # writes (checked against `ht-convert --inspect --json`) and rejects corrupted
-# files; pyg_baseline.py's --help and --load-only work without torch;
+# files; pyg_baseline.py's and pyg_accuracy.py's --help and --load-only work
+# without torch; sage_vs_pyg.sh's --help;
 # bench/run.sh prints the paper-size commands with --dry-run, runs the tiny
 # workload on the CPU executor into a table that matches the metrics files,
 # reuses its cache, reports an injected failure as FAILED with the log path; and
@@ -99,6 +100,26 @@ if ! "$PY" -c 'import torch, torch_geometric' 2>/dev/null; then
   "$PY" "$PYG" "$G" > /dev/null 2> "$TMP/err" && fail "pyg_baseline.py trained without torch?"
   grep -q "needs torch and torch_geometric" "$TMP/err" || fail "no-torch message: $(cat "$TMP/err")"
 fi
+
+# --- pyg_accuracy.py and sage_vs_pyg.sh without torch (issue 38) ---------------------------------
+ACC="$SRC/bench/pyg_accuracy.py"
+"$PY" "$ACC" --help > "$TMP/acc_help" 2>&1 || fail "pyg_accuracy.py --help exit code"
+grep -q -- "--weight-decay" "$TMP/acc_help" && grep -q -- "--runs" "$TMP/acc_help" || fail "pyg_accuracy.py --help text"
+"$PY" "$ACC" "$TMP/c.htg" --hidden 16 --load-only > "$TMP/acc_load.json" || fail "pyg_accuracy.py --load-only"
+check "pyg_accuracy.py --load-only: ht-train's --layers auto and the split" "$PY" - "$TMP/acc_load.json" "$TMP/c.inspect.json" <<'EOF'
+import json, sys
+got, ins = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert got["layers"] == [6, 16, 4], got["layers"]
+assert got["train"] == ins["split"]["train"] > 0 and got["val"] == ins["split"]["val"] > 0
+assert got["test"] == ins["split"]["test"] > 0 and got["num_edges"] == ins["num_edges"]
+EOF
+"$PY" "$ACC" "$TMP/c.htg" --layers 6-16-5 --load-only > /dev/null 2> "$TMP/err"
+[ $? -eq 2 ] && grep -q "C = 4 classes" "$TMP/err" || fail "pyg_accuracy.py accepts layers that do not fit the graph"
+"$PY" "$ACC" "$TMP/c.htg" --runs 0 --load-only > /dev/null 2>&1
+[ $? -eq 2 ] || fail "pyg_accuracy.py accepts --runs 0"
+bash "$SRC/bench/sage_vs_pyg.sh" --help | grep -q "EPOCHS_BIG" || fail "sage_vs_pyg.sh --help"
+bash "$SRC/bench/sage_vs_pyg.sh" extra > /dev/null 2>&1
+[ $? -eq 2 ] || fail "sage_vs_pyg.sh accepts an argument"
 
 # --- run.sh --dry-run --------------------------------------------------------------------------
 RUN="$SRC/bench/run.sh"

@@ -130,7 +130,9 @@ void Trainer::forward_batch(DeviceState& st, int l, int j, bool training, int ep
   std::vector<Output> outputs;
   // z, h = act(z + b) from the gathered rows: t^l (out_w) when transform-first, else x^l (in_w).
   const DevMat cached = layer_math_[l]->forward(b);
-  if (cached.data) outputs.push_back({cached, &store_.agg[l], v0});  // e.g. GCN's a^l, for backward
+  // e.g. GCN's a^l, for backward: an evaluation's forward has no backward
+  // (the next training forward writes it again), so it leaves it unwritten.
+  if (cached.data && training) outputs.push_back({cached, &store_.agg[l], v0});
   const DevMat H = b.H;
   if (h_on_host(l + 1)) outputs.push_back({H, &store_.h[l + 1], v0});
   if (!last && fused_transform(l + 1)) outputs.push_back(transform_rows(st, l + 1, s, H, v0, training, epoch));

@@ -146,8 +146,12 @@ std::vector<ParamSpec> layer_param_specs(const ModelConfig& cfg, int l) {
       if (cfg.bias) s.push_back(bias(cfg.out_width(l)));
       return s;
     case ModelKind::sage:
-      s.push_back(glorot_spec("W", in, out, 0, in, out));
-      s.push_back(glorot_spec("W_root", in, out, 3, in, out));  // its own stream (GAT's use 1, 2)
+      // As PyG's SAGEConv (its Linear layers' default, kaiming_uniform with
+      // a = √5): uniform in ±1/√in, which is glorot's bound with fans (6·in, 0).
+      // Glorot's larger weights (±√(6/(in+out))) cost it 2 points on CiteSeer
+      // and a slow start on deep, wide models (bench/RESULTS.md, session 11).
+      s.push_back(glorot_spec("W", in, out, 0, 6.0 * static_cast<double>(in), 0));
+      s.push_back(glorot_spec("W_root", in, out, 3, 6.0 * static_cast<double>(in), 0));  // its own stream (GAT's use 1, 2)
       if (cfg.bias) s.push_back(bias(out));
       return s;
   }

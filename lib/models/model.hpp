@@ -102,7 +102,7 @@ struct ModelParams {
 struct ParamSpec {
   std::string what;         // "W", "b", "att_src", ...: the tensor is "l<layer>.<what>"
   int64_t rows = 0, cols = 0;
-  int stream = -1;          // Glorot-uniform on this stream of the seed's hash (the tensor index); -1: zeros
+  int stream = -1;          // uniform in ±√(6 / (fan_in + fan_out)) (Glorot) on this stream of the seed's hash (the tensor index); -1: zeros
   double fan_in = 0, fan_out = 0;
   int64_t size() const { return rows * cols; }
 };

@@ -6,6 +6,11 @@
 //   register    anonymous mmap, zeroed by all threads (first touch), one cudaHostRegister
 //   register-hp the same with transparent huge pages asked for (madvise)
 //   chunks      as register-hp, cudaHostRegister of K pieces from K threads
+//   grain64k    as register-hp, zeroed in 64 KiB blocks handed out dynamically
+//               (PinnedBuffer before setup-overlap: threads fault the same
+//               huge page at once, each clearing 2 MiB)
+//   prefault    as register-hp, one byte per page written by all threads,
+//               each a contiguous range (PinnedBuffer now: prefault_pages)
 // (H100 machine, 32 GiB: alloc 17.1 s, register 3.0 s, register-hp 1.6 s; a
 // copy across two pieces of `chunks` is refused by the driver, so the store
 // registers each buffer as one range: lib/cuda/cuda_device.cpp PinnedBuffer.)
@@ -22,14 +27,14 @@
 #include <string>
 #include <vector>
 
+#include "core/bulk_memory.hpp"
 #include "cuda/cuda_check.hpp"
 
 namespace {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-void zero_parallel(char* p, size_t bytes) {
-  const size_t block = size_t{64} << 20;
+void zero_parallel(char* p, size_t bytes, size_t block = size_t{64} << 20) {
   const int64_t blocks = static_cast<int64_t>((bytes + block - 1) / block);
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t b = 0; b < blocks; ++b) {
@@ -94,18 +99,25 @@ int main(int argc, char** argv) {
     cudaFreeHost(p);
     std::printf("             free %.2f s\n", now() - a);
   }
-  for (int mode = 0; mode < 3; ++mode) {
+  const char* names[] = {"register", "register-hp", "chunks", "grain64k", "prefault"};
+  for (int mode = 0; mode < 5; ++mode) {
     double a = now();
     char* p = static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     if (p == MAP_FAILED) return 1;
     if (mode > 0) madvise(p, bytes, MADV_HUGEPAGE);
     const double get = now() - a;
     a = now();
-    zero_parallel(p, bytes);
+    if (mode == 3) {
+      zero_parallel(p, bytes, size_t{64} << 10);
+    } else if (mode == 4) {
+      ht::prefault_pages(p, bytes);
+    } else {
+      zero_parallel(p, bytes);
+    }
     const double zero = now() - a;
     a = now();
     const size_t piece = mode == 2 ? (bytes / pieces) / (size_t{2} << 20) * (size_t{2} << 20) : 0;
-    if (mode < 2) {
+    if (mode != 2) {
       HT_CUDA_TRY(cudaHostRegister(p, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped));
     } else {
 #pragma omp parallel for num_threads(pieces) schedule(static, 1)
@@ -115,9 +127,9 @@ int main(int argc, char** argv) {
       }
     }
     const double pin = now() - a;
-    report(mode == 0 ? "register" : mode == 1 ? "register-hp" : "chunks", get, zero, pin, p, bytes, dev, piece);
+    report(names[mode], get, zero, pin, p, bytes, dev, piece);
     a = now();
-    if (mode < 2) {
+    if (mode != 2) {
       cudaHostUnregister(p);
     } else {
       for (int k = 0; k < pieces; ++k) cudaHostUnregister(p + k * piece);

@@ -11,6 +11,7 @@
 #include "core/json.hpp"
 #include "core/memory.hpp"
 #include "core/rng.hpp"
+#include "core/timer.hpp"
 #include "test_util.hpp"
 
 namespace ht {
@@ -143,5 +144,27 @@ TEST(Rng, CounterBasedIsPureAndUniform) {
 }
 
 TEST(Memory, PeakRssIsPositive) { EXPECT_GT(peak_rss_bytes(), 0); }
+
+// A phase that ran beside another keeps its own time and parts, says beside
+// which, survives append(), and is not in total() (its time was the other's).
+TEST(PhaseTimes, BesideAnotherPhase) {
+  PhaseTimes t;
+  t.add("device plans", 3.0);
+  t.add_part("device plans", "steps", 2.0);
+  t.add("vertex store", 2.5);
+  t.add_part("vertex store", "pages", 1.0);
+  t.set_beside("vertex store", "device plans");
+  t.add("h^0", 0.5);
+  EXPECT_EQ(t.beside("vertex store"), "device plans");
+  EXPECT_EQ(t.beside("device plans"), "");
+  EXPECT_DOUBLE_EQ(t.total(), 3.5);
+  PhaseTimes all;
+  all.add("graph file", 1.0);
+  all.append(t);
+  EXPECT_EQ(all.phases().size(), 4u);
+  EXPECT_EQ(all.beside("vertex store"), "device plans");
+  ASSERT_EQ(all.parts("vertex store").size(), 1u);
+  EXPECT_DOUBLE_EQ(all.total(), 4.5);
+}
 
 }  // namespace ht

@@ -101,6 +101,7 @@ struct Case {
   bool tier_returns = true;    // TrainerOptions::tier_returns
   bool early_pulls = false;    // TrainerOptions::overlap_pulls
   bool keep_remote = false;    // TrainerOptions::keep_remote_rows
+  bool store_beside = true;    // TrainerOptions::store_beside_plans
 };
 
 std::string name(const Case& c) {
@@ -130,6 +131,8 @@ struct CaseResult {
   std::vector<std::vector<float>> grads;
   LinkCounters counters;
   int64_t host_bytes = 0;
+  std::string store_beside;  // the phase the vertex store's ran beside ("" when after it)
+  bool store_pages = false;  // the vertex store's phase has its "pages" part
 };
 
 CaseResult check_case(const Case& c) {
@@ -169,6 +172,7 @@ CaseResult check_case(const Case& c) {
   opt.tier_returns = c.tier_returns;
   opt.overlap_pulls = c.early_pulls;
   opt.keep_remote_rows = c.keep_remote ? KeepRemoteRows::on : KeepRemoteRows::off;
+  opt.store_beside_plans = c.store_beside;
   Trainer tr(exec, gn.view(), orig, plan, opt);
   CaseResult out;
   out.loss = tr.compute_gradients(epoch);
@@ -181,6 +185,8 @@ CaseResult check_case(const Case& c) {
   }
   out.counters = exec.counters();
   out.host_bytes = exec.host_bytes();
+  out.store_beside = tr.setup_phases().beside("vertex store");
+  for (const auto& [part, seconds] : tr.setup_phases().parts("vertex store")) out.store_pages |= part == "pages";
   return out;
 }
 
@@ -580,6 +586,29 @@ TEST(Engine, KeptRemoteRowsEqualPullingEveryRow) {
     EXPECT_EQ(kept.counters.p2p_rows + kept.counters.reuse_rows,
               every_row.counters.p2p_rows + every_row.counters.reuse_rows) << name(c);
   });
+}
+
+// The vertex store allocated in a thread of its own beside the device plans
+// (the default) gives the bits of allocating it after them, for each model,
+// on 1, 2 and 4 devices, resident and streamed steps, fp32 and bf16 stores;
+// the setup phases say which it was.
+TEST(Engine, StoreBesidePlansSameBits) {
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat, ModelKind::sage})
+    for (auto [m, n] : {std::pair{1, 1}, std::pair{2, 3}, std::pair{4, 2}})
+      for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16}) {
+        Case c{kind, m, n, CommMode::full, 0.5f};
+        c.dtype = dtype;
+        c.steps = m == 2 ? StepPlacement::resident : StepPlacement::streamed;
+        c.store_beside = false;
+        const CaseResult after = check_case(c);
+        c.store_beside = true;
+        const CaseResult beside = check_case(c);
+        EXPECT_TRUE(same_bits(beside, after)) << name(c);
+        EXPECT_EQ(beside.host_bytes, after.host_bytes) << name(c);
+        EXPECT_EQ(after.store_beside, "") << name(c);
+        EXPECT_EQ(beside.store_beside, "device plans") << name(c);
+        EXPECT_TRUE(after.store_pages && beside.store_pages) << name(c);
+      }
 }
 
 TEST(Engine, RowTierTakesReturns) {

@@ -519,6 +519,55 @@ TEST(HostMemoryPlan, ParametersAreCountedWithoutAllocatingThem) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
 }
 
+// A store allocated beside the device plans is held while they are packed:
+// the packing phase grows by the store, nothing else changes. ht-train asks
+// for it where the store is at least kStoreBesideAtLeast and that still fits.
+TEST(HostMemoryPlan, StoreBesidePlansIsHeldWhilePacking) {
+  Problem pr(1, 3);
+  HostPlanInputs in;
+  in.graph = shape_of(pr.g.view(), 100'000);
+  in.plan = shape_of(pr.plan);
+  in.opt.model = gcn();
+  const HostMemoryPlan after = plan_host_memory(in);
+  in.store_beside_plans = true;
+  const HostMemoryPlan beside = plan_host_memory(in);
+  const int64_t store = item(after, "vertex store")->bytes;
+  ASSERT_GT(store, 0);
+  EXPECT_EQ(item(beside, "vertex store")->bytes, store);
+  EXPECT_EQ(item(beside, "vertex store")->phases, unsigned{kPhasePack | kPhaseSetup | kPhaseTrain});
+  ASSERT_EQ(beside.phases.size(), after.phases.size());
+  for (size_t k = 0; k < after.phases.size(); ++k) {
+    const int64_t grown = beside.phases[k].need - after.phases[k].need;
+    if (after.phases[k].phase == kPhasePack) {
+      EXPECT_GE(grown, store);
+      EXPECT_LE(grown, store + store / 20);  // and its share of the margin
+    } else {
+      EXPECT_EQ(grown, 0) << host_phase_name(after.phases[k].phase);
+    }
+  }
+
+  HostPlanInputs big = big_inputs();  // a store of 1.1 GB
+  const TrainerOptions asked;  // store_beside_plans by default
+  ASSERT_TRUE(asked.store_beside_plans);
+  EXPECT_TRUE(choose_store_beside_plans(asked, big, {0, "unknown"}));
+  EXPECT_TRUE(big.store_beside_plans);
+  const int64_t with = plan_host_memory(big).need;
+  big.store_beside_plans = false;
+  const int64_t without = plan_host_memory(big).need;
+  ASSERT_GT(with, without);
+  EXPECT_TRUE(choose_store_beside_plans(asked, big, {with, "--host-mem"}));
+  EXPECT_FALSE(choose_store_beside_plans(asked, big, {with - 1, "--host-mem"}));  // fits only after the plans
+  EXPECT_FALSE(big.store_beside_plans);
+  TrainerOptions off;
+  off.store_beside_plans = false;
+  EXPECT_FALSE(choose_store_beside_plans(off, big, {0, "unknown"}));
+  HostPlanInputs on_device = big_inputs();
+  on_device.store_on_device = true;
+  EXPECT_FALSE(choose_store_beside_plans(asked, on_device, {0, "unknown"}));
+  EXPECT_FALSE(choose_store_beside_plans(asked, in, {0, "unknown"}));  // a small store: after the plans
+  EXPECT_LT(store, kStoreBesideAtLeast);
+}
+
 TEST(HostMemoryCheck, RefusesWithAdviceThatFits) {
   TrainJob job;
   job.backend = Backend::cpu;

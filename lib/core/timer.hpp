@@ -28,6 +28,8 @@ class Timer {
 // Records (phase name, seconds) in order; used for "per-phase timings". A
 // phase may list parts (add_part: where its own seconds went, for the
 // summary's detail); they are not phases of their own and not in total().
+// A phase may have run beside another (set_beside: in a thread of its own,
+// its seconds its own wall time); it is not in total() either.
 class PhaseTimes {
  public:
   using Parts = std::vector<std::pair<std::string, double>>;
@@ -40,11 +42,13 @@ class PhaseTimes {
       }
     parts_.push_back({phase, {{std::move(name), seconds}}});
   }
-  // Another accumulator's phases and parts after these.
+  void set_beside(std::string phase, std::string other) { beside_.emplace_back(std::move(phase), std::move(other)); }
+  // Another accumulator's phases, parts and overlaps after these.
   void append(const PhaseTimes& o) {
     for (const auto& [name, seconds] : o.phases_) add(name, seconds);
     for (const auto& [phase, parts] : o.parts_)
       for (const auto& [name, seconds] : parts) add_part(phase, name, seconds);
+    for (const auto& [phase, other] : o.beside_) set_beside(phase, other);
   }
   const std::vector<std::pair<std::string, double>>& phases() const { return phases_; }
   // The parts of `phase`, in the order added (empty when it has none).
@@ -54,15 +58,24 @@ class PhaseTimes {
       if (p == phase) return parts;
     return none;
   }
+  // The phase `phase` ran beside ("" when it ran alone).
+  const std::string& beside(const std::string& phase) const {
+    static const std::string alone;
+    for (const auto& [p, other] : beside_)
+      if (p == phase) return other;
+    return alone;
+  }
   double total() const {
     double t = 0;
-    for (const auto& p : phases_) t += p.second;
+    for (const auto& p : phases_)
+      if (beside(p.first).empty()) t += p.second;
     return t;
   }
 
  private:
   std::vector<std::pair<std::string, double>> phases_;
   std::vector<std::pair<std::string, Parts>> parts_;
+  std::vector<std::pair<std::string, std::string>> beside_;  // (phase, the phase it ran beside)
 };
 
 }  // namespace ht

@@ -47,21 +47,29 @@ PinnedBuffer::PinnedBuffer(size_t bytes) : bytes_(bytes) {
     throw Error(fmt::format("cannot map {} of host memory: {}", format_bytes(static_cast<double>(bytes_)),
                             std::strerror(errno)));
   ::madvise(p, bytes_, MADV_HUGEPAGE);  // best effort: fewer pages to fault in and pin
-  // First touch by every core: the pages are faulted in (zeroed) in parallel.
-  parallel_blocks(static_cast<int64_t>(bytes_), [&](int64_t b, int64_t e) {
-    std::memset(static_cast<std::byte*>(p) + b, 0, static_cast<size_t>(e - b));
-  });
+  // First touch by every core, one byte per page, each thread a contiguous
+  // range: the kernel faults the pages in zeroed, in parallel. (Not a memset
+  // in small blocks: threads writing the same huge page at once each fault,
+  // allocate and zero a whole 2 MiB page before all but one give theirs back,
+  // and the kernel's zeroing would be written over once more.)
+  Timer pages;
+  prefault_pages(p, bytes_);
+  pages_s_ = pages.seconds();
+  Timer pin;
   const cudaError_t registered = cudaHostRegister(p, bytes_, cudaHostRegisterPortable | cudaHostRegisterMapped);
   if (registered != cudaSuccess) {
     ::munmap(p, bytes_);
     HT_CUDA_TRY(registered);
   }
+  pin_s_ = pin.seconds();
   ptr_ = p;
   mapped_ = bytes_;
 }
 PinnedBuffer::PinnedBuffer(RowWindow window) : bytes_(window.mapped_bytes()) {
+  Timer pin;
   if (bytes_ > 0)
     HT_CUDA_TRY(cudaHostRegister(window.mapped(), bytes_, cudaHostRegisterPortable | cudaHostRegisterMapped));
+  pin_s_ = pin.seconds();
   ptr_ = window.base();
   window_.emplace(std::move(window));
 }

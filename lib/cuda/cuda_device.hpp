@@ -39,11 +39,13 @@ class DeviceBuffer {
 
 // Owns one pinned, mapped, portable host allocation.
 // Pinned, mapped host memory, zeroed. Large buffers are an anonymous map
-// (transparent huge pages asked for) faulted in and zeroed by all cores, then
+// (transparent huge pages asked for) faulted in by all cores, then
 // registered with CUDA as one range: cudaHostAlloc pins and zeroes page by
 // page on one thread (measured on the H100 machine, 32 GiB: 16.6 s against
 // 1.6 s; ht-bench-pin). One registration per buffer: a copy whose range
-// spans two registrations is refused by the driver.
+// spans two registrations is refused by the driver; and registering pieces
+// from several threads gains little (ht-bench-pin: 16 GiB in 8 pieces, 0.88 s
+// against 1.01 s): the driver pins under a lock of its own.
 class PinnedBuffer {
  public:
   explicit PinnedBuffer(size_t bytes);
@@ -55,10 +57,16 @@ class PinnedBuffer {
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
   void* data() const { return ptr_; }
   size_t bytes() const { return bytes_; }
+  // Seconds this buffer's construction took to fault its pages in and to
+  // register them (0 for small buffers, which cudaHostAlloc pins; a window's
+  // pages are faulted in by RowWindow).
+  double pages_seconds() const { return pages_s_; }
+  double pin_seconds() const { return pin_s_; }
 
  private:
   void* ptr_ = nullptr;
   size_t bytes_;
+  double pages_s_ = 0, pin_s_ = 0;
   size_t mapped_ = 0;  // > 0: an anonymous map of this many bytes, registered
   std::optional<RowWindow> window_;  // a window: its mapped range is registered
 };

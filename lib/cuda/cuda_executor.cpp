@@ -2,15 +2,20 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/row_window.hpp"
+#include "core/timer.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_device.hpp"
 #include "engine/transport.hpp"
 
 namespace ht {
 namespace {
+
+thread_local HostAllocTimes this_thread_times;  // Executor::host_alloc_times
 
 class CudaExecutor final : public Executor {
  public:
@@ -48,20 +53,39 @@ class CudaExecutor final : public Executor {
   int num_devices() const override { return static_cast<int>(devices_.size()); }
   Device& device(int i) override { return *devices_.at(i); }
 
+  // The buffers are made outside the lock (seconds for a large one); only
+  // the lists are shared with the other allocating thread.
   HostMat alloc_host(int64_t rows, int64_t cols, StoreDtype dtype) override {
     const int64_t bytes = rows * cols * dtype_bytes(dtype);
-    host_.push_back(std::make_unique<PinnedBuffer>(static_cast<size_t>(bytes)));
-    auto* p = static_cast<std::byte*>(host_.back()->data());  // zeroed (by all cores when large)
+    auto buf = std::make_unique<PinnedBuffer>(static_cast<size_t>(bytes));
+    auto* p = static_cast<std::byte*>(buf->data());  // zeroed (faulted in by all cores when large)
+    this_thread_times.pages += buf->pages_seconds();
+    this_thread_times.pinned += buf->pin_seconds();
+    std::lock_guard lock(host_mutex_);
+    host_.push_back(std::move(buf));
     host_bytes_ += bytes;
     return {p, rows, cols, -1, dtype};
   }
 
   HostMat alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end) override {
     const int64_t row_bytes = cols * dtype_bytes(dtype);
-    host_.push_back(std::make_unique<PinnedBuffer>(RowWindow(rows, row_bytes, begin, end)));
+    Timer pages;
+    RowWindow window(rows, row_bytes, begin, end);  // its pages faulted in by all cores
+    const double pages_s = pages.seconds();
+    auto buf = std::make_unique<PinnedBuffer>(std::move(window));
+    this_thread_times.pages += pages_s;
+    this_thread_times.pinned += buf->pin_seconds();
+    std::lock_guard lock(host_mutex_);
+    host_.push_back(std::move(buf));
     host_bytes_ += (end - begin) * row_bytes;
     return {host_.back()->data(), rows, cols, -1, dtype, begin, end};
   }
+
+  HostAllocTimes host_alloc_times() const override { return this_thread_times; }
+
+  // A fresh thread's current GPU is GPU 0, which a process of a several-process
+  // job may not drive: registering memory there would make a context on it.
+  void enter_thread() override { HT_CUDA_TRY(cudaSetDevice(devices_.front()->cuda_id())); }
 
   // The job-wide communicators: device i of this process is rank
   // first_device + i of one NCCL communicator over all the job's GPUs, its
@@ -110,8 +134,11 @@ class CudaExecutor final : public Executor {
   }
 
   std::byte* alloc_pinned_bytes(int64_t n) override {
-    host_.push_back(std::make_unique<PinnedBuffer>(static_cast<size_t>(n)));  // plan blocks: not vertex buffers
-    return static_cast<std::byte*>(host_.back()->data());
+    auto buf = std::make_unique<PinnedBuffer>(static_cast<size_t>(n));  // plan blocks: not vertex buffers
+    auto* p = static_cast<std::byte*>(buf->data());
+    std::lock_guard lock(host_mutex_);
+    host_.push_back(std::move(buf));
+    return p;
   }
 
   bool has_device_memory() const override { return true; }
@@ -169,7 +196,10 @@ class CudaExecutor final : public Executor {
     for (const auto& d : devices_) m = std::max(m, d->allocated_bytes());
     return m;
   }
-  int64_t host_bytes() const override { return host_bytes_; }
+  int64_t host_bytes() const override {
+    std::lock_guard lock(host_mutex_);
+    return host_bytes_;
+  }
   int64_t memory_limit(int device) const override { return devices_.at(device)->memory_limit(); }
 
  private:
@@ -193,6 +223,7 @@ class CudaExecutor final : public Executor {
   }
 
   std::vector<std::unique_ptr<CudaDevice>> devices_;
+  mutable std::mutex host_mutex_;  // host_, host_bytes_: the store may be allocated beside setup
   std::vector<std::unique_ptr<PinnedBuffer>> host_;
   int64_t host_bytes_ = 0;
 #ifdef HT_HAVE_NCCL

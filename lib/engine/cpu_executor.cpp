@@ -651,18 +651,38 @@ CpuExecutor::CpuExecutor(int num_devices, CopyTiming timing) {
   for (int i = 0; i < num_devices; ++i) devices_.push_back(std::make_unique<CpuDevice>(i, timing));
 }
 
+namespace {
+thread_local HostAllocTimes this_thread_times;  // Executor::host_alloc_times
+}  // namespace
+
+HostAllocTimes CpuExecutor::host_alloc_times() const { return this_thread_times; }
+
+// The buffers are made outside the lock; only the lists are shared with the
+// other allocating thread. Large ones get huge pages, faulted in by all cores
+// (resize_for_overwrite), then zeroed: the same zeros as a plain vector's.
 HostMat CpuExecutor::alloc_host(int64_t rows, int64_t cols, StoreDtype dtype) {
   const int64_t bytes = rows * cols * dtype_bytes(dtype);
-  host_.emplace_back(static_cast<size_t>((bytes + 3) / 4), 0.0f);
+  Timer pages;
+  std::vector<float> v;
+  resize_for_overwrite(v, static_cast<size_t>((bytes + 3) / 4));
+  float* p = v.data();
+  this_thread_times.pages += pages.seconds();
+  std::lock_guard lock(host_mutex_);
+  host_.push_back(std::move(v));  // (moving keeps the elements where they are)
   host_bytes_ += bytes;
-  return {host_.back().data(), rows, cols, -1, dtype};
+  return {p, rows, cols, -1, dtype};
 }
 
 HostMat CpuExecutor::alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end) {
   const int64_t row_bytes = cols * dtype_bytes(dtype);
-  windows_.emplace_back(rows, row_bytes, begin, end);
+  Timer pages;
+  RowWindow window(rows, row_bytes, begin, end);
+  std::byte* p = window.base();
+  this_thread_times.pages += pages.seconds();
+  std::lock_guard lock(host_mutex_);
+  windows_.push_back(std::move(window));
   host_bytes_ += (end - begin) * row_bytes;
-  return {windows_.back().base(), rows, cols, -1, dtype, begin, end};
+  return {p, rows, cols, -1, dtype, begin, end};
 }
 
 void CpuExecutor::allreduce_sum(std::span<DevArray<float>> per_device) {
@@ -708,8 +728,11 @@ void CpuExecutor::exchange(std::span<const RowTransfer> group) {
 }
 
 std::byte* CpuExecutor::alloc_pinned_bytes(int64_t n) {
-  host_bytes_pool_.emplace_back(static_cast<size_t>(n));
-  return host_bytes_pool_.back().data();
+  std::vector<std::byte> block(static_cast<size_t>(n));
+  std::byte* p = block.data();
+  std::lock_guard lock(host_mutex_);
+  host_bytes_pool_.push_back(std::move(block));
+  return p;
 }
 
 int64_t CpuExecutor::peak_device_bytes() const {

@@ -21,6 +21,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/row_window.hpp"
@@ -167,10 +168,15 @@ class CpuExecutor final : public Executor {
   // issue order, the order of the trainer's schedule.
   void exchange(std::span<const RowTransfer> group) override;
   int64_t peak_device_bytes() const override;
-  int64_t host_bytes() const override { return host_bytes_; }
+  int64_t host_bytes() const override {
+    std::lock_guard lock(host_mutex_);
+    return host_bytes_;
+  }
+  HostAllocTimes host_alloc_times() const override;
 
  private:
   std::vector<std::unique_ptr<CpuDevice>> devices_;
+  mutable std::mutex host_mutex_;  // the lists below: the store may be allocated beside setup
   std::deque<std::vector<float>> host_;
   std::deque<std::vector<std::byte>> host_bytes_pool_;
   std::deque<RowWindow> windows_;

@@ -340,6 +340,16 @@ struct LinkCounters {
   int64_t p2p_early_rows = 0;
 };
 
+// Seconds the host vertex buffers (alloc_host, alloc_host_rows) that the
+// calling thread allocated took so far: faulting their pages in, and pinning
+// them (the CUDA executor's registration of large ones). A running sum per
+// thread, so that the difference across a thread's own allocations is theirs
+// alone while another thread allocates too. The setup summary's parts of the
+// vertex store.
+struct HostAllocTimes {
+  double pages = 0, pinned = 0;
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -347,12 +357,19 @@ class Executor {
   virtual int num_devices() const = 0;
   virtual Device& device(int i) = 0;
   // Host vertex buffers (pinned + mapped for the CUDA executor), zeroed.
+  // alloc_host, alloc_host_rows and alloc_pinned_bytes may run in two
+  // threads at once (Trainer allocates the vertex store beside the device
+  // plans); nothing else of an executor may.
   virtual HostMat alloc_host(int64_t rows, int64_t cols, StoreDtype dtype = StoreDtype::f32) = 0;
   // Only rows [begin, end) of a rows x cols vertex buffer, at their places
   // (core/row_window.hpp), zeroed.
   virtual HostMat alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end) = 0;
   // Host bytes the devices copy from (pinned for the CUDA executor), not zeroed.
   virtual std::byte* alloc_pinned_bytes(int64_t n) = 0;
+  virtual HostAllocTimes host_alloc_times() const { return {}; }
+  // Called first in a thread that allocates host buffers beside the one that
+  // made the executor (CUDA: makes the executor's first GPU current there).
+  virtual void enter_thread() {}
   // Whether devices have memory of their own (in-memory mode is possible).
   virtual bool has_device_memory() const { return false; }
   // In-memory mode: a vertex-store matrix in device `device`'s memory, or

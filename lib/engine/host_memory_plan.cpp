@@ -309,7 +309,7 @@ HostMemoryPlan plan_host_memory(const HostPlanInputs& in) {
     const int64_t elem = dtype_bytes(opt.host_dtype);
     int64_t bytes = 0;
     for (const StoreMatrix& s : mats) bytes += (rows * s.cols * elem + 3) / 4 * 4;
-    b.add("vertex store", bytes, held,
+    b.add("vertex store", bytes, in.store_beside_plans ? held | kPhasePack : held,
           fmt::format("{}: {}{}", dtype_name(opt.host_dtype), store_detail(mats, rows, elem),
                       rows < n ? fmt::format("; this process's {} of {} rows", rows, n) : ""));
   } else {

@@ -40,6 +40,9 @@ struct HostPlanInputs {
   // first_device ... first_device + devices - 1 and holds only their
   // partitions' rows of the vertex store (devices 0: every device, one process).
   int first_device = 0, devices = 0;
+  // The vertex store is allocated beside the device plans
+  // (TrainerOptions::store_beside_plans): held while they are packed too.
+  bool store_beside_plans = false;
 };
 
 // Phases of a run, in order (loading, renumbering, packing, setup,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -76,24 +78,55 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
     }
   }
   // The devices first: once their plans are packed, the caller can free the
-  // plan's lists and the renumbered graph before the store takes its memory.
+  // plan's lists and the renumbered graph before the store takes its memory
+  // (when the store is not allocated beside them: TrainerOptions::
+  // store_beside_plans). The store's thread starts once the devices' memory
+  // is checked, so that a plan that does not fit fails at once; it touches
+  // only the executor's host allocations and returns the matrices, which
+  // nothing reads before it has ended. (Should setup_devices throw, the
+  // future's destructor waits for the thread before the members go.)
+  const bool beside = opt_.store_beside_plans && store_.residence == Residence::host;
+  const int64_t feature_cols = features.cols();
+  // The store, its wall time and where it went (the executor's sums are the
+  // allocating thread's own).
+  struct Allocated {
+    VertexStore store;
+    double seconds = 0;
+    HostAllocTimes times;
+  };
+  auto allocate = [this, n, feature_cols] {
+    const HostAllocTimes before = exec_.host_alloc_times();
+    Timer own;
+    Allocated a{alloc_vertex_store(n, feature_cols), 0, {}};
+    a.seconds = own.seconds();
+    const HostAllocTimes after = exec_.host_alloc_times();
+    a.times = {after.pages - before.pages, after.pinned - before.pinned};
+    return a;
+  };
+  std::future<Allocated> store_thread;
   Timer t;
-  setup_devices(in);
+  setup_devices(in, [&] {
+    if (!beside) return;
+    store_thread = std::async(std::launch::async, [this, allocate] {
+      exec_.enter_thread();
+      return allocate();
+    });
+  });
   Timer lists;
   if (in.inputs_read) in.inputs_read();
   setup_phases_.add_part("device plans", "inputs released", lists.seconds());
   setup_phases_.add("device plans", t.seconds());
   t.reset();
-  store_.h.resize(L + 1);
-  store_.grad.resize(L + 1);
-  store_.h[0] = alloc_store(n, features.cols());
-  for (int l = 0; l < L; ++l) {
-    // Matrices no pass reads from the store are not allocated (stores_h, stores_grad).
-    if (stores_h(opt_, l + 1)) store_.h[l + 1] = alloc_store(n, m.out_width(l));
-    if (stores_grad(opt_, l + 1)) store_.grad[l + 1] = alloc_store(n, m.out_width(l));
-    if (traits_.stores_layer_matrix) store_.agg.push_back(alloc_store(n, gather_width(m, opt_.gcn_order, l)));
-  }
-  setup_phases_.add("vertex store", t.seconds());
+  Allocated a = beside ? store_thread.get() : allocate();
+  const double waited = t.seconds();
+  store_.h = std::move(a.store.h);
+  store_.grad = std::move(a.store.grad);
+  store_.agg = std::move(a.store.agg);
+  setup_phases_.add("vertex store", a.seconds);
+  if (beside) setup_phases_.set_beside("vertex store", "device plans");
+  if (a.times.pages > 0) setup_phases_.add_part("vertex store", "pages", a.times.pages);
+  if (a.times.pinned > 0) setup_phases_.add_part("vertex store", "pinned", a.times.pinned);
+  if (beside) setup_phases_.add_part("vertex store", "waited for", waited);  // after the device plans
   t.reset();
   fill_feature_store(exec_, store_.h[0], features);
   setup_phases_.add("h^0", t.seconds());
@@ -110,6 +143,26 @@ int64_t vertex_store_bytes(const TrainerOptions& opt, int64_t num_vertices, Stor
   int64_t cols = 0;
   for (const StoreMatrix& sm : store_matrices(opt)) cols += sm.cols;  // the one list of the store's matrices
   return dtype_bytes(dtype) * num_vertices * cols;
+}
+
+// h^0, then per layer h^{l+1}, ∇x^{l+1} and the layer's stored matrix, in
+// store_matrices' order; matrices no pass reads from the store are not
+// allocated (stores_h, stores_grad). Reads only what the constructor set
+// before setup_devices: it may run in a thread of its own beside it.
+VertexStore Trainer::alloc_vertex_store(int64_t n, int64_t feature_cols) {
+  const ModelConfig& m = opt_.model;
+  const int L = m.num_layers();
+  VertexStore s;
+  s.residence = store_.residence;
+  s.h.resize(L + 1);
+  s.grad.resize(L + 1);
+  s.h[0] = alloc_store(n, feature_cols);
+  for (int l = 0; l < L; ++l) {
+    if (stores_h(opt_, l + 1)) s.h[l + 1] = alloc_store(n, m.out_width(l));
+    if (stores_grad(opt_, l + 1)) s.grad[l + 1] = alloc_store(n, m.out_width(l));
+    if (traits_.stores_layer_matrix) s.agg.push_back(alloc_store(n, gather_width(m, opt_.gcn_order, l)));
+  }
+  return s;
 }
 
 HostMat Trainer::alloc_store(int64_t rows, int64_t cols) {
@@ -147,7 +200,7 @@ void Trainer::read_cached_rows(DeviceState& st, const HostMat& m, std::span<floa
   }
 }
 
-void Trainer::setup_devices(const TrainerInputs& in) {
+void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>& checked) {
   const ModelConfig& m = opt_.model;
   const int L = m.num_layers();
   const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt_.gcn_order);
@@ -165,6 +218,7 @@ void Trainer::setup_devices(const TrainerInputs& in) {
     part.reset();
   };
   lap("checks");
+  checked();
   // Streamed steps are copied from their packed blocks every pass: pinned.
   // Resident ones are copied once (upload_bytes) and their blocks released
   // when setup ends (release_resident_blocks): ordinary memory, not pinned.

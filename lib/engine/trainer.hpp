@@ -130,7 +130,9 @@ class Trainer {
  private:
   using Layer = LayerParams;  // per-device parameters and gradients of one layer
   struct DeviceState;  // per-device buffers, ring slots and events (trainer_state.cpp)
-  void setup_devices(const TrainerInputs& in);
+  // `checked` runs once the devices' memory is checked, before the plans are built.
+  void setup_devices(const TrainerInputs& in, const std::function<void()>& checked);
+  VertexStore alloc_vertex_store(int64_t n, int64_t feature_cols);
   // ---- data kept on the device between passes (trainer_resident.cpp)
   void setup_forwarding();
   void setup_handoff(std::vector<DevicePlan*>& plans);

@@ -120,6 +120,14 @@ struct TrainerOptions {
   // transform runs over the buffer's active rows and grows with the second
   // area (5-9% slower): bench/RESULTS.md, session 11.
   KeepRemoteRows keep_remote_rows = KeepRemoteRows::automatic;
+  // The host vertex store is allocated (its pages faulted in and pinned) in
+  // a thread of its own while the device plans are built and uploaded:
+  // neither needs the other, and each takes tens of seconds at a few billion
+  // edges (bench/RESULTS.md). The store is then held beside the plan's lists
+  // and the renumbered graph for a while: ht-train turns this off for a small
+  // store or where the host memory plan does not fit with it
+  // (lib/train/train_job.cpp). Results are identical.
+  bool store_beside_plans = true;
 };
 
 // Whether layer l's transform passes are fused into layer l - 1's (above).

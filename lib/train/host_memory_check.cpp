@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "core/log.hpp"
 #include "core/memory.hpp"
 #include "train/train_job.hpp"
 
@@ -130,6 +131,24 @@ HostPlanInputs host_plan_inputs(const TrainJob& job, const TrainerOptions& topt,
   static const int64_t process_at_start = current_rss_bytes();
   in.process_bytes = process_at_start;
   return in;
+}
+
+bool choose_store_beside_plans(const TrainerOptions& topt, HostPlanInputs& in, const HostMemoryLimit& limit) {
+  in.store_beside_plans = false;
+  if (!topt.store_beside_plans || in.store_on_device) return false;
+  int64_t store = 0;
+  for (const HostMemoryItem& it : plan_host_memory(in).items)
+    if (it.name == "vertex store") store = it.bytes;
+  if (store < kStoreBesideAtLeast) return false;
+  in.store_beside_plans = true;
+  const HostMemoryPlan with = plan_host_memory(in);
+  if (limit.bytes > 0 && with.need > limit.bytes) {
+    in.store_beside_plans = false;
+    log::info("vertex store after the device plans, not beside them: held while they are packed it would make the "
+              "run need {} of {} ({})",
+              gib(with.need), gib(limit.bytes), limit.source);
+  }
+  return in.store_beside_plans;
 }
 
 HostMemoryPlan check_host_memory(const TrainJob& job, const HostPlanInputs& in, const HostMemoryLimit& limit) {

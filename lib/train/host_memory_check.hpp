@@ -32,6 +32,15 @@ HostMemoryLimit host_memory_limit(const TrainJob& job);
 HostPlanInputs host_plan_inputs(const TrainJob& job, const TrainerOptions& topt, const GraphShape& g,
                                 std::optional<PlanShape> plan, bool store_on_device);
 
+// Whether the vertex store is allocated beside the device plans
+// (TrainerOptions::store_beside_plans): asked for, on the host, at least
+// kStoreBesideAtLeast bytes (a smaller one takes a fraction of a second, not
+// worth holding it through packing), and the plan of `in` with the store
+// held through packing too fits `limit` (or the limit is unknown). Sets
+// `in.store_beside_plans` to the answer.
+inline constexpr int64_t kStoreBesideAtLeast = int64_t{1} << 30;
+bool choose_store_beside_plans(const TrainerOptions& topt, HostPlanInputs& in, const HostMemoryLimit& limit);
+
 // Throws ht::Error (one line) when the plan of `in` needs more than `limit`
 // (a limit of 0 bytes is unknown: nothing is checked). Returns the plan.
 HostMemoryPlan check_host_memory(const TrainJob& job, const HostPlanInputs& in, const HostMemoryLimit& limit);

@@ -109,13 +109,16 @@ namespace {
 
 // "graph file 1.20 s, renumbering 2.10 s, ...": where setup's time went.
 // A phase with parts lists them after its time: "device plans 4.10 s (steps
-// 2.50 s, upload 0.90 s)".
+// 2.50 s, upload 0.90 s)"; one that ran beside another says so first, its
+// time its own: "vertex store 3.00 s (beside device plans; pages 1.00 s, ...)".
 std::string phase_text(const PhaseTimes& p) {
   std::string out;
   for (const auto& [name, seconds] : p.phases()) {
     out += fmt::format("{}{} {:.2f} s", out.empty() ? "" : ", ", name, seconds);
     std::string parts;
     for (const auto& [part, s] : p.parts(name)) parts += fmt::format("{}{} {:.2f} s", parts.empty() ? "" : ", ", part, s);
+    const std::string& beside = p.beside(name);
+    if (!beside.empty()) parts = fmt::format("beside {}{}{}", beside, parts.empty() ? "" : "; ", parts);
     if (!parts.empty()) out += fmt::format(" ({})", parts);
   }
   return out;
@@ -593,6 +596,11 @@ JsonWriter summary_json(const TrainJob& job, const TrainSummary& sum, const RunL
     w.end_object();
   }
   w.end_object();
+  // {"vertex store": "device plans"}: phases that ran beside another, in a thread of their own
+  w.key("setup_phases_beside").begin_object();
+  for (const auto& [name, seconds] : sum.setup_phases.phases())
+    if (!sum.setup_phases.beside(name).empty()) w.field(name, sum.setup_phases.beside(name));
+  w.end_object();
   host_plan_json(w, sum);
   w.field("setup_over_epoch", sum.epoch_ms_median > 0 ? sum.setup_seconds * 1e3 / sum.epoch_ms_median : 0.0);
   link_json(w, sum);
@@ -1013,8 +1021,9 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   std::unique_ptr<Executor> exec = make_job_executor(job, plan, target, make_executor);
   lap("executor");
   topt.store_on_device = resolve_store(job, topt, plan, *exec, gn.num_vertices);
-  sum.host_plan = check_host_memory(job, host_plan_inputs(job, topt, shape, shape_of(plan), topt.store_on_device),
-                                    sum.host_limit);
+  HostPlanInputs host_in = host_plan_inputs(job, topt, shape, shape_of(plan), topt.store_on_device);
+  topt.store_beside_plans = choose_store_beside_plans(topt, host_in, sum.host_limit);
+  sum.host_plan = check_host_memory(job, host_in, sum.host_limit);
   log_host_plan(sum.host_plan, sum.host_limit);
   FeatureSource features{g, pipe.partition.new_to_old, pipe.partition.old_to_new,
                          job.normalize_features && !g.flags.features_normalized,

@@ -174,7 +174,9 @@ BatchRows batch_rows(const Plan& plan, int j, VertexBits& bits) {
   return rows;
 }
 
-void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const VertexBits& bits) {
+// Sets the remote rows of step (j, i) and returns the merged row of each
+// member of its nbr (src_merged follows, in fill_src_merged).
+std::vector<uint32_t> set_remote_rows(Plan& plan, int j, int i, const BatchRows& rows, const VertexBits& bits) {
   ChunkPlan& cp = plan.step(j, i);
   const uint32_t base = plan.trans_capacity[i];
   std::vector<uint32_t> merged(cp.nbr.size());
@@ -201,8 +203,32 @@ void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const V
     cp.remote_slot[r] = remote[r].slot;
     merged[remote[r].local] = base + static_cast<uint32_t>(r);
   }
-  cp.src_merged.resize(cp.src_local.size());
-  for (size_t e = 0; e < cp.src_local.size(); ++e) cp.src_merged[e] = merged[cp.src_local[e]];
+  return merged;
+}
+
+// src_merged of every step through src_local and its merged rows, in blocks
+// over all steps' edges: one edge loop per step (a batch's four in one task)
+// kept at most n threads of 64 busy on a friendster-like graph (issue 33).
+void fill_src_merged(Plan& plan, const std::vector<std::vector<uint32_t>>& merged, bool parallel) {
+  struct Block {
+    size_t step;
+    int64_t begin, end;
+  };
+  std::vector<Block> blocks;
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    ChunkPlan& cp = plan.steps[s];
+    resize_for_overwrite(cp.src_merged, cp.src_local.size());
+    const auto e = static_cast<int64_t>(cp.src_local.size());
+    for (int64_t b = 0; b < e; b += kParallelMin) blocks.push_back({s, b, std::min(e, b + kParallelMin)});
+  }
+  const auto nblocks = static_cast<int64_t>(blocks.size());
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  for (int64_t t = 0; t < nblocks; ++t) {
+    const Block& b = blocks[t];
+    ChunkPlan& cp = plan.steps[b.step];
+    const std::vector<uint32_t>& rows = merged[b.step];
+    for (int64_t e = b.begin; e < b.end; ++e) cp.src_merged[e] = rows[cp.src_local[e]];
+  }
 }
 
 // After batch j: slots whose vertex is not in 𝕅_i,j+1 (all after the last
@@ -287,10 +313,12 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
 
   const bool parallel = plan.volumes.v_ori >= kParallelMin;
   plan.trans_capacity.assign(m, 0);
-  // GPUs in parallel; a single GPU's steps each in parallel blocks instead
-  // (step_slots' own loops run serially inside the loop over GPUs).
-#pragma omp parallel for schedule(dynamic, 1) if (parallel && m > 1)
+  // GPUs in parallel when there are as many as threads; else one GPU after
+  // another, each step in parallel blocks (step_slots' own loops, which run
+  // serially inside the loop over GPUs: m = 4 kept 4 of 64 cores busy).
+#pragma omp parallel for schedule(dynamic, 1) if (parallel && m > 1 && m >= omp_get_max_threads())
   for (int i = 0; i < m; ++i) plan.trans_capacity[i] = assign_slots(plan, i);
+  std::vector<std::vector<uint32_t>> merged(plan.steps.size());
 #pragma omp parallel if (parallel)
   {
     VertexBits bits(num_vertices);
@@ -298,12 +326,14 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
     for (int j = 0; j < n; ++j) {
       const BatchRows rows = batch_rows(plan, j, bits);
       for (int i = 0; i < m; ++i) {
-        set_merged_indices(plan, j, i, rows, bits);
+        merged[static_cast<size_t>(j) * m + i] = set_remote_rows(plan, j, i, rows, bits);
         set_flushes(plan, j, i);
       }
       bits.clear(rows.vid);
     }
   }
+  fill_src_merged(plan, merged, parallel);
+  merged = {};
   set_capacities(plan);
   for (int i = 0; i < m; ++i)
     HT_CHECK(static_cast<uint64_t>(plan.trans_capacity[i]) + plan.remote_capacity[i] <= UINT32_MAX,

@@ -318,18 +318,29 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
   // serially inside the loop over GPUs: m = 4 kept 4 of 64 cores busy).
 #pragma omp parallel for schedule(dynamic, 1) if (parallel && m > 1 && m >= omp_get_max_threads())
   for (int i = 0; i < m; ++i) plan.trans_capacity[i] = assign_slots(plan, i);
+  // Remote rows and flushes step by step in parallel (one task per batch
+  // kept n = 8 of 64 cores busy on a friendster-like graph): batches in
+  // groups with enough steps for the threads, each batch's rows and rank
+  // bits built once and shared by its m steps.
   std::vector<std::vector<uint32_t>> merged(plan.steps.size());
-#pragma omp parallel if (parallel)
-  {
-    VertexBits bits(num_vertices);
-#pragma omp for schedule(dynamic, 1)
-    for (int j = 0; j < n; ++j) {
-      const BatchRows rows = batch_rows(plan, j, bits);
-      for (int i = 0; i < m; ++i) {
-        merged[static_cast<size_t>(j) * m + i] = set_remote_rows(plan, j, i, rows, bits);
-        set_flushes(plan, j, i);
-      }
-      bits.clear(rows.vid);
+  const int group = std::clamp((omp_get_max_threads() + m - 1) / m, 1, n);
+  std::vector<VertexBits> bits;
+  for (int g = 0; g < group; ++g) bits.emplace_back(num_vertices);
+  std::vector<BatchRows> rows(static_cast<size_t>(group));
+  for (int first = 0; first < n; first += group) {
+    const int count = std::min(group, n - first);
+#pragma omp parallel for schedule(dynamic, 1) if (parallel && count > 1)
+    for (int g = 0; g < count; ++g) rows[g] = batch_rows(plan, first + g, bits[g]);
+    const int64_t steps = static_cast<int64_t>(count) * m;
+#pragma omp parallel for schedule(dynamic, 1) if (parallel && steps > 1)
+    for (int64_t t = 0; t < steps; ++t) {
+      const int g = static_cast<int>(t / m), i = static_cast<int>(t % m), j = first + g;
+      merged[static_cast<size_t>(j) * m + i] = set_remote_rows(plan, j, i, rows[g], bits[g]);
+      set_flushes(plan, j, i);
+    }
+    for (int g = 0; g < count; ++g) {
+      bits[g].clear(rows[g].vid);
+      rows[g] = BatchRows{};
     }
   }
   fill_src_merged(plan, merged, parallel);

@@ -56,8 +56,8 @@ struct Inputs {
 // Sections of a graph file that plans never read: their checksums are not
 // verified either. The features are three quarters of a friendster-like
 // file (33.6 of 44.7 GB): a checksum pass over them cost their read from
-// disk when not cached, and faulted them into the process's RSS, where they
-// were most of its peak (53 GiB).
+// disk when not cached, and faulted them into the process's RSS (55 GB in
+// the read phase with the renumbered topology).
 const std::array<std::string, 1> kUnreadGraphSections{"features"};
 
 Inputs load_inputs(const ReorganizeToolOptions& opt) {

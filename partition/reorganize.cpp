@@ -87,7 +87,7 @@ struct Block {
 
 template <typename Sets>
 std::vector<Block> blocks_of(const Sets& sets) {
-  const int64_t g = std::max<int64_t>(kParallelMin, 1);
+  const int64_t g = kParallelMin;
   std::vector<Block> blocks;
   for (size_t k = 0; k < sets.size(); ++k) {
     const auto size = static_cast<int64_t>(sets[k].size());
@@ -100,11 +100,13 @@ Membership build_membership(const std::vector<VertexSet>& sets, int64_t num_vert
   Membership mb;
   // Classic two-pass CSR: counts at v + 2, prefix sums, then filling with
   // offsets[v + 1]++ leaves offsets[v] = start of v.
-  mb.offsets.assign(num_vertices + 2, 0);
+  const bool parallel = total_size(sets) >= kParallelMin;
+  resize_for_overwrite(mb.offsets, static_cast<size_t>(num_vertices) + 2);
   int64_t* off = mb.offsets.data();
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t v = 0; v < num_vertices + 2; ++v) off[v] = 0;
   const std::vector<Block> blocks = blocks_of(sets);
   const auto nblocks = static_cast<int64_t>(blocks.size());
-  const bool parallel = total_size(sets) >= kParallelMin;
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
   for (int64_t t = 0; t < nblocks; ++t) {
     const Block& b = blocks[t];

@@ -45,11 +45,18 @@ inline std::span<const vid_t> range_of(std::span<const vid_t> l, uint64_t lo, ui
   return {a, b};
 }
 
-// Union of ascending lists, merged one after another into `out`.
+// Union of ascending lists, merged one after another into `out` (the first
+// two in one pass: no copy of the first list on its own).
 inline void union_into(std::span<const std::span<const vid_t>> lists, std::vector<vid_t>& out) {
   out.clear();
+  if (lists.size() >= 2) {
+    out.reserve(lists[0].size() + lists[1].size());
+    std::set_union(lists[0].begin(), lists[0].end(), lists[1].begin(), lists[1].end(), std::back_inserter(out));
+  } else if (lists.size() == 1) {
+    out.assign(lists[0].begin(), lists[0].end());
+  }
   std::vector<vid_t> tmp;
-  for (const auto& l : lists) {
+  for (const auto& l : lists.subspan(std::min<size_t>(lists.size(), 2))) {
     tmp.clear();
     tmp.reserve(out.size() + l.size());
     std::set_union(out.begin(), out.end(), l.begin(), l.end(), std::back_inserter(tmp));

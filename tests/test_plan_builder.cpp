@@ -253,10 +253,11 @@ TEST(PlanBuilder, DeterministicAcrossRunsAndThreadCounts) {
 }
 
 // A plan above the parallel thresholds (unions by all threads, slots GPU
-// after GPU with each step in parallel blocks, src_merged and the
-// derivation check's edges in blocks over all steps): the same plan at 1, 2
-// and 8 threads; the derivation check passes at each, and reports the same
-// first mismatch (a step's edge in a late block before a later step's slot).
+// after GPU with each step in parallel blocks, remote rows one task per
+// step, the derivation check's edges in blocks over all steps): the same
+// plan at 1, 2 and 8 threads; the derivation check passes at each, and
+// reports the same first mismatch (a step's edge in a late block before a
+// later step's slot).
 TEST(PlanBuilder, LargePlanSameAtAnyThreadCount) {
   const Graph g = test::make_graph(test::GraphKind::community, 60000, 1200000, 13);
   const auto [g_new, p] = test::shuffled_partition(g, 2, 3, 7);

@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--stats-json", opt.stats_json_path, "Also write the statistics as one JSON object to this file");
   app.add_flag("--no-verify{false}", opt.verify,
-               "Skip the inputs' section checksums and the symbolic check of the new plan (huge inputs)");
+               "Skip the inputs' section checksums and the symbolic check of the new plan (huge inputs); the "
+               "graph's features, which plans never read, are never read nor verified");
   app.add_flag("--no-check{false}", opt.check,
                "Skip only the symbolic check of the new plan (keep the checksums): the builder is tested against "
                "the same checker, which costs about a fifth of a run (docs/PLAN.md); ht-reorganize --check can "

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "partition/sorted_sets.hpp"
 
 namespace ht {
 namespace {
@@ -26,44 +27,29 @@ std::vector<std::vector<vid_t>> batch_unions(const ChunkNeighbors& chunk_nbr, co
            chunk_nbr.size());
   const int m = order.m, n = order.n;
   std::vector<std::vector<vid_t>> unions(n);
-#pragma omp parallel for schedule(dynamic, 1) if (total_size(chunk_nbr) >= kParallelMin)
+  // Batches side by side when there are enough of them for the threads;
+  // else one after another, each union by all threads (sorted_sets.hpp).
+  const bool by_batch = total_size(chunk_nbr) >= kParallelMin && n >= omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) if (by_batch)
   for (int j = 0; j < n; ++j) {
-    std::vector<vid_t> u, tmp;
-    for (int i = 0; i < m; ++i) {
-      const auto& s = chunk_nbr[static_cast<size_t>(i) * n + order.at(j, i)];
-      tmp.clear();
-      tmp.reserve(u.size() + s.size());
-      std::set_union(u.begin(), u.end(), s.begin(), s.end(), std::back_inserter(tmp));
-      u.swap(tmp);
-    }
-    unions[j] = std::move(u);
+    std::vector<std::span<const vid_t>> lists;
+    for (int i = 0; i < m; ++i) lists.push_back(chunk_nbr[static_cast<size_t>(i) * n + order.at(j, i)]);
+    unions[j] = sorted_sets::unite(lists);
   }
   return unions;
 }
-
-namespace {
-int64_t intersection_size(const std::vector<vid_t>& a, const std::vector<vid_t>& b) {
-  int64_t k = 0;
-  auto x = a.begin(), y = b.begin();
-  while (x != a.end() && y != b.end()) {
-    if (*x < *y) ++x;
-    else if (*y < *x) ++y;
-    else ++k, ++x, ++y;
-  }
-  return k;
-}
-}  // namespace
 
 PlanVolumes volumes_of(const ChunkNeighbors& chunk_nbr, const std::vector<std::vector<vid_t>>& unions) {
   PlanVolumes v;
   v.v_ori = total_size(chunk_nbr);
   const int n = static_cast<int>(unions.size());
   int64_t p2p = 0, ru = 0;
-#pragma omp parallel for schedule(dynamic, 1) reduction(+ : p2p, ru) if (v.v_ori >= kParallelMin)
+  const bool by_batch = v.v_ori >= kParallelMin && n >= omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : p2p, ru) if (by_batch)
   for (int j = 0; j < n; ++j) {
     const auto size = static_cast<int64_t>(unions[j].size());
     p2p += size;
-    ru += j == 0 ? size : size - intersection_size(unions[j], unions[j - 1]);
+    ru += j == 0 ? size : size - sorted_sets::intersection_size(unions[j], unions[j - 1]);
   }
   v.v_p2p = p2p;
   v.v_ru = ru;

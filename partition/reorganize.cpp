@@ -18,12 +18,16 @@
 // count (integer sums; ties broken by lowest index).
 #include "partition/reorganize.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <iterator>
 
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/timer.hpp"
+#include "partition/sorted_sets.hpp"
 
 namespace ht {
 
@@ -73,58 +77,98 @@ struct Membership {
   }
 };
 
+// Items [begin, end) of set `set`: the unit of the parallel loops below (a
+// friendster-like graph has n = 8 sets of tens of millions of ids: one set
+// per thread left most of 64 cores idle).
+struct Block {
+  size_t set;
+  int64_t begin, end;
+};
+
+template <typename Sets>
+std::vector<Block> blocks_of(const Sets& sets) {
+  const int64_t g = kParallelMin;
+  std::vector<Block> blocks;
+  for (size_t k = 0; k < sets.size(); ++k) {
+    const auto size = static_cast<int64_t>(sets[k].size());
+    for (int64_t b = 0; b < size; b += g) blocks.push_back({k, b, std::min(size, b + g)});
+  }
+  return blocks;
+}
+
 Membership build_membership(const std::vector<VertexSet>& sets, int64_t num_vertices) {
   Membership mb;
   // Classic two-pass CSR: counts at v + 2, prefix sums, then filling with
   // offsets[v + 1]++ leaves offsets[v] = start of v.
-  mb.offsets.assign(num_vertices + 2, 0);
+  const bool parallel = total_size(sets) >= kParallelMin;
+  resize_for_overwrite(mb.offsets, static_cast<size_t>(num_vertices) + 2);
   int64_t* off = mb.offsets.data();
-  const auto nsets = static_cast<int64_t>(sets.size());
-#pragma omp parallel if (total_size(sets) >= kParallelMin)
-  {
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t b = 0; b < nsets; ++b)
-      for (vid_t v : sets[b]) {
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t v = 0; v < num_vertices + 2; ++v) off[v] = 0;
+  const std::vector<Block> blocks = blocks_of(sets);
+  const auto nblocks = static_cast<int64_t>(blocks.size());
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  for (int64_t t = 0; t < nblocks; ++t) {
+    const Block& b = blocks[t];
+    for (int64_t x = b.begin; x < b.end; ++x) {
 #pragma omp atomic
-        ++off[v + 2];
-      }
-#pragma omp single
-    {
-      for (int64_t v = 2; v < num_vertices + 2; ++v) off[v] += off[v - 1];
-      mb.batches.resize(off[num_vertices + 1]);
+      ++off[sets[b.set][x] + 2];
     }
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t b = 0; b < nsets; ++b)
-      for (vid_t v : sets[b]) {
-        int64_t k;
+  }
+  // offsets[1] = 0: the inclusive scan from there is the serial loop
+  // offsets[v] += offsets[v - 1] for v >= 2.
+  if (parallel) parallel_inclusive_scan(std::span<int64_t>(mb.offsets).subspan(1));
+  else
+    for (int64_t v = 2; v < num_vertices + 2; ++v) off[v] += off[v - 1];
+  mb.batches.resize(off[num_vertices + 1]);
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  for (int64_t t = 0; t < nblocks; ++t) {
+    const Block& b = blocks[t];
+    for (int64_t x = b.begin; x < b.end; ++x) {
+      int64_t k;
 #pragma omp atomic capture
-        k = off[v + 1]++;
-        mb.batches[k] = static_cast<int32_t>(b);
-      }
+      k = off[sets[b.set][x] + 1]++;
+      mb.batches[k] = static_cast<int32_t>(b.set);
+    }
   }
   mb.offsets.pop_back();
   return mb;
 }
 
-// overlap[s][b] = |{v in sets[s] : b in L_v}| = |sets[s] ∩ U_b|.
+// overlap[s][b] = |{v in sets[s] : b in L_v}| = |sets[s] ∩ U_b|. Blocks of
+// a set count on their own and add into the set's row (integer sums: the
+// same whatever the schedule).
 template <typename Sets>
 std::vector<std::vector<int64_t>> overlap_matrix(const Sets& sets, const Membership& mb, int n) {
   std::vector<std::vector<int64_t>> overlap(sets.size(), std::vector<int64_t>(n, 0));
   int64_t work = 0;
   for (const auto& s : sets) work += static_cast<int64_t>(s.size());
-#pragma omp parallel for schedule(dynamic, 1) if (work >= kParallelMin)
-  for (size_t k = 0; k < sets.size(); ++k) {
-    int64_t* c = overlap[k].data();
-    for (vid_t v : sets[k])
-      for (int32_t b : mb.of(v)) ++c[b];
+  const std::vector<Block> blocks = blocks_of(sets);
+  const auto nblocks = static_cast<int64_t>(blocks.size());
+#pragma omp parallel if (work >= kParallelMin)
+  {
+    std::vector<int64_t> c(n);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t t = 0; t < nblocks; ++t) {
+      const Block& b = blocks[t];
+      std::fill(c.begin(), c.end(), 0);
+      for (int64_t x = b.begin; x < b.end; ++x)
+        for (int32_t u : mb.of(sets[b.set][x])) ++c[u];
+      int64_t* row = overlap[b.set].data();
+      for (int u = 0; u < n; ++u)
+        if (c[u] != 0) {
+#pragma omp atomic
+          row[u] += c[u];
+        }
+    }
   }
   return overlap;
 }
 
+// U = U ∪ add (by all threads when large, sorted_sets.hpp).
 void unite(VertexSet& u, std::span<const vid_t> add) {
-  VertexSet out;
-  out.reserve(u.size() + add.size());
-  std::set_union(u.begin(), u.end(), add.begin(), add.end(), std::back_inserter(out));
+  const std::span<const vid_t> lists[] = {u, add};
+  VertexSet out = sorted_sets::unite(lists);
   u.swap(out);
 }
 
@@ -151,7 +195,9 @@ std::vector<int32_t> group_chunks(const ChunkNeighbors& nbr, int m, int n, int64
     }
     // U_b only matters to later partitions, so the unions can wait for all
     // of this partition's choices.
-#pragma omp parallel for schedule(dynamic, 1) if (total_size(unions) >= kParallelMin)
+    // Batches side by side when there are enough for the threads; else one
+    // after another, each union by all threads.
+#pragma omp parallel for schedule(dynamic, 1) if (total_size(unions) >= kParallelMin && n >= omp_get_max_threads())
     for (int b = 0; b < n; ++b) unite(unions[b], mine[batch_chunk[static_cast<size_t>(b) * m + i]]);
   }
   return batch_chunk;

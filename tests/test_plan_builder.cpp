@@ -6,11 +6,13 @@
 
 #include <set>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "partition/plan_builder.hpp"
 #include "partition/plan_check.hpp"
 #include "partition/plan_cost.hpp"
+#include "plan/plan_derive.hpp"
 #include "plan_test_graphs.hpp"
 
 namespace ht {
@@ -248,6 +250,38 @@ TEST(PlanBuilder, DeterministicAcrossRunsAndThreadCounts) {
   omp_set_num_threads(threads);
   EXPECT_TRUE(same_plan(one, two));
   EXPECT_TRUE(same_plan(two, again));
+}
+
+// A plan above the parallel thresholds (unions by all threads, slots GPU
+// after GPU with each step in parallel blocks, remote rows one task per
+// step, the derivation check's edges in blocks over all steps): the same
+// plan at 1, 2 and 8 threads; the derivation check passes at each, and
+// reports the same first mismatch (a step's edge in a late block before a
+// later step's slot).
+TEST(PlanBuilder, LargePlanSameAtAnyThreadCount) {
+  const Graph g = test::make_graph(test::GraphKind::community, 60000, 1200000, 13);
+  const auto [g_new, p] = test::shuffled_partition(g, 2, 3, 7);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const Plan one = build_plan(g_new.view(), p, {});
+  ASSERT_EQ(find_derivation_mismatch(one), "");
+  Plan spoiled = one;
+  const size_t late = spoiled.steps[1].src_merged.size() - 1;
+  ASSERT_GT(late, size_t{1} << 17);  // several blocks of edges
+  spoiled.steps[1].src_merged[late] ^= 1;
+  std::swap(spoiled.steps[4].trans_slot[0], spoiled.steps[4].trans_slot[1]);
+  const std::string first = find_derivation_mismatch(spoiled);
+  EXPECT_NE(first.find(fmt::format("step 1 (batch 0, GPU 1): edge {} ", late)), std::string::npos) << first;
+  for (int t : {2, 8}) {
+    omp_set_num_threads(t);
+    const Plan plan = build_plan(g_new.view(), p, {});
+    EXPECT_TRUE(same_plan(one, plan)) << t << " threads";
+    EXPECT_EQ(plan.volumes.v_p2p, one.volumes.v_p2p);
+    EXPECT_EQ(plan.volumes_before.v_ru, one.volumes_before.v_ru);
+    EXPECT_EQ(find_derivation_mismatch(plan), "") << t << " threads";
+    EXPECT_EQ(find_derivation_mismatch(spoiled), first) << t << " threads";
+  }
+  omp_set_num_threads(threads);
 }
 
 // One chunk: built by all threads (rows filled and sorted in parallel, the

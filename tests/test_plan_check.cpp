@@ -43,6 +43,20 @@ void expect_caught(const std::function<void(Plan&, const Partition&)>& spoil, co
   EXPECT_THROW(verify_plan(f.plan, f.g.view(), f.p), Error);
 }
 
+// The remote rows must be exactly the neighbors other GPUs own (the
+// expected list is built in parallel blocks: grain 7 makes many).
+TEST(PlanCheck, CatchesRemoteRowsOfAnotherSet) {
+  for (BulkTuning t : {BulkTuning{}, BulkTuning{0, 7}}) {
+    ScopedBulkTuning scope(t);
+    expect_caught(
+        [](Plan& pl, const Partition&) {
+          ChunkPlan& cp = pl.step(2, 1);
+          cp.remote_vid.back() = cp.trans_vid[0];  // a vertex GPU 1 owns
+        },
+        "own vertex as a remote row", "remote rows are not the neighbors owned by other GPUs");
+  }
+}
+
 TEST(PlanCheck, AcceptsTheBuiltPlan) {
   Fixture f;
   EXPECT_EQ(check_plan(f.plan, f.g.view(), f.p), std::vector<std::string>{});
@@ -145,6 +159,10 @@ TEST(PlanCheck, SameProblemsWhateverTheThreadCount) {
        }},
       {"remote order", [](Plan& pl) {
          for (ChunkPlan& cp : pl.steps) std::reverse(cp.remote_slot.begin(), cp.remote_slot.end());
+       }},
+      {"remote set", [](Plan& pl) {
+         for (ChunkPlan& cp : pl.steps)
+           if (!cp.remote_vid.empty() && !cp.trans_vid.empty()) cp.remote_vid.back() = cp.trans_vid[0];
        }},
       {"topology", [](Plan& pl) {
          for (ChunkPlan& cp : pl.steps) std::fill(cp.src_vid.begin(), cp.src_vid.end(), cp.nbr[0]);

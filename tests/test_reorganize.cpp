@@ -4,7 +4,10 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
+#include <span>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -12,6 +15,7 @@
 #include "partition/plan_builder.hpp"
 #include "partition/plan_cost.hpp"
 #include "partition/reorganize.hpp"
+#include "partition/sorted_sets.hpp"
 #include "plan_test_graphs.hpp"
 
 namespace ht {
@@ -131,6 +135,76 @@ TEST(Reorganize, GreedyUsuallyLowersCostAndThePlanNeverRaisesIt) {
         }
   EXPECT_GT(lowered, 2 * total / 3);
   EXPECT_LT(raised, total / 4);
+}
+
+// The unions and intersections by all threads (cut into pieces at ids of the
+// longest list) against the serial set operations, at 1 and 8 threads, on
+// lists above the parallel threshold: of different lengths, overlapping,
+// empty, and with ids at both ends of the 32-bit range.
+TEST(SortedSets, SameAsSerialSetOperationsAtAnyThreadCount) {
+  rng::Stream r(17, 3);
+  auto random_list = [&](size_t size, uint64_t range) {
+    std::vector<vid_t> v(size);
+    for (auto& x : v) x = static_cast<vid_t>(r.below(range));
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
+  std::vector<std::vector<vid_t>> lists{random_list(300000, 1000000), random_list(90000, 400000), {},
+                                        random_list(200000, uint64_t{UINT32_MAX} + 1), random_list(5, 50)};
+  lists[3].push_back(UINT32_MAX);
+  lists[1].insert(lists[1].begin(), 0);
+  std::vector<vid_t> want;
+  for (const auto& l : lists) {
+    std::vector<vid_t> tmp;
+    std::set_union(want.begin(), want.end(), l.begin(), l.end(), std::back_inserter(tmp));
+    want.swap(tmp);
+  }
+  std::vector<std::span<const vid_t>> spans(lists.begin(), lists.end());
+  const int threads = omp_get_max_threads();
+  for (int t : {1, 8}) {
+    omp_set_num_threads(t);
+    EXPECT_EQ(sorted_sets::unite(spans), want) << t << " threads";
+    for (size_t a = 0; a < lists.size(); ++a)
+      for (size_t b = 0; b < lists.size(); ++b) {
+        std::vector<vid_t> both;
+        std::set_intersection(lists[a].begin(), lists[a].end(), lists[b].begin(), lists[b].end(),
+                              std::back_inserter(both));
+        EXPECT_EQ(sorted_sets::intersection_size(lists[a], lists[b]), static_cast<int64_t>(both.size()))
+            << a << " " << b << ", " << t << " threads";
+      }
+  }
+  omp_set_num_threads(threads);
+  EXPECT_TRUE(sorted_sets::unite(std::span<const std::span<const vid_t>>()).empty());
+}
+
+// Inputs above the parallel thresholds (membership and overlap counts in
+// blocks, unions by all threads): the same order and unions at 1, 2 and 8
+// threads.
+TEST(Reorganize, LargeInputsSameOrderAndUnionsAtAnyThreadCount) {
+  const Graph g = test::make_graph(test::GraphKind::community, 60000, 600000, 23);
+  for (auto [m, n] : {std::pair{4, 8}, std::pair{2, 3}}) {
+    const auto [g_new, p] = test::shuffled_partition(g, m, n, 5);
+    const auto chunks = build_chunks(g_new.view(), p);
+    ChunkNeighbors nbr;
+    for (const auto& c : chunks) nbr.emplace_back(c.nbr);
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    std::vector<std::vector<vid_t>> unions_one;
+    const BatchOrder one = reorganize(nbr, m, n, g.num_vertices, &unions_one);
+    const PlanVolumes volumes_one = order_volumes(nbr, one);
+    for (int t : {2, 8}) {
+      omp_set_num_threads(t);
+      std::vector<std::vector<vid_t>> unions;
+      const BatchOrder order = reorganize(nbr, m, n, g.num_vertices, &unions);
+      EXPECT_EQ(order.chunk, one.chunk) << t << " threads";
+      EXPECT_EQ(unions, unions_one) << t << " threads";
+      EXPECT_EQ(batch_unions(nbr, order), unions_one) << t << " threads";
+      const PlanVolumes v = order_volumes(nbr, order);
+      EXPECT_EQ(std::tie(v.v_ori, v.v_p2p, v.v_ru), std::tie(volumes_one.v_ori, volumes_one.v_p2p, volumes_one.v_ru));
+    }
+    omp_set_num_threads(threads);
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/container_verify.hpp"
 #include "core/hash.hpp"
 
 namespace ht {
@@ -72,7 +73,28 @@ std::vector<uint64_t> all_section_checksums(const std::byte* base, const std::ve
   for (size_t i = 0; i < sections.size(); ++i) sums[i] = combine_digests(digests[i], sections[i].length);
   return sums;
 }
+// Throws at the first of `sections` (of the file mapped at `base`) whose
+// checksum differs from the recorded one.
+void verify_checksums(const std::string& path, const std::byte* base, const std::vector<SectionInfo>& sections) {
+  const std::vector<uint64_t> sums = all_section_checksums(base, sections);
+  for (size_t i = 0; i < sections.size(); ++i) {
+    const SectionInfo& s = sections[i];
+    if (sums[i] != s.checksum)
+      throw offset_error(path, s.offset, "checksum mismatch in section '" + s.name + "' (corrupted data)");
+  }
+}
 }  // namespace
+
+void verify_section_checksums(const ContainerReader& r, std::span<const std::string> skip) {
+  std::vector<SectionInfo> verified;
+  for (const SectionInfo& s : r.sections())
+    if (std::find(skip.begin(), skip.end(), s.name) == skip.end()) verified.push_back(s);
+  if (verified.empty()) return;
+  // The map's base, from any section's bytes and its offset in the file.
+  const SectionInfo& first = verified.front();
+  const std::byte* base = r.bytes(first.name, first.dtype).data() - first.offset;
+  verify_checksums(r.path(), base, verified);
+}
 
 size_t dtype_size(DType t) {
   switch (t) {
@@ -296,15 +318,7 @@ ContainerReader::ContainerReader(const std::string& path, const char (&magic)[9]
       if (o.name == s.name) throw offset_error(path, where, "duplicate section '" + s.name + "'");
     sections_.push_back(s);
   }
-  if (opt.verify_checksums) {
-    const std::vector<uint64_t> sums = all_section_checksums(file_.data(), sections_);
-    for (size_t i = 0; i < sections_.size(); ++i) {
-      const SectionInfo& s = sections_[i];
-      if (sums[i] != s.checksum)
-        throw offset_error(path, s.offset,
-                           "checksum mismatch in section '" + s.name + "' (corrupted data)");
-    }
-  }
+  if (opt.verify_checksums) verify_checksums(path, file_.data(), sections_);
 }
 
 const SectionInfo* ContainerReader::find(const std::string& name) const {

@@ -63,9 +63,12 @@ bool stored_lists_valid(const Plan& plan, const ChunkPlan& cp) {
   return true;
 }
 
-// Step s's own lists against their derivation, given the capacity its GPU's
-// earlier batches used (`base` of the merged rows at the end); "" when equal.
-std::string step_mismatch(const Plan& plan, size_t s, int64_t capacity, uint32_t base) {
+// Step s's own lists but its edges' against their derivation, given the
+// capacity its GPU's earlier batches used (`base` of the merged rows at the
+// end); "" when equal. `merged` receives the derived merged row of each
+// member of nbr, for edge_mismatch.
+std::string step_mismatch(const Plan& plan, size_t s, int64_t capacity, uint32_t base,
+                          std::vector<uint32_t>& merged) {
   const ChunkPlan& cp = plan.steps[s];
   if (cp.trans_vid != transition_set(plan, s))
     return fmt::format("{}: trans_vid is not the vertices of partition {} that batch {} needs", where(plan, s),
@@ -84,11 +87,20 @@ std::string step_mismatch(const Plan& plan, size_t s, int64_t capacity, uint32_t
   derive_flushes(plan, s, flush_slot, flush_vid);
   if (flush_slot != cp.flush_slot || flush_vid != cp.flush_vid)
     return fmt::format("{}: flush lists are not the slots whose vertex leaves after the batch", where(plan, s));
-  for (size_t e = 0; e < cp.src_local.size(); ++e) {
+  merged = std::move(rows.merged);
+  return "";
+}
+
+// Edges [begin, end) of step s against src_vid and src_merged derived
+// through src_local; the first that differs, or "".
+std::string edge_mismatch(const Plan& plan, size_t s, const std::vector<uint32_t>& merged, int64_t begin,
+                          int64_t end) {
+  const ChunkPlan& cp = plan.steps[s];
+  for (int64_t e = begin; e < end; ++e) {
     const uint32_t x = cp.src_local[e];
-    if (cp.src_vid[e] != cp.nbr[x] || cp.src_merged[e] != rows.merged[x])
+    if (cp.src_vid[e] != cp.nbr[x] || cp.src_merged[e] != merged[x])
       return fmt::format("{}: edge {} has src_vid {} and src_merged {}, derived {} and {}", where(plan, s), e,
-                         cp.src_vid[e], cp.src_merged[e], cp.nbr[x], rows.merged[x]);
+                         cp.src_vid[e], cp.src_merged[e], cp.nbr[x], merged[x]);
   }
   return "";
 }
@@ -412,13 +424,38 @@ std::string find_derivation_mismatch(const Plan& plan) {
   // capacity the slots use: a recorded capacity that differs is read_plan's
   // to refuse.
   std::vector<std::string> found(steps);
+  std::vector<std::vector<uint32_t>> merged(steps);
   int64_t work = 0;
   for (const ChunkPlan& cp : plan.steps) work += static_cast<int64_t>(cp.src_local.size() + cp.nbr.size());
 #pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1 && work > grain())
   for (int64_t s = 0; s < nsteps; ++s)
-    found[s] = step_mismatch(plan, static_cast<size_t>(s), before[s], static_cast<uint32_t>(used[s % plan.m]));
-  for (const std::string& f : found)
-    if (!f.empty()) return f;
+    found[s] = step_mismatch(plan, static_cast<size_t>(s), before[s], static_cast<uint32_t>(used[s % plan.m]),
+                             merged[s]);
+  // The edges in blocks over all steps (one edge loop per step kept at most
+  // m * n threads busy, issue 33); a step's own lists come before its edges,
+  // its blocks in edge order: the same first mismatch as step by step.
+  struct Block {
+    size_t step;
+    int64_t begin, end;
+  };
+  std::vector<Block> blocks;
+  const int64_t g = grain();
+  for (size_t s = 0; s < steps; ++s) {
+    if (!found[s].empty()) continue;
+    const auto e = static_cast<int64_t>(plan.steps[s].src_local.size());
+    for (int64_t b = 0; b < e; b += g) blocks.push_back({s, b, std::min(e, b + g)});
+  }
+  const auto nblocks = static_cast<int64_t>(blocks.size());
+  std::vector<std::string> edge_found(blocks.size());
+#pragma omp parallel for schedule(dynamic, 1) if (nblocks > 1 && work > grain())
+  for (int64_t t = 0; t < nblocks; ++t)
+    edge_found[t] = edge_mismatch(plan, blocks[t].step, merged[blocks[t].step], blocks[t].begin, blocks[t].end);
+  size_t t = 0;
+  for (size_t s = 0; s < steps; ++s) {
+    if (!found[s].empty()) return found[s];
+    for (; t < blocks.size() && blocks[t].step == s; ++t)
+      if (!edge_found[t].empty()) return edge_found[t];
+  }
   return "";
 }
 

@@ -101,6 +101,36 @@ cp plan.htplan broken.htplan
 size=$(stat -c %s broken.htplan)
 printf '\x55' | dd of=broken.htplan bs=1 seek=$((size - 5)) conv=notrunc status=none
 expect_error "corrupted plan" "checksum mismatch" --check broken.htplan -g g.htg -p p.htp
+# --- section checksums: the features (never read by plans) are not verified,
+# the topology is; the plan's bytes (past the header, which records the build
+# time) do not depend on the thread count -----------------------------------
+section_span() {  # FILE NAME: "offset length" of a section, from the header's table
+  "$PY" - "$1" "$2" <<'PYEOF'
+import struct, sys
+h = open(sys.argv[1], "rb").read(4096)
+for i in range(struct.unpack_from("<I", h, 20)[0]):
+    e = 192 + 96 * i
+    if h[e:e + 32].rstrip(b"\0").decode() == sys.argv[2]:
+        print(*struct.unpack_from("<QQ", h, e + 56))
+PYEOF
+}
+body() { tail -c +4097 "$1" | sha256sum | cut -d' ' -f1; }
+read -r f_off f_len <<<"$(section_span g.htg features)"
+[[ -n ${f_len:-} && $f_len -gt 16 ]] || fail "no features section in g.htg"
+cp g.htg spoiled_features.htg
+printf '\x55\xaa' | dd of=spoiled_features.htg bs=1 seek=$((f_off + f_len / 2)) conv=notrunc status=none
+OMP_NUM_THREADS=1 "$REORG" -q -g g.htg -p p.htp -o t1.htplan >/dev/null || fail "1 thread"
+OMP_NUM_THREADS=3 "$REORG" -q -g g.htg -p p.htp -o t3.htplan >/dev/null || fail "3 threads"
+[[ $(body t1.htplan) == "$(body t3.htplan)" ]] || fail "plan bytes differ between 1 and 3 threads"
+"$REORG" -q -g spoiled_features.htg -p p.htp -o sf.htplan >/dev/null 2>err.txt ||
+  fail "corrupted features (never read) refused: $(cat err.txt)"
+[[ $(body sf.htplan) == "$(body t1.htplan)" ]] || fail "plan from the graph with corrupted features differs"
+echo "ok: features not verified, same plan bytes at 1 and 3 threads"
+read -r s_off s_len <<<"$(section_span g.htg csc_sources)"
+cp g.htg spoiled_sources.htg
+printf '\x01' | dd of=spoiled_sources.htg bs=1 seek=$((s_off + s_len - 3)) conv=notrunc status=none
+expect_error "corrupted topology" "checksum mismatch in section 'csc_sources'" -g spoiled_sources.htg -p p.htp \
+  -o out.htplan
 head -c 5000 plan.htplan >short.htplan
 expect_error "truncated plan" "truncated" --check short.htplan -g g.htg -p p.htp
 

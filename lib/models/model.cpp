@@ -152,7 +152,8 @@ std::vector<ParamSpec> layer_param_specs(const ModelConfig& cfg, int l) {
       // and a slow start on deep, wide models (bench/RESULTS.md, session 11).
       s.push_back(glorot_spec("W", in, out, 0, 6.0 * static_cast<double>(in), 0));
       s.push_back(glorot_spec("W_root", in, out, 3, 6.0 * static_cast<double>(in), 0));  // its own stream (GAT's use 1, 2)
-      if (cfg.bias) s.push_back(bias(out));
+      // PyG's bias (lin_l's) starts in the same ±1/√in, not at 0.
+      if (cfg.bias) s.push_back(glorot_spec("b", 1, out, 4, 6.0 * static_cast<double>(in), 0));
       return s;
   }
   unhandled_model_kind(cfg.kind, "layer_param_specs");

@@ -361,10 +361,12 @@ ModelParams values_of(const ModelParams& p) {
 // that reads a clock, and the processes' clocks differ: the decision is the
 // job's (any process past the limit stops them all), so every process calls
 // this at the same points (it is collective when the limit is on).
-std::string stop_reason(const TrainJob& job, const TrainSummary& sum, const EpochLoop& loop) {
+// `now`: the time the epoch's record gives, so that a run stopped by the
+// limit always records an epoch past it (a second reading of the clock is later).
+std::string stop_reason(const TrainJob& job, const TrainSummary& sum, const EpochLoop& loop, const RunTime& now) {
   const bool time_up =
       job.time_limit > 0 && sum.epochs > 0 &&  // not before a fresh run's first epoch
-      max_over_processes(job.transport, loop.now().train_seconds >= job.time_limit ? int64_t{1} : int64_t{0}) != 0;
+      max_over_processes(job.transport, now.train_seconds >= job.time_limit ? int64_t{1} : int64_t{0}) != 0;
   if (job.target_acc >= 0 && sum.target_time.epoch >= 0)
     return fmt::format("target accuracy {} reached", job.target_acc);
   if (job.early_stop > 0 && sum.best_epoch >= 0 && loop.evals_since_best >= job.early_stop)
@@ -405,7 +407,7 @@ void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, T
   Evaluation& ev = loop.ev;
   sum.epochs = first;
   loop.train_clock.reset();  // before the stop check: the time limit counts training, not setup
-  sum.stop_reason = stop_reason(job, sum, loop);
+  sum.stop_reason = stop_reason(job, sum, loop, loop.now());
   if (!sum.stop_reason.empty()) log::info("the resumed run had stopped already: {}", sum.stop_reason);
   EpochLog lines(first, job.epochs, job.eval_every, log::enabled(log::Level::debug));
   std::string best_text;  // the best epoch's line, printed at the end if it was not
@@ -454,11 +456,12 @@ void run_epochs(const TrainJob& job, Trainer& trainer, MetricsWriter& metrics, T
         sum.target_time.epoch = e;
       }
     }
-    metrics.write(epoch_json(job.run_index, e, r, eval_now ? &ev : nullptr, eval_ms, moved, loop.now()));
+    const RunTime recorded = loop.now();
+    metrics.write(epoch_json(job.run_index, e, r, eval_now ? &ev : nullptr, eval_ms, moved, recorded));
     sum.final_loss = r.loss;
     sum.epochs = e + 1;
     // Every process evaluated the same numbers: they stop after the same epoch.
-    if (eval_now) sum.stop_reason = stop_reason(job, sum, loop);
+    if (eval_now) sum.stop_reason = stop_reason(job, sum, loop, recorded);
     lines.add(epoch_clock.seconds(), eval_ms * 1e-3, eval_now);
     if (eval_now) {
       const bool last = e + 1 == job.epochs || !sum.stop_reason.empty();

@@ -15,6 +15,7 @@
 #include "engine/device_buffers.hpp"
 #include "engine/layer_math.hpp"
 #include "engine/trainer.hpp"
+#include "training_problem.hpp"
 #include "graph/build.hpp"
 #include "partition/partition.hpp"
 #include "partition/plan_builder.hpp"
@@ -140,55 +141,13 @@ TEST(DeviceBuffers, OptionsChooseTheEntries) {
   EXPECT_TRUE(has(small_shape(), BufferUse::raw_staging));
 }
 
-namespace {
-
-Graph make_graph(int64_t n, int64_t m, int f, int c, uint64_t seed) {
-  rng::Stream r(seed, 0);
-  EdgeList el;
-  el.num_vertices = n;
-  for (int64_t e = 0; e < m; ++e) {
-    el.src.push_back(static_cast<vid_t>(r.below(n)));
-    el.dst.push_back(static_cast<vid_t>(r.below(n)));
-  }
-  Graph g = csc_from_edges(std::move(el));
-  g.feature_dim = f;
-  g.features.resize(n * f);
-  for (auto& x : g.features) x = static_cast<float>(r.uniform());
-  g.num_classes = c;
-  g.labels.resize(n);
-  g.split.resize(n);
-  for (int64_t v = 0; v < n; ++v) {
-    g.labels[v] = static_cast<int32_t>(r.below(c));
-    g.split[v] = static_cast<uint8_t>(1 + r.below(3));
-  }
-  g.flags = detect_flags(g.view());
-  return g;
-}
-
-Partition make_partition(const Graph& g, int m, int chunks) {
-  const int64_t n = g.num_vertices;
-  Partition p;
-  p.num_edges = g.num_edges();
-  p.params.parts = m;
-  p.params.chunks = chunks;
-  p.num_vertices = n;
-  p.new_to_old.resize(n);
-  std::iota(p.new_to_old.begin(), p.new_to_old.end(), 0u);
-  p.old_to_new = p.new_to_old;
-  const int64_t k = static_cast<int64_t>(m) * chunks;
-  for (int64_t c = 0; c <= k; ++c) p.chunk_offsets.push_back(c * n / k);
-  for (int i = 0; i <= m; ++i) p.part_offsets.push_back(p.chunk_offsets[static_cast<size_t>(i) * chunks]);
-  return p;
-}
-
-}  // namespace
 
 // What setup allocates on each emulated device is the list's sum, built
 // from the plan's sizes as setup builds it from the device plan: with no
 // GPU cache, device forwarding or gradient handoff (setup's later parts,
 // outside the list), the CPU executor's peak is the largest device's sum.
 TEST(DeviceBuffers, SetupAllocatesTheList) {
-  const Graph g = make_graph(400, 3000, 12, 5, 3);
+  const Graph g = test::training_graph(400, 3000, 12, 5, 3);
   std::vector<int64_t> orig(static_cast<size_t>(g.num_vertices));
   std::iota(orig.begin(), orig.end(), 0);
   for (const ModelConfig& m : models()) {
@@ -203,7 +162,7 @@ TEST(DeviceBuffers, SetupAllocatesTheList) {
       for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16}) {
         SCOPED_TRACE(fmt::format("{} bias {} {} {}", name_of(m.kind), m.bias, name_of(comm), dtype_name(dtype)));
         const int gpus = 2, chunks = 3;
-        const Plan plan = build_plan(g.view(), make_partition(g, gpus, chunks));
+        const Plan plan = build_plan(g.view(), test::id_range_partition(g, gpus, chunks));
         TrainerOptions opt;
         opt.model = m;
         opt.comm = comm;

@@ -446,17 +446,18 @@ void Trainer::apply_pushes(int64_t width, int j) {
   for (int r = 1; r < m; ++r) {
     for (auto& st : dev_) {
       Device& d = *st->dev;
-      const int p = st->job, owner = (p + r) % m;
-      const bool remote_pusher = local_state((p - r + m) % m) == nullptr;
+      const int p = st->job, owner = (p + r) % m, pusher = (p - r + m) % m;
+      const bool remote_pusher = local_state(pusher) == nullptr;
+      // The adds of round r - 1 into the owners this device adds into now.
+      auto after_round_before = [&](int o) {
+        const DeviceState* before = adder(r - 1, o);
+        if (r > 1 && before && before != st.get()) d.wait(*before->dev, before->push_round[static_cast<size_t>(r - 2)]);
+      };
       d.use(Queue::compute);
-      if (r > 1)  // the adds of round r - 1 into the owners this device adds into now
-        for (int o : {owner, p}) {
-          const DeviceState* before = adder(r - 1, o);
-          if (before && before != st.get() && (o == owner || remote_pusher))
-            d.wait(*before->dev, before->push_round[static_cast<size_t>(r - 2)]);
-        }
+      after_round_before(owner);
+      if (remote_pusher) after_round_before(p);
       d.begin_work();
-      if (remote_pusher) add_pushes_from((p - r + m) % m, *st, width, j);
+      if (remote_pusher) add_pushes_from(pusher, *st, width, j);
       const DeviceStep& step = st->plan.steps[j];
       DeviceState* peer = local_state(owner);
       const auto range = std::find_if(step.peers.begin(), step.peers.end(),

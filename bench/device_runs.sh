@@ -68,7 +68,7 @@ it)  # it-2004-like: old binary bf16, new bf16, new fp32 (and extra variants), s
 cache)  # bench/gpu_cache.sh old vs new on the bench graphs: GRAPHS, NS, DTYPE, GPUS
   for b in old new; do
     bin=$B; [[ $b == old ]] && bin=$OLD
-    OUT=$OUT/cache_$b BIN=$bin EPOCHS=${EPOCHS:-6} GPUS=${GPUS:-1} DTYPE=${DTYPE:-fp32} CACHES="${CACHES:-auto}" \
+    OUT=$OUT/cache_$b BIN=$B TRAIN_BIN=$bin EPOCHS=${EPOCHS:-6} GPUS=${GPUS:-1} DTYPE=${DTYPE:-fp32} CACHES="${CACHES:-auto}" \
       bash bench/gpu_cache.sh "${GRAPHS:-community}" "${NS:-4}" ${EXTRA:-} 2>&1 | grep -E "^==|^median|^exposed" | sed "s/^/$b | /"
   done
   ;;

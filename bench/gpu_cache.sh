@@ -9,12 +9,12 @@
 #   the budgets (host-link bytes per epoch are the plan's, the same as on a GPU; times are not).
 #   GRAPHS: products (uniform random, N 2.45 M, E 123.7 M, range partitions), community (the
 #   stochastic-block-model graph of bench/run.sh, METIS), rmat (R-MAT scale 21, E 120 M, range).
-# Binaries and libraries from .carry/bin and .carry/lib (the device machine's layout; BIN, LIB override); graphs,
+# Binaries and libraries from .carry/bin and .carry/lib (the device machine's layout; BIN, LIB override); TRAIN_BIN: another ht-train (a baseline) on the same files; graphs,
 # partitions and plans are cached in /tmp/cache (products and community share bench/run.sh's and
 # bench/products_timeline.sh's files there).
 set -u
 export LD_LIBRARY_PATH=${LIB:-$PWD/.carry/lib}
-B=${BIN:-$PWD/.carry/bin}; C=${CACHE_DIR:-/tmp/cache}; mkdir -p "$C" "$OUT"
+B=${BIN:-$PWD/.carry/bin}; T=${TRAIN_BIN:-$B}; C=${CACHE_DIR:-/tmp/cache}; mkdir -p "$C" "$OUT"
 source "$(dirname "${BASH_SOURCE[0]}")/bench_graphs.sh"
 for graph in $1; do
   bench_graph "$graph" || exit
@@ -28,7 +28,7 @@ for graph in $1; do
     caches=(${CACHES:-off auto})
     for cache in "${caches[@]}"; do
       tag=${graph}_m${m}n${n}_${DTYPE:-fp32}_cache-$cache
-      $B/ht-train --graph "$G" --partition "$plan.htp" --plan "$plan.htplan" --backend ${BACKEND:-cuda} --gpus "$m" --model gcn \
+      $T/ht-train --graph "$G" --partition "$plan.htp" --plan "$plan.htplan" --backend ${BACKEND:-cuda} --gpus "$m" --model gcn \
         --layers 100-256-256-47 --epochs "${EPOCHS:-8}" --warmup 2 --eval-every 100 --dropout 0 --optimizer adam \
         --comm full --store host --host-dtype "${DTYPE:-fp32}" --gpu-cache $cache --timeline-out "$OUT/tl_$tag.json" \
         --metrics-out "$OUT/m_$tag.jsonl" "${@:3}" > "$OUT/train_$tag.log" 2>&1

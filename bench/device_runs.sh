@@ -23,7 +23,7 @@
 set -uo pipefail
 for t in .carry/lib .carry/graphs; do [[ -d $t || ! -f $t.tar.xz ]] || tar xJf $t.tar.xz -C .carry; done
 export LD_LIBRARY_PATH=$PWD/.carry/lib NCCL_NVLS_ENABLE=0
-B=$PWD/.carry/bin; OLD=$PWD/.carry/old
+B=${BIN_DIR:-$PWD/.carry/bin}; OLD=$PWD/.carry/old
 # CUDA's own libraries stay out of the carry (cuSPARSE alone is 160 MB): where the machine's CUDA
 # lacks one, PyTorch's wheels there may hold it.
 for so in $(ldd $B/ht-train 2>/dev/null | awk '/not found/{print $1}'); do
@@ -106,7 +106,7 @@ scale2)  # issue 32: 1, 2, 4 GPUs (MS), n = NS per GPU, PULLS at m > 1 (on: --ov
         margs=(--model gcn --layers 100-256-256-47); [[ $model == gat ]] && margs=(--model gat --layers 100-64-64-47 --heads 4 --out-heads 1)
         for cache in ${CACHES:-auto off}; do
           for pulls in ${PULLS:-on off}; do
-            [[ $m == 1 && $pulls != on ]] && continue
+            [[ $m == 1 && $pulls != ${PULLS_FIRST:-on} ]] && continue  # one run at m = 1
             extra=(); [[ $pulls == on && $m -gt 1 ]] && extra=(--overlap-pulls)
             [[ $pulls == kept ]] && extra=(--keep-remote-rows on); [[ $pulls == off && $m -gt 1 ]] && extra=(--keep-remote-rows off)
             tag=${graph}_${model}_m${m}_${cache}_$pulls

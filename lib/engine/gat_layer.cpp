@@ -55,7 +55,7 @@ class GatLayer final : public LayerMath {
     const LayerParams& ly = b.p;
     const AttentionBuffers s(b.scratch);
     DevMat Gt = view(s.gt, b.buffer_rows, tw_);
-    d.gemm(false, false, b.active_rows, tw_, in_w_, 1.0f, b.X.data, in_w_, ly.at(w_).data, tw_, 0.0f, Gt.data, tw_);
+    transform(b, b.X, Gt);
     d.gat_scores(b.topo, Gt, ly.at(src_), ly.at(dst_), heads_, leaky_slope_, s.pre, s.score);
     d.gat_softmax(b.topo, heads_, s.score, s.alpha, s.alpha_drop, b.attn);
     d.gat_aggregate(b.topo, Gt, s.alpha_drop, heads_, last_, b.Z);
@@ -69,7 +69,7 @@ class GatLayer final : public LayerMath {
     const AttentionBuffers s(b.scratch);
     const DevMat X = b.X;  // x^l, gathered again (the products: its active rows)
     DevMat Gt = view(s.gt, b.buffer_rows, tw_), dGt = view(s.dgt, b.buffer_rows, tw_);
-    d.gemm(false, false, b.active_rows, tw_, in_w_, 1.0f, X.data, in_w_, ly.at(w_).data, tw_, 0.0f, Gt.data, tw_);
+    transform(b, X, Gt);
     d.gat_scores(b.topo, Gt, ly.at(src_), ly.at(dst_), heads_, leaky_slope_, s.pre, s.score);
     d.gat_softmax(b.topo, heads_, s.score, s.alpha, s.alpha_drop, b.attn);
     d.gat_aggregate(b.topo, Gt, s.alpha_drop, heads_, last_, b.Z);
@@ -80,10 +80,21 @@ class GatLayer final : public LayerMath {
                    b.attn, b.dZ, dGt, ly.grad_at(src_), ly.grad_at(dst_));
     d.gemm(true, false, in_w_, tw_, b.active_rows, 1.0f, X.data, in_w_, dGt.data, tw_, 1.0f, ly.grad_at(w_).data, tw_);
     if (layer_ > 0)
-      d.gemm(false, true, b.active_rows, in_w_, tw_, 1.0f, dGt.data, tw_, ly.at(w_).data, tw_, 1.0f, b.G.data, in_w_);
+      for (const RowRange r : active_ranges(b))
+        if (r.rows > 0)
+          d.gemm(false, true, r.rows, in_w_, tw_, 1.0f, dGt.row(r.begin), tw_, ly.at(w_).data, tw_, 1.0f,
+                 b.G.row(r.begin), in_w_);
   }
 
  private:
+  // Gt = X W over the active rows less the idle ones (active_ranges).
+  void transform(const LayerBatch& b, DevMat X, DevMat Gt) const {
+    for (const RowRange r : active_ranges(b))
+      if (r.rows > 0)
+        b.d.gemm(false, false, r.rows, tw_, in_w_, 1.0f, X.row(r.begin), in_w_, b.p.at(w_).data, tw_, 0.0f,
+                 Gt.row(r.begin), tw_);
+  }
+
   const int w_ = param_index("W"), src_ = param_index("att_src"), dst_ = param_index("att_dst"),
             b_ = param_index("b");
 };

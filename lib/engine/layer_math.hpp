@@ -12,6 +12,7 @@
 // The implementations issue exactly the Device calls the Trainer issued
 // before the seam, in the same order (that keeps the GPU's bits: every
 // equivalence test unchanged).
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -91,6 +92,9 @@ struct LayerBatch {
   // buffer less the second remote area on even steps (DevicePlan::remote_shift),
   // so that a product over the gathered rows (GAT's transform) skips it.
   int64_t active_rows = 0;
+  // Rows [idle_begin, idle_begin + idle_rows) of those the step does not read
+  // (odd steps: the first remote area, DevicePlan::idle_rows).
+  int64_t idle_begin = 0, idle_rows = 0;
   // The merged data buffer's gathered rows (t^l when transform-first, else
   // x^l: buffer_rows x gather width) and, in backward, their gradients.
   DevMat X, G;
@@ -105,6 +109,19 @@ struct LayerBatch {
   // allocates), in the order the model declared them.
   std::span<const DevArray<float>> scratch;
 };
+
+// The rows a product over the gathered rows computes, as at most two ranges
+// (the active rows less the idle ones): a product whose every output row is
+// its input row's alone (a transform, ∇x = ∇t Wᵀ) gives the bits of one over
+// [0, active_rows); a sum over rows (∇W) stays one product, whose idle rows
+// add zeros.
+struct RowRange {
+  int64_t begin = 0, rows = 0;
+};
+inline std::array<RowRange, 2> active_ranges(const LayerBatch& b) {
+  if (b.idle_rows == 0) return {RowRange{0, b.active_rows}, RowRange{}};
+  return {RowRange{0, b.idle_begin}, RowRange{b.idle_begin + b.idle_rows, b.active_rows - b.idle_begin - b.idle_rows}};
+}
 
 class LayerMath {
  public:

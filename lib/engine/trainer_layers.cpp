@@ -108,6 +108,8 @@ LayerBatch Trainer::layer_batch(DeviceState& st, int l, int j, int s, int64_t nd
                .nd = nd,
                .buffer_rows = rows,
                .active_rows = st.plan.active_rows(j),
+               .idle_begin = st.plan.trans_capacity,
+               .idle_rows = st.plan.idle_rows(j),
                .X = view(st.x, rows, gw),
                .G = forward ? DevMat{} : view(st.g, rows, gw),
                .Z = view(st.z, nd, out_w),

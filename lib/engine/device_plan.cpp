@@ -351,7 +351,7 @@ namespace {
 // One step of device `gpu` (build_device_plans): topology, index lists, packed
 // into a block from `alloc` (called one at a time).
 void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePlan& dp, const EdgeKeys& k,
-                const StepAlloc& alloc, int first_local, int locals, DeviceStep& ds) {
+                const StepAlloc& alloc, DeviceStep& ds) {
   const ChunkPlan& s = plan.step(j, gpu);
   ds.plan = &s;
   const HostTopology t = make_topology(s, mode, dp.buffer_rows, k, dp.trans_capacity, (j & 1) ? dp.remote_shift : 0);
@@ -360,7 +360,7 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   PullLists early;
   if (dp.areas == RemoteAreas::early_pulls && j > 0) early = early_pull_lists(plan, j, s, mode, ds.peers);
   if (dp.areas == RemoteAreas::kept_rows && j > 0)
-    early = kept_remote_lists(plan, j, gpu, dp, first_local, locals, ds.peers, ds.kept_remote);
+    early = kept_remote_lists(plan, j, gpu, dp, ds.peers, ds.kept_remote);
   Packer pk;
   lay_out(ds, pk, t, x, mode == CommMode::baseline ? 0 : s.remote_slot.size(), early);
   std::byte* base = nullptr;
@@ -443,7 +443,7 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
   run_steps(static_cast<int64_t>(count) * plan.n, [&](int64_t q) {
     const int i = static_cast<int>(q / plan.n), j = static_cast<int>(q % plan.n);
     DevicePlan& dp = out[static_cast<size_t>(i)];
-    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, first_gpu, count, dp.steps[j]);
+    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, dp.steps[j]);
   });
   for (DevicePlan& dp : out)
     for (int j = 0; j < plan.n; ++j) {

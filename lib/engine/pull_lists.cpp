@@ -38,21 +38,18 @@ PullLists early_pull_lists(const Plan& plan, int j, const ChunkPlan& s, CommMode
 
 // Kept remote rows of device `gpu`'s step j > 0 (RemoteAreas::kept_rows): the
 // rows its step j - 1 read too, local copies between the two areas, then per
-// range the rest, to pull. Ranges of other processes' devices (received
-// whole by the exchange) keep nothing.
-PullLists kept_remote_lists(const Plan& plan, int j, int gpu, const DevicePlan& dp, int first_local, int locals,
-                            std::vector<PeerRange>& peers, int64_t& kept) {
+// range the rest, to pull (from another process's device: to receive).
+PullLists kept_remote_lists(const Plan& plan, int j, int gpu, const DevicePlan& dp, std::vector<PeerRange>& peers,
+                            int64_t& kept) {
   const ChunkPlan& s = plan.step(j, gpu);
   const ChunkPlan& prev = plan.step(j - 1, gpu);
   std::unordered_map<vid_t, uint32_t> where;  // vertex -> its row in the previous step's remote list
   where.reserve(prev.remote_vid.size());
   for (size_t q = 0; q < prev.remote_vid.size(); ++q) where.emplace(prev.remote_vid[q], static_cast<uint32_t>(q));
-  auto local = [&](int peer) { return peer >= first_local && peer < first_local + locals; };
   const int64_t base = dp.remote_base(j), prev_base = dp.remote_base(j - 1);
   PullLists out;
-  std::vector<bool> copied(s.remote_vid.size(), false);  // found in the previous step (local ranges only)
+  std::vector<bool> copied(s.remote_vid.size(), false);  // found in the previous step
   for (const PeerRange& r : peers) {
-    if (!local(r.peer)) continue;
     for (int64_t i = r.begin; i < r.begin + r.count; ++i)
       if (const auto it = where.find(s.remote_vid[i]); it != where.end()) {
         copied[static_cast<size_t>(i)] = true;

@@ -20,11 +20,12 @@ struct PullLists {
 // and the row's place in the range.
 PullLists early_pull_lists(const Plan& plan, int j, const ChunkPlan& s, CommMode mode, std::vector<PeerRange>& peers);
 
-// RemoteAreas::kept_rows, step j > 0 of device `gpu` (this process's devices
-// are [first_local, first_local + locals)): the copies from the other area
-// first (`kept` of them), then each range's rows to pull
-// (PeerRange::fresh_begin, fresh_count); absolute buffer rows.
-PullLists kept_remote_lists(const Plan& plan, int j, int gpu, const DevicePlan& dp, int first_local, int locals,
-                            std::vector<PeerRange>& peers, int64_t& kept);
+// RemoteAreas::kept_rows, step j > 0 of device `gpu`: the copies from the
+// other area first (`kept` of them), then each range's rows to pull
+// (PeerRange::fresh_begin, fresh_count); absolute buffer rows. The ranges of
+// another process's devices keep rows as well: their owners send only the
+// rest (Trainer::setup_net's fresh slots, the same order).
+PullLists kept_remote_lists(const Plan& plan, int j, int gpu, const DevicePlan& dp, std::vector<PeerRange>& peers,
+                            int64_t& kept);
 
 }  // namespace ht

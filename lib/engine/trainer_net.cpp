@@ -4,6 +4,7 @@
 // the CPU executor). Every process issues the same exchanges in the same
 // order, so a send and its receive match without any handshake.
 #include <algorithm>
+#include <unordered_set>
 
 #include "core/error.hpp"
 #include "engine/trainer.hpp"
@@ -20,33 +21,47 @@ Trainer::DeviceState* Trainer::local_state(int job) const {
 
 // From the plan, before its lists are freed: per batch, which rows of each
 // device other processes' devices read. A device's remote list holds runs of
-// rows by owner (PeerRange); each run is one message, in list order.
+// rows by owner (PeerRange); each run is one message, in list order. With
+// kept remote rows a reader keeps the rows of its previous step's remote list
+// (kept_remote_lists): forward, their owner does not send them again.
 void Trainer::setup_net(int64_t max_gather) {
   if (!exec_.multi_process()) return;
-  for (auto& st : dev_) {
-    Device& d = *st->dev;
-    st->served.assign(static_cast<size_t>(plan_.n), {});
-    int64_t most = 0;
-    for (int j = 0; j < plan_.n; ++j) {
-      int64_t rows = 0;
-      for (int peer = 0; peer < plan_.m; ++peer) {
-        if (exec_.is_local(peer)) continue;
-        const ChunkPlan& c = plan_.step(j, peer);
-        for (size_t r = 0; r < c.remote_gpu.size();) {
-          size_t e = r;
-          while (e < c.remote_gpu.size() && c.remote_gpu[e] == c.remote_gpu[r]) ++e;
-          if (c.remote_gpu[r] == st->job) {
-            const std::span<const uint32_t> slots(c.remote_slot.data() + r, e - r);
-            st->served[static_cast<size_t>(j)].push_back({peer, d.upload(slots), rows});
-            rows += static_cast<int64_t>(slots.size());
-          }
-          r = e;
-        }
+  const bool keeps = remote_areas(opt_, plan_.m, plan_.n) == RemoteAreas::kept_rows;
+  for (auto& st : dev_) st->served.assign(static_cast<size_t>(plan_.n), {});
+  std::vector<int64_t> most(dev_.size(), 0), rows(dev_.size());
+  for (int j = 0; j < plan_.n; ++j) {
+    std::fill(rows.begin(), rows.end(), 0);
+    for (int peer = 0; peer < plan_.m; ++peer) {
+      if (exec_.is_local(peer)) continue;
+      const ChunkPlan& c = plan_.step(j, peer);
+      std::unordered_set<vid_t> kept;
+      if (keeps && j > 0) {
+        const std::vector<vid_t>& prev = plan_.step(j - 1, peer).remote_vid;
+        kept.insert(prev.begin(), prev.end());
       }
-      most = std::max(most, rows);
+      for (size_t r = 0; r < c.remote_gpu.size();) {
+        size_t e = r;
+        while (e < c.remote_gpu.size() && c.remote_gpu[e] == c.remote_gpu[r]) ++e;
+        if (DeviceState* st = local_state(c.remote_gpu[r])) {
+          Device& d = *st->dev;
+          int64_t& at = rows[static_cast<size_t>(st->job - first_)];
+          std::vector<uint32_t> fresh;
+          for (size_t i = r; i < e; ++i)
+            if (!kept.contains(c.remote_vid[i])) fresh.push_back(c.remote_slot[i]);
+          DeviceState::Served& s = st->served[static_cast<size_t>(j)].emplace_back();
+          s.peer = peer;
+          s.slots = d.upload(std::span<const uint32_t>(c.remote_slot.data() + r, e - r));
+          s.fresh = fresh.size() == e - r ? s.slots : d.upload(std::span<const uint32_t>(fresh));
+          s.row0 = at;
+          at += static_cast<int64_t>(e - r);
+        }
+        r = e;
+      }
     }
-    st->net = d.alloc_floats(std::max<int64_t>(most, 1) * max_gather);
+    for (size_t i = 0; i < dev_.size(); ++i) most[i] = std::max(most[i], rows[i]);
   }
+  for (size_t i = 0; i < dev_.size(); ++i)
+    dev_[i]->net = dev_[i]->dev->alloc_floats(std::max<int64_t>(most[i], 1) * max_gather);
 }
 
 // The transfers of device st's own remote rows in batch j (its plan's
@@ -66,10 +81,14 @@ void Trainer::add_remote_ranges(DeviceState& st, DevMat buffer, int j, bool send
 
 // Forward: each device gathers the rows other processes' devices read from
 // its merged buffer and sends them; it receives the rows it reads from
-// theirs straight into place (the remote area of its merged buffer).
+// theirs straight into place (the remote area of its merged buffer), or,
+// keeping remote rows, only the rest: into the other remote area (whose kept
+// rows issue_exchange has copied out before, on the same queue), then into
+// place.
 void Trainer::exchange_pulls(int64_t width, int j) {
   if (!exec_.multi_process()) return;
   std::vector<RowTransfer> group;
+  auto keeps = [&](const DeviceState& st) { return st.plan.areas == RemoteAreas::kept_rows && j > 0; };
   for (auto& st : dev_) {
     Device& d = *st->dev;
     const int local = st->job - first_;
@@ -78,13 +97,55 @@ void Trainer::exchange_pulls(int64_t width, int j) {
     d.use(Queue::compute);
     d.begin_work();
     for (const auto& e : st->served[static_cast<size_t>(j)]) {
-      d.pull_from_peer(d, X, e.slots, net, e.row0);
-      group.push_back({local, e.peer, true, net.row(e.row0), e.slots.size * width});
+      d.pull_from_peer(d, X, e.fresh, net, e.row0);
+      group.push_back({local, e.peer, true, net.row(e.row0), e.fresh.size * width});
     }
-    add_remote_ranges(*st, X, j, false, group);
+    if (keeps(*st))
+      add_fresh_ranges(*st, X, j, group);
+    else
+      add_remote_ranges(*st, X, j, false, group);
     d.end_work(WorkKind::d2d);
   }
   run_exchange(group);
+  for (auto& st : dev_) {
+    if (!keeps(*st)) continue;
+    Device& d = *st->dev;
+    const DeviceStep& step = st->plan.steps[static_cast<size_t>(j)];
+    const DevMat X = view(st->x, st->plan.buffer_rows, width);
+    const DevIdx dst = st->lists[st->slot_of[j]].pull_dst;
+    d.use(Queue::compute);
+    d.begin_work();
+    for (const PeerRange& r : step.peers) {
+      if (exec_.is_local(r.peer) || r.fresh_count == 0) continue;
+      const HostMat got{X.row(fresh_row(st->plan, j, r, step)), r.fresh_count, width, d.index()};
+      d.gather_from_host(got, DevIdx{nullptr, r.fresh_count}, dst.sub(r.fresh_begin, r.fresh_count), X,
+                         DropoutSpec{});
+    }
+    d.end_work(WorkKind::d2d);
+  }
+}
+
+// Where range r's received rows land before they go into place: their
+// place among the step's fresh rows, in the other remote area.
+int64_t Trainer::fresh_row(const DevicePlan& dp, int j, const PeerRange& r, const DeviceStep& step) {
+  return dp.remote_base(j - 1) + (r.fresh_begin - step.kept_remote);
+}
+
+// The receives of device st's rows in batch j from other processes' devices
+// when it keeps remote rows: only the fresh ones, each range's contiguous
+// (fresh_row).
+void Trainer::add_fresh_ranges(DeviceState& st, DevMat buffer, int j, std::vector<RowTransfer>& group) {
+  auto& c = exec_.counters();
+  const DeviceStep& step = st.plan.steps[static_cast<size_t>(j)];
+  for (const PeerRange& r : step.peers) {
+    if (exec_.is_local(r.peer)) continue;
+    group.push_back({st.job - first_, r.peer, false, buffer.row(fresh_row(st.plan, j, r, step)),
+                     r.fresh_count * buffer.cols});
+    c.p2p_rows += r.fresh_count;
+    c.p2p_bytes += bytes_of(r.fresh_count, buffer.cols);
+    c.net_rows += r.fresh_count;
+    c.net_bytes += bytes_of(r.fresh_count, buffer.cols);
+  }
 }
 
 // Backward: each device sends the gradient rows it pushes to other

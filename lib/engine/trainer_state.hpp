@@ -134,6 +134,9 @@ struct Trainer::DeviceState {
   struct Served {
     int peer = 0;      // job device
     DevIdx slots;
+    // The slots it sends forward: `slots` less the rows the peer keeps from
+    // its previous step (RemoteAreas::kept_rows), in the same order.
+    DevIdx fresh;
     int64_t row0 = 0;  // its rows' place in `net`
   };
   std::vector<std::vector<Served>> served;  // by batch

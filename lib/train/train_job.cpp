@@ -228,6 +228,7 @@ JsonWriter& counters_json(JsonWriter& w, const LinkCounters& c) {
   w.field("h2d_bytes", c.h2d_bytes).field("d2h_bytes", c.d2h_bytes).field("p2p_bytes", c.p2p_bytes);
   w.field("reuse_bytes", c.reuse_bytes).field("h2d_rows", c.h2d_rows).field("p2p_rows", c.p2p_rows);
   w.field("reuse_rows", c.reuse_rows).field("d2h_rows", c.d2h_rows).field("p2p_early_rows", c.p2p_early_rows);
+  w.field("net_bytes", c.net_bytes).field("net_rows", c.net_rows);
   w.field("cache_bytes", c.cache_bytes).field("cache_rows", c.cache_rows);
   w.field("cache_hit_fraction", cache_hit_fraction(c));
   return w;

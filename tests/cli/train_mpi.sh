@@ -53,6 +53,18 @@ same "gcn transform-first, 2 GPUs per process" 4 2 2 "${gcn[@]}" --comm p2p --gc
 same "gat full" 4 4 1 --model gat --heads 2 --layers 24-8-6 --comm full
 same "gat p2p, 2 GPUs per process" 4 2 2 --model gat --heads 2 --layers 24-8-6 --comm p2p
 same "bf16 store" 2 2 1 "${gcn[@]}" --comm full --host-dtype bf16
+# Kept remote rows between processes: a reader keeps the rows of its previous
+# step, their owner does not send them again (fewer rows cross), same bits.
+net_rows() { grep '"type":"epoch"' "$1" | tail -1 | grep -o '"net_rows":[0-9]*' | cut -d: -f2; }
+same "gat, kept remote rows" 4 4 1 --model gat --heads 2 --layers 24-8-6 --comm full --keep-remote-rows on
+kept=$(net_rows job.jsonl)
+same "gat, every remote row" 4 4 1 --model gat --heads 2 --layers 24-8-6 --comm full --keep-remote-rows off
+every=$(net_rows job.jsonl)
+if [[ -z $kept || -z $every ]] || (( kept <= 0 || kept >= every )); then
+  fail "kept remote rows: ${kept:-?} rows between processes per epoch, not fewer than ${every:-?}"
+else
+  echo "ok: kept remote rows: $kept rows between processes per epoch, against $every"
+fi
 
 # expect_job_error NAME PATTERN P ARGS...: the job fails with one error line.
 expect_job_error() {

@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/huge_pages.hpp"
 #include "core/log.hpp"
+#include "core/memory.hpp"
 #include "core/timer.hpp"
 #include "engine/device_buffers.hpp"
 #include "engine/memory_plan.hpp"
@@ -130,6 +132,7 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
   t.reset();
   fill_feature_store(exec_, store_.h[0], features);
   setup_phases_.add("h^0", t.seconds());
+  report_store_pages();
   t.reset();
   setup_gpu_cache(in.orig_id);  // last: it takes what the working set leaves
   exec_.synchronize_all();
@@ -138,6 +141,36 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
 }
 
 Trainer::~Trainer() = default;
+
+// The host store's share of transparent huge pages (core/huge_pages.hpp),
+// said once its pages are touched: with 4 KiB pages every random row read or
+// add takes a TLB miss, and a fragmented machine may refuse the huge pages.
+void Trainer::report_store_pages() const {
+  if (store_.residence != Residence::host) return;
+  std::vector<MemoryRange> ranges;
+  int64_t bytes = 0;
+  for (const auto* list : {&store_.h, &store_.grad, &store_.agg})
+    for (const HostMat& m : *list) {
+      if (!m.data || m.on_device()) continue;
+      const MemoryRange r{m.row_bytes(m.held_first()),
+                          static_cast<size_t>((m.held_last() - m.held_first()) * m.cols * m.elem_bytes())};
+      if (std::any_of(ranges.begin(), ranges.end(), [&](const MemoryRange& o) { return o.p == r.p; })) continue;
+      ranges.push_back(r);
+      bytes += static_cast<int64_t>(r.bytes);
+    }
+  if (bytes < (int64_t{1} << 30)) return;  // (small stores: a few TLB entries either way)
+  const int64_t huge = huge_page_bytes(ranges);
+  if (huge < 0) return;
+  const double share = static_cast<double>(huge) / static_cast<double>(bytes);
+  if (share >= 0.5) {
+    log::info("vertex store: {:.0f}% of its {} in 2 MiB pages", 100 * share, format_bytes(static_cast<double>(bytes)));
+    return;
+  }
+  log::warn("vertex store: only {:.0f}% of its {} in 2 MiB pages: row reads and host adds take a TLB miss each "
+            "(transparent huge pages off, or free memory fragmented: as root, 'echo 1 > "
+            "/proc/sys/vm/compact_memory' before the run)",
+            100 * share, format_bytes(static_cast<double>(bytes)));
+}
 
 int64_t vertex_store_bytes(const TrainerOptions& opt, int64_t num_vertices, StoreDtype dtype) {
   int64_t cols = 0;

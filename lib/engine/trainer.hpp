@@ -136,6 +136,7 @@ class Trainer {
   // ---- data kept on the device between passes (trainer_resident.cpp)
   void setup_forwarding();
   void setup_handoff(std::vector<DevicePlan*>& plans);
+  void report_store_pages() const;  // the host store's share of huge pages (log)
   void release_resident_blocks();  // the end of setup: resident steps' host blocks go
   void upload_params();
   // The GPU cache (TrainerOptions::gpu_cache): store matrices (or the rows of

@@ -13,8 +13,6 @@
 namespace ht::ml {
 namespace {
 
-// Vertices of a sub-round handed to a thread at a time.
-constexpr int64_t kGrain = 1024;
 // Rounds end early once fewer than this fraction of the vertices moved.
 constexpr double kSettled = 0.01;
 
@@ -141,13 +139,14 @@ std::vector<vid_t> cluster_vertices(const G& g, const ClusterOptions& opt, Progr
 #pragma omp parallel
       {
         Scratch scratch;
+        const int64_t grain = proposal_grain(e - b);
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t i0 = b; i0 < e; i0 += kGrain) {
-          for (int64_t i = i0; i < std::min(e, i0 + kGrain); ++i) {
+        for (int64_t i0 = b; i0 < e; i0 += grain) {
+          for (int64_t i = i0; i < std::min(e, i0 + grain); ++i) {
             const vid_t v = sr.order[i];
             proposals[i - b] = active.active(v) ? best_cluster(g, v, label, weight, cap, key, scratch) : Move{};
           }
-          progress.add(std::min(e, i0 + kGrain) - i0);
+          progress.add(std::min(e, i0 + grain) - i0);
         }
       }
       std::vector<Move> moves = compact_moves(std::span<const Move>(proposals).first(static_cast<size_t>(e - b)));

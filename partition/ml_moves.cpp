@@ -1,5 +1,7 @@
 #include "partition/ml_moves.hpp"
 
+#include <omp.h>
+
 #include <parallel/algorithm>
 
 #include <algorithm>
@@ -55,6 +57,12 @@ SubRounds make_sub_rounds(int64_t n, int count, uint64_t seed, uint64_t key) {
     for (int64_t v = b * kBlock; v < std::min(n, (b + 1) * kBlock); ++v)
       s.order[at[static_cast<size_t>(b) * c + bucket(v)]++] = static_cast<vid_t>(v);
   return s;
+}
+
+int64_t proposal_grain(int64_t count) {
+  constexpr int64_t kMaxGrain = 1024;
+  constexpr int64_t kTasksPerThread = 8;
+  return std::clamp<int64_t>(count / (kTasksPerThread * omp_get_max_threads()), 1, kMaxGrain);
 }
 
 std::vector<Move> compact_moves(std::span<const Move> proposals) {

@@ -169,6 +169,7 @@ std::vector<int32_t> multilevel_partition(const GraphView& g, const PartitionPar
   const FineLevel fine(g, params);
   info.input_entries = fine.adjacency_entries();
   info.transposed = fine.uses_transpose();
+  if (info.transposed) log::info("multilevel: transpose of {} edges: {:.2f} s", g.num_edges, t.seconds());
   weight_t total = 0, heaviest = 0;
   ml::total_and_max_weight(fine, total, heaviest);
   const double eps = params.imbalance / 1000.0;

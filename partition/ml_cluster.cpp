@@ -125,7 +125,8 @@ std::vector<vid_t> cluster_vertices(const G& g, const ClusterOptions& opt, Progr
   }
   const weight_t cap = opt.max_cluster_weight;
   group_isolated(g, label, weight, cap);
-  std::vector<weight_t> incoming(static_cast<size_t>(n), 0);
+  std::vector<weight_t> incoming;
+  resize_for_overwrite(incoming, static_cast<size_t>(n));  // zeros
   std::vector<Move> proposals;
   ActiveSet active(n);
   for (int round = 0; round < opt.rounds; ++round) {
@@ -135,7 +136,7 @@ std::vector<vid_t> cluster_vertices(const G& g, const ClusterOptions& opt, Progr
     for (int s = 0; s < opt.sub_rounds; ++s) {
       const int64_t b = sr.begin[s], e = sr.begin[s + 1];
       // Every entry is written below (inactive vertices propose nothing).
-      if (proposals.size() < static_cast<size_t>(e - b)) proposals.resize(static_cast<size_t>(e - b));
+      if (proposals.size() < static_cast<size_t>(e - b)) resize_for_overwrite(proposals, static_cast<size_t>(e - b));
 #pragma omp parallel
       {
         Scratch scratch;

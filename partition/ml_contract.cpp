@@ -114,40 +114,52 @@ CoarseLevel contract(const G& g, std::vector<vid_t>& label, Progress& progress) 
   const int64_t target = std::max(kMinPieceWork, total_work / (kPiecesPerThread * omp_get_max_threads()));
   std::vector<Piece> pieces = make_pieces(work, count, target);
   const int64_t num_pieces = static_cast<int64_t>(pieces.size());
+  // A coarse level of at most kDenseKeys vertices (2 MB of weights per
+  // thread) sums a row in a plain array, else in a hash map sized per row.
+  // Rows are sorted either way: the same rows.
+  constexpr int64_t kDenseKeys = int64_t{1} << 18;
 #pragma omp parallel
   {
-    RatingMap map;
-    std::vector<std::pair<vid_t, weight_t>> row, buffer;
-    std::vector<vid_t> targets;
-    std::vector<weight_t> weights;
+    auto rows_of_pieces = [&](auto& map) {
+      std::vector<std::pair<vid_t, weight_t>> row, buffer;
+      std::vector<vid_t> targets;
+      std::vector<weight_t> weights;
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t p = 0; p < num_pieces; ++p) {
-      Piece& out = pieces[p];
-      out.ends.resize(static_cast<size_t>(out.last - out.first));
-      targets.clear();
-      weights.clear();
-      int64_t done = 0;
-      for (int64_t c = out.first; c < out.last; ++c) {
-        const int64_t degrees = work[c] - (off[c + 1] - off[c]);
-        done += degrees;
-        // Sized for the distinct neighbors there can be; grows if needed.
-        map.start(std::min<int64_t>({degrees, count, int64_t{1} << 16}));
-        for (int64_t i = off[c]; i < off[c + 1]; ++i) add_neighbor_labels(g, members[i], label, map, buffer);
-        row.clear();
-        map.for_each([&](vid_t cu, weight_t w) {
-          if (cu != static_cast<vid_t>(c)) row.emplace_back(cu, w);  // edges inside the cluster vanish
-        });
-        map.clear();
-        std::sort(row.begin(), row.end());
-        for (const auto& [cu, w] : row) {
-          targets.push_back(cu);
-          weights.push_back(w);
+      for (int64_t p = 0; p < num_pieces; ++p) {
+        Piece& out = pieces[p];
+        out.ends.resize(static_cast<size_t>(out.last - out.first));
+        targets.clear();
+        weights.clear();
+        int64_t done = 0;
+        for (int64_t c = out.first; c < out.last; ++c) {
+          const int64_t degrees = work[c] - (off[c + 1] - off[c]);
+          done += degrees;
+          // Sized for the distinct neighbors there can be; grows if needed.
+          map.start(std::min<int64_t>({degrees, count, int64_t{1} << 16}));
+          for (int64_t i = off[c]; i < off[c + 1]; ++i) add_neighbor_labels(g, members[i], label, map, buffer);
+          row.clear();
+          map.for_each([&](vid_t cu, weight_t w) {
+            if (cu != static_cast<vid_t>(c)) row.emplace_back(cu, w);  // edges inside the cluster vanish
+          });
+          map.clear();
+          std::sort(row.begin(), row.end());
+          for (const auto& [cu, w] : row) {
+            targets.push_back(cu);
+            weights.push_back(w);
+          }
+          out.ends[c - out.first] = static_cast<int64_t>(targets.size());
         }
-        out.ends[c - out.first] = static_cast<int64_t>(targets.size());
+        out.targets.assign(targets.begin(), targets.end());
+        out.weights.assign(weights.begin(), weights.end());
+        progress.add(done);
       }
-      out.targets.assign(targets.begin(), targets.end());
-      out.weights.assign(weights.begin(), weights.end());
-      progress.add(done);
+    };
+    if (count <= kDenseKeys) {
+      DenseRatings map(count);
+      rows_of_pieces(map);
+    } else {
+      RatingMap map;
+      rows_of_pieces(map);
     }
   }
   // Each block's exactly sized arrays from its pieces (consecutive in

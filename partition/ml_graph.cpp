@@ -1,8 +1,6 @@
 #include "partition/ml_graph.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <cstring>
 
 #include <omp.h>
 

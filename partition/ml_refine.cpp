@@ -7,6 +7,7 @@
 #include <limits>
 #include <utility>
 
+#include "core/bulk_memory.hpp"
 #include "core/log.hpp"
 #include "core/rng.hpp"
 #include "partition/ml_moves.hpp"
@@ -119,7 +120,7 @@ int64_t refine_partition(const G& g, std::vector<int32_t>& part, std::vector<wei
     for (int s = 0; s < opt.sub_rounds; ++s) {
       const int64_t b = sr.begin[s], e = sr.begin[s + 1];
       // Every entry is written below (inactive vertices propose nothing).
-      if (proposals.size() < static_cast<size_t>(e - b)) proposals.resize(static_cast<size_t>(e - b));
+      if (proposals.size() < static_cast<size_t>(e - b)) resize_for_overwrite(proposals, static_cast<size_t>(e - b));
 #pragma omp parallel
       {
         BlockRatings conn(opt.k);

@@ -351,6 +351,57 @@ TEST(MultilevelPieces, MovesRespectTheLimitBestFirst) {
   EXPECT_EQ(incoming, (std::vector<ml::weight_t>{0, 0}));
 }
 
+TEST(MultilevelPieces, ManyMovesKeepTheirOrderForAnyThreadCount) {
+  // More moves than one block of the parallel split (64 k), some targets
+  // contested: the moves that fit in their order, then the contested ones
+  // accepted best first per target, as a serial reading of the rule gives.
+  constexpr int kTargets = 40;
+  constexpr ml::weight_t kLimit = 30000;
+  rng::Stream rs(23, 1);
+  std::vector<ml::weight_t> load(kTargets);
+  for (int t = 0; t < kTargets; ++t) load[t] = t % 2 == 0 ? 0 : kLimit - 5000 - 100 * t;
+  std::vector<ml::Move> offered;
+  for (int64_t i = 0; i < 200000; ++i) {
+    ml::Move m;
+    m.v = static_cast<vid_t>(i);
+    m.target = static_cast<vid_t>(rs.below(kTargets));
+    m.w = 1 + static_cast<ml::weight_t>(rs.below(3));
+    m.gain = static_cast<ml::weight_t>(rs.below(100));
+    m.tie = rs.below(1000);
+    offered.push_back(m);
+  }
+  std::vector<ml::weight_t> incoming_sum(kTargets, 0);
+  for (const ml::Move& m : offered) incoming_sum[m.target] += m.w;
+  std::vector<ml::Move> expect, contested;
+  for (const ml::Move& m : offered)
+    (load[m.target] + incoming_sum[m.target] <= kLimit ? expect : contested).push_back(m);
+  ASSERT_FALSE(contested.empty());
+  ASSERT_GT(expect.size(), size_t{1} << 16);
+  std::sort(contested.begin(), contested.end(), [](const ml::Move& a, const ml::Move& b) {
+    if (a.target != b.target) return a.target < b.target;
+    if (a.gain != b.gain) return a.gain > b.gain;
+    if (a.tie != b.tie) return a.tie < b.tie;
+    return a.v < b.v;
+  });
+  std::vector<ml::weight_t> room(kTargets);
+  for (int t = 0; t < kTargets; ++t) room[t] = kLimit - load[t];
+  for (const ml::Move& m : contested)
+    if (m.w <= room[m.target]) {
+      room[m.target] -= m.w;
+      expect.push_back(m);
+    }
+  for (int threads : {1, 3}) {
+    with_threads(threads, [&] {
+      std::vector<ml::Move> moves = offered;
+      std::vector<ml::weight_t> incoming(kTargets, 0);
+      ml::accept_moves(moves, load, kLimit, incoming);
+      ASSERT_EQ(moves.size(), expect.size()) << threads << " threads";
+      for (size_t i = 0; i < moves.size(); ++i) ASSERT_EQ(moves[i].v, expect[i].v) << "move " << i;
+      EXPECT_EQ(incoming, std::vector<ml::weight_t>(kTargets, 0));
+    });
+  }
+}
+
 TEST(MultilevelPieces, ContractionKeepsWeightsAndSymmetry) {
   const Graph g = random_graph(1000, 8000, 14);  // directed: the transpose is used
   PartitionParams q;

@@ -24,7 +24,7 @@ constexpr int64_t kBucketRows = int64_t{1} << kBucketBits;
 // then scatter their entries into buckets of destination rows; inside a
 // bucket the entries are then in ascending source order (task by task, each
 // task ascending), so one stable counting pass per bucket writes the rows
-// sorted. Temporary: 6 bytes per edge.
+// sorted.
 void build_transpose(const GraphView& g, std::vector<int64_t>& off, std::vector<vid_t>& targets) {
   const int64_t n = g.num_vertices, m = g.num_edges;
   Progress progress("multilevel: transpose", 2 * m, "edges");
@@ -54,10 +54,13 @@ void build_transpose(const GraphView& g, std::vector<int64_t>& off, std::vector<
     }
   }
   bucket_begin[buckets] = sum;
-  std::vector<vid_t> source;    // the CSC row (the transpose's target), per entry
-  std::vector<uint16_t> row;    // the destination row inside its bucket
+  // The scatter writes each entry's source (the transpose's target) into
+  // `targets` at its place in the bucket, and its row inside the bucket
+  // beside it; then each bucket's entries are copied out (one thread's buffer)
+  // and written back row by row. Temporary: 2 bytes per edge.
+  std::vector<uint16_t> row;
   static_assert(kBucketBits <= 16);
-  resize_for_overwrite(source, static_cast<size_t>(m));
+  resize_for_overwrite(targets, static_cast<size_t>(m));
   resize_for_overwrite(row, static_cast<size_t>(m));
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t t = 0; t < tasks; ++t) {
@@ -65,16 +68,16 @@ void build_transpose(const GraphView& g, std::vector<int64_t>& off, std::vector<
     for (int64_t v = task_begin[t]; v < task_begin[t + 1]; ++v)
       for (vid_t u : g.in_neighbors(v)) {
         const int64_t i = next[u >> kBucketBits]++;
-        source[i] = static_cast<vid_t>(v);
+        targets[i] = static_cast<vid_t>(v);
         row[i] = static_cast<uint16_t>(u & (kBucketRows - 1));
       }
     progress.add(g.offsets[task_begin[t + 1]] - g.offsets[task_begin[t]]);
   }
   resize_for_overwrite(off, static_cast<size_t>(n) + 1);
-  resize_for_overwrite(targets, static_cast<size_t>(m));
 #pragma omp parallel
   {
     std::vector<int64_t> cursor(static_cast<size_t>(kBucketRows));
+    std::vector<vid_t> sources;
 #pragma omp for schedule(dynamic, 1)
     for (int64_t b = 0; b < buckets; ++b) {
       const int64_t first = b * kBucketRows;
@@ -89,7 +92,8 @@ void build_transpose(const GraphView& g, std::vector<int64_t>& off, std::vector<
         cursor[r] = start;
         start += k;
       }
-      for (int64_t i = e0; i < e1; ++i) targets[cursor[row[i]]++] = source[i];
+      sources.assign(targets.begin() + e0, targets.begin() + e1);
+      for (int64_t i = e0; i < e1; ++i) targets[cursor[row[i]]++] = sources[i - e0];
       progress.add(e1 - e0);
     }
   }

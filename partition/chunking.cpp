@@ -172,7 +172,10 @@ PartitionMethod block_method(const GraphView& sub, const PartitionParams& q, Par
 // the partitions' clusters when the partitions' run kept them (`given`).
 std::vector<int32_t> cut_part(const GraphView& g, const Partition& p, int i, PartChunking& pc,
                               std::vector<vid_t>&& given, PartitionRunInfo& sub_run) {
+  Timer t;
   const InducedSubgraph sub = induced_subgraph(g, p, p.part_offsets[i], p.part_offsets[i + 1]);
+  log::info("chunking: partition {}: induced subgraph of {} vertices, {} in-edges: {:.2f} s", i, sub.view.num_vertices,
+            sub.view.num_edges, t.seconds());
   PartitionParams q = block_params(p.params, pc.method);
   if (!given.empty()) {
     sub_run.clusters.given = std::move(given);
@@ -194,7 +197,10 @@ void run_part_partitioners(const GraphView& g, const Partition& p, const std::ve
   // one partition after another (they share the scratch array).
   std::vector<std::vector<vid_t>> given(static_cast<size_t>(p.m()));
   if (!run.clusters.kept.empty()) {
-    std::vector<vid_t> first_member(run.clusters.kept.size(), ~vid_t{0});
+    std::vector<vid_t> first_member;
+    resize_for_overwrite(first_member, run.clusters.kept.size());
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < static_cast<int64_t>(first_member.size()); ++c) first_member[c] = ~vid_t{0};
     for (int i : todo)
       if (info.parts[i].method == PartitionMethod::multilevel)
         given[i] = restricted_clusters(run.clusters.kept, p, p.part_offsets[i], p.part_offsets[i + 1], first_member);

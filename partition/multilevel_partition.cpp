@@ -226,7 +226,7 @@ std::vector<int32_t> multilevel_partition(const GraphView& g, const PartitionPar
   } else {
     coarsen_once(fine, cap, params, h);
   }
-  if (clusters != nullptr && clusters->keep) clusters->kept = h.coarse_of.front();
+  if (clusters != nullptr && clusters->keep) clusters->kept = copy_to_vector(std::span<const vid_t>(h.coarse_of.front()));
   while (static_cast<int>(h.levels.size()) < kMaxLevels) {
     const int64_t n = h.levels.back().num_vertices();
     const int64_t before = h.levels.size() == 1 ? g.num_vertices : h.levels[h.levels.size() - 2].num_vertices();

@@ -44,7 +44,15 @@ std::vector<int32_t> random_assignment(std::span<const double> weights, int part
 int64_t ensure_min_part_size(std::vector<int32_t>& part_of, int parts, int64_t min_size) {
   HT_ASSERT(static_cast<int64_t>(part_of.size()) >= static_cast<int64_t>(parts) * min_size);
   std::vector<int64_t> count(parts, 0);
-  for (int32_t p : part_of) ++count[p];
+  const int64_t n = static_cast<int64_t>(part_of.size());
+#pragma omp parallel
+  {
+    std::vector<int64_t> local(parts, 0);
+#pragma omp for schedule(static) nowait
+    for (int64_t v = 0; v < n; ++v) ++local[part_of[v]];
+#pragma omp critical
+    for (int p = 0; p < parts; ++p) count[p] += local[p];  // integer sums: order-free
+  }
   int64_t moved = 0;
   int needy = 0;  // partitions below min_size are filled in index order
   auto advance = [&] {

@@ -116,15 +116,33 @@ struct Blocks {
 // `of`: block (0..n-1) of each local id l (new id b + l).
 Blocks order_by_block(const Partition& p, int64_t b, const std::vector<int32_t>& of, int n) {
   const int64_t s = static_cast<int64_t>(of.size());
+  // A stable counting sort in fixed ranges of local ids, in parallel.
+  constexpr int64_t kRange = int64_t{1} << 16;
+  const int64_t ranges = (s + kRange - 1) / kRange;
+  std::vector<int64_t> at(static_cast<size_t>(ranges * n), 0);  // at[r * n + j]
+#pragma omp parallel for schedule(static)
+  for (int64_t q = 0; q < ranges; ++q)
+    for (int64_t l = q * kRange; l < std::min(s, (q + 1) * kRange); ++l) ++at[q * n + of[l]];
   Blocks r;
   r.offsets.assign(static_cast<size_t>(n) + 1, 0);
-  for (int32_t q : of) ++r.offsets[q + 1];
-  for (int j = 0; j < n; ++j) r.offsets[j + 1] += r.offsets[j];
-  std::vector<int64_t> next(r.offsets.begin(), r.offsets.end() - 1);
-  r.olds.resize(static_cast<size_t>(s));
+  int64_t sum = 0;
+  for (int j = 0; j < n; ++j) {
+    r.offsets[j] = sum;
+    for (int64_t q = 0; q < ranges; ++q) {
+      const int64_t k = at[q * n + j];
+      at[q * n + j] = sum;
+      sum += k;
+    }
+  }
+  r.offsets[n] = sum;
+  resize_for_overwrite(r.olds, static_cast<size_t>(s));
   // Stable in the local id, hence in the old relative order: vertices of a
   // block keep whatever locality the input order had.
-  for (int64_t l = 0; l < s; ++l) r.olds[next[of[l]]++] = p.new_to_old[b + l];
+#pragma omp parallel for schedule(static)
+  for (int64_t q = 0; q < ranges; ++q) {
+    int64_t* next = at.data() + q * n;
+    for (int64_t l = q * kRange; l < std::min(s, (q + 1) * kRange); ++l) r.olds[next[of[l]]++] = p.new_to_old[b + l];
+  }
   return r;
 }
 
@@ -154,7 +172,10 @@ PartitionMethod block_method(const GraphView& sub, const PartitionParams& q, Par
 // the partitions' clusters when the partitions' run kept them (`given`).
 std::vector<int32_t> cut_part(const GraphView& g, const Partition& p, int i, PartChunking& pc,
                               std::vector<vid_t>&& given, PartitionRunInfo& sub_run) {
+  Timer t;
   const InducedSubgraph sub = induced_subgraph(g, p, p.part_offsets[i], p.part_offsets[i + 1]);
+  log::info("chunking: partition {}: induced subgraph of {} vertices, {} in-edges: {:.2f} s", i, sub.view.num_vertices,
+            sub.view.num_edges, t.seconds());
   PartitionParams q = block_params(p.params, pc.method);
   if (!given.empty()) {
     sub_run.clusters.given = std::move(given);
@@ -176,7 +197,10 @@ void run_part_partitioners(const GraphView& g, const Partition& p, const std::ve
   // one partition after another (they share the scratch array).
   std::vector<std::vector<vid_t>> given(static_cast<size_t>(p.m()));
   if (!run.clusters.kept.empty()) {
-    std::vector<vid_t> first_member(run.clusters.kept.size(), ~vid_t{0});
+    std::vector<vid_t> first_member;
+    resize_for_overwrite(first_member, run.clusters.kept.size());
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < static_cast<int64_t>(first_member.size()); ++c) first_member[c] = ~vid_t{0};
     for (int i : todo)
       if (info.parts[i].method == PartitionMethod::multilevel)
         given[i] = restricted_clusters(run.clusters.kept, p, p.part_offsets[i], p.part_offsets[i + 1], first_member);
@@ -370,7 +394,7 @@ void make_chunks(const GraphView& g, Partition& p, PartitionMethod requested_met
     if (!take) continue;
     pc.locality = true;
     p.params.chunking = ChunkingMode::locality;
-    std::copy(blocks.olds.begin(), blocks.olds.end(), p.new_to_old.begin() + b);
+    parallel_copy(p.new_to_old.data() + b, blocks.olds.data(), blocks.olds.size() * sizeof(vid_t));
 #pragma omp parallel for schedule(static)
     for (int64_t v = b; v < e; ++v) p.old_to_new[p.new_to_old[v]] = static_cast<vid_t>(v);
     for (int j = 0; j < n; ++j) out[j] = b + blocks.offsets[j];

@@ -13,8 +13,6 @@
 namespace ht::ml {
 namespace {
 
-// Vertices of a sub-round handed to a thread at a time.
-constexpr int64_t kGrain = 1024;
 // Rounds end early once fewer than this fraction of the vertices moved.
 constexpr double kSettled = 0.01;
 
@@ -127,7 +125,8 @@ std::vector<vid_t> cluster_vertices(const G& g, const ClusterOptions& opt, Progr
   }
   const weight_t cap = opt.max_cluster_weight;
   group_isolated(g, label, weight, cap);
-  std::vector<weight_t> incoming(static_cast<size_t>(n), 0);
+  std::vector<weight_t> incoming;
+  resize_for_overwrite(incoming, static_cast<size_t>(n));  // zeros
   std::vector<Move> proposals;
   ActiveSet active(n);
   for (int round = 0; round < opt.rounds; ++round) {
@@ -137,17 +136,18 @@ std::vector<vid_t> cluster_vertices(const G& g, const ClusterOptions& opt, Progr
     for (int s = 0; s < opt.sub_rounds; ++s) {
       const int64_t b = sr.begin[s], e = sr.begin[s + 1];
       // Every entry is written below (inactive vertices propose nothing).
-      if (proposals.size() < static_cast<size_t>(e - b)) proposals.resize(static_cast<size_t>(e - b));
+      if (proposals.size() < static_cast<size_t>(e - b)) resize_for_overwrite(proposals, static_cast<size_t>(e - b));
 #pragma omp parallel
       {
         Scratch scratch;
+        const int64_t grain = proposal_grain(e - b);
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t i0 = b; i0 < e; i0 += kGrain) {
-          for (int64_t i = i0; i < std::min(e, i0 + kGrain); ++i) {
+        for (int64_t i0 = b; i0 < e; i0 += grain) {
+          for (int64_t i = i0; i < std::min(e, i0 + grain); ++i) {
             const vid_t v = sr.order[i];
             proposals[i - b] = active.active(v) ? best_cluster(g, v, label, weight, cap, key, scratch) : Move{};
           }
-          progress.add(std::min(e, i0 + kGrain) - i0);
+          progress.add(std::min(e, i0 + grain) - i0);
         }
       }
       std::vector<Move> moves = compact_moves(std::span<const Move>(proposals).first(static_cast<size_t>(e - b)));

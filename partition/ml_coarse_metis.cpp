@@ -20,7 +20,8 @@ struct MetisInput {
 bool is_symmetric(const CoarseLevel& c) {
   const int64_t n = c.num_vertices();
   bool ok = true;
-#pragma omp parallel for schedule(dynamic, 1024) reduction(&& : ok)
+  // Few vertices of many entries each (the coarsest level): small tasks.
+#pragma omp parallel for schedule(dynamic, 16) reduction(&& : ok)
   for (int64_t v = 0; v < n; ++v) {
     const auto nb = c.neighbors(v);
     const auto w = c.weights(v);

@@ -89,6 +89,31 @@ class RatingMap {
   size_t mask_ = 15;
 };
 
+// Weight into each of `keys` keys (keys < `keys`), dense, with the keys
+// touched in insertion order: RatingMap's interface without hashing, for
+// contraction onto a level small enough for one array per thread.
+class DenseRatings {
+ public:
+  explicit DenseRatings(int64_t keys) : values_(static_cast<size_t>(keys), 0) {}
+  void start(int64_t) {}
+  void add(vid_t key, weight_t w) {
+    if (values_[key] == 0) touched_.push_back(key);
+    values_[key] += w;
+  }
+  template <typename F>
+  void for_each(F&& f) const {
+    for (vid_t key : touched_) f(key, values_[key]);
+  }
+  void clear() {
+    for (vid_t key : touched_) values_[key] = 0;
+    touched_.clear();
+  }
+
+ private:
+  std::vector<weight_t> values_;
+  std::vector<vid_t> touched_;
+};
+
 // Weight into each of k blocks, dense, with the list of blocks touched.
 class BlockRatings {
  public:

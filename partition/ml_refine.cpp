@@ -7,6 +7,7 @@
 #include <limits>
 #include <utility>
 
+#include "core/bulk_memory.hpp"
 #include "core/log.hpp"
 #include "core/rng.hpp"
 #include "partition/ml_moves.hpp"
@@ -119,20 +120,21 @@ int64_t refine_partition(const G& g, std::vector<int32_t>& part, std::vector<wei
     for (int s = 0; s < opt.sub_rounds; ++s) {
       const int64_t b = sr.begin[s], e = sr.begin[s + 1];
       // Every entry is written below (inactive vertices propose nothing).
-      if (proposals.size() < static_cast<size_t>(e - b)) proposals.resize(static_cast<size_t>(e - b));
+      if (proposals.size() < static_cast<size_t>(e - b)) resize_for_overwrite(proposals, static_cast<size_t>(e - b));
 #pragma omp parallel
       {
         BlockRatings conn(opt.k);
         std::vector<std::pair<vid_t, weight_t>> buffer;
+        const int64_t grain = proposal_grain(e - b);
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t i0 = b; i0 < e; i0 += kGrain) {
-          for (int64_t i = i0; i < std::min(e, i0 + kGrain); ++i) {
+        for (int64_t i0 = b; i0 < e; i0 += grain) {
+          for (int64_t i = i0; i < std::min(e, i0 + grain); ++i) {
             const vid_t v = sr.order[i];
             proposals[i - b] = active.active(v)
                                    ? refinement_move(g, v, part, weights, opt.max_block_weight, key, conn, buffer)
                                    : Move{};
           }
-          progress.add(std::min(e, i0 + kGrain) - i0);
+          progress.add(std::min(e, i0 + grain) - i0);
         }
       }
       std::vector<Move> moves = compact_moves(std::span<const Move>(proposals).first(static_cast<size_t>(e - b)));

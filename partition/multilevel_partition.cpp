@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <unordered_map>
 #include <utility>
 
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/progress.hpp"
@@ -53,7 +55,8 @@ std::vector<vid_t> given_clusters(const FineLevel& g, const std::vector<vid_t>& 
   const int64_t n = g.num_vertices();
   HT_CHECK(static_cast<int64_t>(given.size()) == n, "internal error: {} cluster labels for {} vertices",
            given.size(), n);
-  std::vector<weight_t> cluster_weight(static_cast<size_t>(n), 0);
+  std::vector<weight_t> cluster_weight;
+  resize_for_overwrite(cluster_weight, static_cast<size_t>(n));  // zeros
   int64_t bad = 0;
 #pragma omp parallel for schedule(static) reduction(+ : bad)
   for (int64_t v = 0; v < n; ++v) {
@@ -64,28 +67,45 @@ std::vector<vid_t> given_clusters(const FineLevel& g, const std::vector<vid_t>& 
     std::atomic_ref<weight_t>(cluster_weight[given[v]]).fetch_add(g.vertex_weight(v), std::memory_order_relaxed);
   }
   HT_CHECK(bad == 0, "internal error: {} cluster labels out of range [0, {})", bad, n);
-  std::vector<vid_t> label = given;
+  std::vector<vid_t> label = copy_to_vector(std::span<const vid_t>(given));
   int64_t heavy = 0;
 #pragma omp parallel for schedule(static) reduction(+ : heavy)
   for (int64_t c = 0; c < n; ++c) heavy += cluster_weight[c] > cap ? 1 : 0;
   split = 0;
   if (heavy == 0) return label;
-  // Rare (the partitions' clusters are capped k/m times higher at most, and
-  // few reach it): one pass in id order over the members of heavy clusters.
+  // Few (the partitions' clusters are capped k/m times higher at most, and
+  // few reach it): the members of heavy clusters, found in parallel blocks,
+  // then one pass over them in id order.
+  constexpr int64_t kBlock = int64_t{1} << 16;
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<int64_t> at(static_cast<size_t>(blocks) + 1, 0);
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t v = b * kBlock; v < std::min(n, (b + 1) * kBlock); ++v) at[b + 1] += cluster_weight[given[v]] > cap;
+  for (int64_t b = 0; b < blocks; ++b) at[b + 1] += at[b];
+  std::vector<vid_t> members(static_cast<size_t>(at[blocks]));
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b) {
+    int64_t i = at[b];
+    for (int64_t v = b * kBlock; v < std::min(n, (b + 1) * kBlock); ++v)
+      if (cluster_weight[given[v]] > cap) members[i++] = static_cast<vid_t>(v);
+  }
   constexpr vid_t kNone = ~vid_t{0};
-  std::vector<vid_t> piece(static_cast<size_t>(n), kNone);
-  std::vector<weight_t> filled(static_cast<size_t>(n), 0);
-  for (int64_t v = 0; v < n; ++v) {
+  std::unordered_map<vid_t, std::pair<vid_t, weight_t>> open;  // heavy cluster -> (piece, filled)
+  open.reserve(static_cast<size_t>(heavy));
+  for (const vid_t v : members) {
     const vid_t c = given[v];
-    if (cluster_weight[c] <= cap) continue;
+    auto [it, fresh] = open.try_emplace(c, kNone, 0);
+    vid_t& piece = it->second.first;
+    weight_t& filled = it->second.second;
     const weight_t w = g.vertex_weight(v);
-    if (piece[c] == kNone || filled[c] + w > cap) {
-      if (piece[c] != kNone) ++split;
-      piece[c] = static_cast<vid_t>(v);
-      filled[c] = 0;
+    if (piece == kNone || filled + w > cap) {
+      if (piece != kNone) ++split;
+      piece = v;
+      filled = 0;
     }
-    filled[c] += w;
-    label[v] = piece[c];
+    filled += w;
+    label[v] = piece;
   }
   return label;
 }
@@ -136,7 +156,8 @@ void uncoarsen_once(const G& g, const std::vector<vid_t>& coarse_of, std::vector
                     std::vector<weight_t>& weights, ml::RefineOptions opt, int level, MultilevelInfo& info) {
   Timer t;
   if (!coarse_of.empty()) {
-    std::vector<int32_t> fine_part(coarse_of.size());
+    std::vector<int32_t> fine_part;
+    resize_for_overwrite(fine_part, coarse_of.size());
 #pragma omp parallel for schedule(static)
     for (int64_t v = 0; v < static_cast<int64_t>(coarse_of.size()); ++v) fine_part[v] = part[coarse_of[v]];
     part = std::move(fine_part);
@@ -169,6 +190,7 @@ std::vector<int32_t> multilevel_partition(const GraphView& g, const PartitionPar
   const FineLevel fine(g, params);
   info.input_entries = fine.adjacency_entries();
   info.transposed = fine.uses_transpose();
+  if (info.transposed) log::info("multilevel: transpose of {} edges: {:.2f} s", g.num_edges, t.seconds());
   weight_t total = 0, heaviest = 0;
   ml::total_and_max_weight(fine, total, heaviest);
   const double eps = params.imbalance / 1000.0;
@@ -204,7 +226,7 @@ std::vector<int32_t> multilevel_partition(const GraphView& g, const PartitionPar
   } else {
     coarsen_once(fine, cap, params, h);
   }
-  if (clusters != nullptr && clusters->keep) clusters->kept = h.coarse_of.front();
+  if (clusters != nullptr && clusters->keep) clusters->kept = copy_to_vector(std::span<const vid_t>(h.coarse_of.front()));
   while (static_cast<int>(h.levels.size()) < kMaxLevels) {
     const int64_t n = h.levels.back().num_vertices();
     const int64_t before = h.levels.size() == 1 ? g.num_vertices : h.levels[h.levels.size() - 2].num_vertices();

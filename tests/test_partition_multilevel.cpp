@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <numeric>
 #include <set>
 #include <vector>
@@ -350,6 +351,57 @@ TEST(MultilevelPieces, MovesRespectTheLimitBestFirst) {
   EXPECT_EQ(incoming, (std::vector<ml::weight_t>{0, 0}));
 }
 
+TEST(MultilevelPieces, ManyMovesKeepTheirOrderForAnyThreadCount) {
+  // More moves than one block of the parallel split (64 k), some targets
+  // contested: the moves that fit in their order, then the contested ones
+  // accepted best first per target, as a serial reading of the rule gives.
+  constexpr int kTargets = 40;
+  constexpr ml::weight_t kLimit = 30000;
+  rng::Stream rs(23, 1);
+  std::vector<ml::weight_t> load(kTargets);
+  for (int t = 0; t < kTargets; ++t) load[t] = t % 2 == 0 ? 0 : kLimit - 5000 - 100 * t;
+  std::vector<ml::Move> offered;
+  for (int64_t i = 0; i < 200000; ++i) {
+    ml::Move m;
+    m.v = static_cast<vid_t>(i);
+    m.target = static_cast<vid_t>(rs.below(kTargets));
+    m.w = 1 + static_cast<ml::weight_t>(rs.below(3));
+    m.gain = static_cast<ml::weight_t>(rs.below(100));
+    m.tie = rs.below(1000);
+    offered.push_back(m);
+  }
+  std::vector<ml::weight_t> incoming_sum(kTargets, 0);
+  for (const ml::Move& m : offered) incoming_sum[m.target] += m.w;
+  std::vector<ml::Move> expect, contested;
+  for (const ml::Move& m : offered)
+    (load[m.target] + incoming_sum[m.target] <= kLimit ? expect : contested).push_back(m);
+  ASSERT_FALSE(contested.empty());
+  ASSERT_GT(expect.size(), size_t{1} << 16);
+  std::sort(contested.begin(), contested.end(), [](const ml::Move& a, const ml::Move& b) {
+    if (a.target != b.target) return a.target < b.target;
+    if (a.gain != b.gain) return a.gain > b.gain;
+    if (a.tie != b.tie) return a.tie < b.tie;
+    return a.v < b.v;
+  });
+  std::vector<ml::weight_t> room(kTargets);
+  for (int t = 0; t < kTargets; ++t) room[t] = kLimit - load[t];
+  for (const ml::Move& m : contested)
+    if (m.w <= room[m.target]) {
+      room[m.target] -= m.w;
+      expect.push_back(m);
+    }
+  for (int threads : {1, 3}) {
+    with_threads(threads, [&] {
+      std::vector<ml::Move> moves = offered;
+      std::vector<ml::weight_t> incoming(kTargets, 0);
+      ml::accept_moves(moves, load, kLimit, incoming);
+      ASSERT_EQ(moves.size(), expect.size()) << threads << " threads";
+      for (size_t i = 0; i < moves.size(); ++i) ASSERT_EQ(moves[i].v, expect[i].v) << "move " << i;
+      EXPECT_EQ(incoming, std::vector<ml::weight_t>(kTargets, 0));
+    });
+  }
+}
+
 TEST(MultilevelPieces, ContractionKeepsWeightsAndSymmetry) {
   const Graph g = random_graph(1000, 8000, 14);  // directed: the transpose is used
   PartitionParams q;
@@ -382,6 +434,94 @@ TEST(MultilevelPieces, ContractionKeepsWeightsAndSymmetry) {
   }
   EXPECT_EQ(coarse_w, fine_w);
   EXPECT_EQ(coarse_edges, cut);  // edges between clusters, each counted from both ends
+}
+
+TEST(MultilevelPieces, TransposeGivesSortedOutListsForAnyThreadCount) {
+  // Several buckets of destination rows (16 k each), hubs, duplicate edges
+  // and self-loops: every out-list is the sorted list of its edges' heads.
+  constexpr int64_t n = 70000;
+  EdgeList el;
+  el.num_vertices = n;
+  rng::Stream rs(21, 1);
+  for (int64_t i = 0; i < 400000; ++i) {
+    const vid_t a = static_cast<vid_t>(rs.uniform() < 0.2 ? rs.below(8) : rs.below(n));  // hubs 0..7
+    const vid_t b = static_cast<vid_t>(rs.below(n));
+    el.src.push_back(a);
+    el.dst.push_back(b);
+    if (i % 50 == 0) {  // duplicates and self-loops
+      el.src.push_back(a);
+      el.dst.push_back(b);
+      el.src.push_back(b);
+      el.dst.push_back(b);
+    }
+  }
+  const Graph g = from_edges(std::move(el));
+  ASSERT_FALSE(g.flags.symmetric);
+  std::vector<std::vector<vid_t>> out(n);
+  for (int64_t v = 0; v < n; ++v)
+    for (vid_t u : g.view().in_neighbors(v)) out[u].push_back(static_cast<vid_t>(v));  // ascending v
+  PartitionParams q;
+  for (int threads : {1, 3}) {
+    with_threads(threads, [&] {
+      const ml::FineLevel fine(g.view(), q);
+      ASSERT_TRUE(fine.uses_transpose());
+      EXPECT_EQ(fine.adjacency_entries(), 2 * g.num_edges());
+      for (int64_t v = 0; v < n; ++v) {
+        std::vector<vid_t> expect;
+        for (vid_t u : g.view().in_neighbors(v))
+          if (u != v) expect.push_back(u);
+        for (vid_t u : out[v])
+          if (u != v) expect.push_back(u);
+        std::vector<vid_t> got;
+        fine.for_each_neighbor(v, [&](vid_t u, ml::weight_t) { got.push_back(u); });
+        ASSERT_EQ(got, expect) << "vertex " << v << ", " << threads << " threads";
+        ASSERT_EQ(fine.degree(v), g.view().in_degree(v) + static_cast<int64_t>(out[v].size()));
+      }
+    });
+  }
+}
+
+TEST(MultilevelPieces, ContractionRowsAreTheSameForAnyThreadCount) {
+  // 3000 clusters of 20 vertices: blocks of 1024 coarse rows heavy enough to
+  // be cut into pieces (joined again per block); checked against sums made
+  // one edge at a time.
+  const Graph g = random_graph(60000, 600000, 22);
+  PartitionParams q;
+  std::vector<vid_t> label(60000);
+  for (int64_t v = 0; v < 60000; ++v) label[v] = static_cast<vid_t>((v * 7919) % 3000);
+  std::vector<std::map<vid_t, ml::weight_t>> expect(3000);
+  std::vector<ml::weight_t> expect_w(3000, 0);
+  with_threads(1, [&] {
+    const ml::FineLevel fine(g.view(), q);
+    for (int64_t v = 0; v < 60000; ++v) {
+      expect_w[label[v]] += fine.vertex_weight(v);
+      fine.for_each_neighbor(v, [&](vid_t u, ml::weight_t w) {
+        if (label[u] != label[v]) expect[label[v]][label[u]] += w;
+      });
+    }
+  });
+  for (int threads : {1, 2, 4}) {
+    with_threads(threads, [&] {
+      const ml::FineLevel fine(g.view(), q);
+      std::vector<vid_t> coarse_of = label;  // labels 0..2999 all used: numbered as they are
+      Progress progress("test", 0);
+      const ml::CoarseLevel c = ml::contract(fine, coarse_of, progress);
+      ASSERT_EQ(c.num_vertices(), 3000);
+      EXPECT_EQ(coarse_of, label);
+      for (int64_t a = 0; a < 3000; ++a) {
+        EXPECT_EQ(c.vertex_weight(a), expect_w[a]);
+        const auto nb = c.neighbors(a);
+        const auto wt = c.weights(a);
+        ASSERT_EQ(nb.size(), expect[a].size()) << "row " << a << ", " << threads << " threads";
+        size_t i = 0;
+        for (const auto& [b, w] : expect[a]) {
+          ASSERT_EQ(nb[i], b);
+          ASSERT_EQ(wt[i], w);
+          ++i;
+        }
+      }
+    });
+  }
 }
 
 TEST(AutoMethod, MetisForSmallGraphsMultilevelBeyondItsReach) {

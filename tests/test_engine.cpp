@@ -588,6 +588,43 @@ TEST(Engine, KeptRemoteRowsEqualPullingEveryRow) {
   });
 }
 
+// SAGE's transform-first products sum over the gathered rows range by range
+// (LayerBatch::head_rows): a second remote area (kept rows, early pulls)
+// changes neither their shapes nor their sums, on buffers larger than the
+// CPU BLAS's blocks too (the peer cases above fit in one).
+TEST(Engine, SageTransformSameBitsWithTwoRemoteAreas) {
+  Graph g = make_graph(3000, 40000, 48, 5, 21);
+  ModelConfig cfg;
+  cfg.kind = ModelKind::sage;
+  cfg.dims = {48, 24, 5};  // both layers transform-first
+  cfg.dropout = 0.5f;
+  Partition p = make_partition(g, 2, 3, 5);
+  Graph gn = renumber(g.view(), p);
+  Plan plan = build_plan(gn.view(), p);
+  std::vector<int64_t> orig(p.new_to_old.begin(), p.new_to_old.end());
+  std::vector<std::vector<float>> first;
+  double first_loss = 0;
+  for (int path = 0; path < 3; ++path) {  // one remote area, kept remote rows, early pulls
+    TrainerOptions opt{cfg, {}, CommMode::full, GcnOrder::automatic};
+    opt.keep_remote_rows = path == 1 ? KeepRemoteRows::on : KeepRemoteRows::off;
+    opt.overlap_pulls = path == 2;
+    CpuExecutor exec(2);
+    Trainer tr(exec, gn.view(), orig, plan, opt);
+    const double loss = tr.compute_gradients(1);
+    std::vector<std::vector<float>> grads;
+    for (const ParamTensor& t : tr.params().tensors) grads.push_back(t.grad);
+    if (path == 0) {
+      first = grads;
+      first_loss = loss;
+      continue;
+    }
+    EXPECT_EQ(std::memcmp(&loss, &first_loss, sizeof loss), 0) << "path " << path;
+    for (size_t k = 0; k < grads.size(); ++k)
+      EXPECT_EQ(std::memcmp(grads[k].data(), first[k].data(), grads[k].size() * 4), 0)
+          << tr.params().tensors[k].name << " path " << path;
+  }
+}
+
 // The vertex store allocated in a thread of its own beside the device plans
 // (the default) gives the bits of allocating it after them, for each model,
 // on 1, 2 and 4 devices, resident and streamed steps, fp32 and bf16 stores;

@@ -208,6 +208,9 @@ SageBatchResult run_sage_batch(Device& d, const ModelConfig& m, const SmallTopol
                .nd = nd,
                .buffer_rows = rows,
                .active_rows = rows,
+               .head_rows = rows - 1,  // the last row as a second range (a remote area)
+               .remote_row0 = rows - 1,
+               .remote_rows = 1,
                .X = {X.data, rows, in},
                .G = {G.data, rows, in},
                .Z = {Z.data, nd, out},

@@ -91,6 +91,14 @@ struct LayerBatch {
   // buffer less the second remote area on even steps (DevicePlan::remote_shift),
   // so that a product over the gathered rows (GAT's transform) skips it.
   int64_t active_rows = 0;
+  // The same rows as two ranges whose sizes and relative places do not depend
+  // on the buffer's layout (one remote area or two): [0, head_rows), the
+  // transition rows (baseline mode: every row), and [remote_row0,
+  // remote_row0 + remote_rows), the step's remote area. A product that sums
+  // over the gathered rows (SAGE's ∇W = xᵀ s) runs over each range on its
+  // own, so that a second area's place changes neither its shapes nor its
+  // sums: kept remote rows and early pulls give the same bits.
+  int64_t head_rows = 0, remote_row0 = 0, remote_rows = 0;
   // The merged data buffer's gathered rows (t^l when transform-first, else
   // x^l: buffer_rows x gather width) and, in backward, their gradients.
   DevMat X, G;

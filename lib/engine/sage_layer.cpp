@@ -13,8 +13,9 @@
 //     of nd x in (the slot's aggregate rows) holds x_v, then the mean:
 //     z = x_v W_root, then z += mean W. Backward: ∇W += meanᵀ ∇z,
 //     ∇x += Mᵀ (∇z Wᵀ): the mean recomputed (one more sparse product).
-//   transform-first (narrower output): t = x W over the buffer's active rows
-//     (SAGE's own buffer, rows x out), z = M t, then z += x_v W_root. The
+//   transform-first (narrower output): t = x W over the gathered rows (SAGE's
+//     own buffer, rows x out; range by range, LayerBatch::head_rows),
+//     z = M t, then z += x_v W_root. The
 //     sparse products run over out columns instead of in. Backward:
 //     s = Mᵀ ∇z over the gathered rows (in t's buffer), ∇W += xᵀ s,
 //     ∇x += s Wᵀ: no mean at all.
@@ -78,13 +79,17 @@ class SageLayer final : public LayerMath {
       // The neighbors' part over the gathered rows: s = Mᵀ ∇z (t's buffer,
       // read above), ∇W += xᵀ s, ∇x += s Wᵀ.
       const DevMat T = transformed(b);
-      d.zero(T, 0, b.active_rows);
+      each_range(b, [&](int64_t r0, int64_t rows) { d.zero(T, r0, rows); });
       d.spmm_transpose_add(b.topo, dZ, T);
-      d.gemm(true, false, in_w_, out_w_, b.active_rows, 1.0f, b.X.data, in_w_, T.data, out_w_, 1.0f,
-             ly.grad_at(w_).data, out_w_);
+      each_range(b, [&](int64_t r0, int64_t rows) {
+        d.gemm(true, false, in_w_, out_w_, rows, 1.0f, b.X.row(r0), in_w_, T.row(r0), out_w_, 1.0f,
+               ly.grad_at(w_).data, out_w_);
+      });
       if (layer_ > 0)
-        d.gemm(false, true, b.active_rows, in_w_, out_w_, 1.0f, T.data, out_w_, ly.at(w_).data, out_w_, 1.0f,
-               b.G.data, in_w_);
+        each_range(b, [&](int64_t r0, int64_t rows) {
+          d.gemm(false, true, rows, in_w_, out_w_, 1.0f, T.row(r0), out_w_, ly.at(w_).data, out_w_, 1.0f, b.G.row(r0),
+                 in_w_);
+        });
       if (!recompute) own_rows(b, S);  // else compute_z left x_v in S
     } else {
       // ∇W += meanᵀ ∇z; ∇mean = ∇z Wᵀ (over the mean, read above), ∇x += Mᵀ
@@ -121,6 +126,15 @@ class SageLayer final : public LayerMath {
     return view(b.scratch[0], b.buffer_rows, out_w_);
   }
 
+  // The gathered rows' products range by range (LayerBatch::head_rows): the
+  // same shapes and sums with one remote area or two.
+  template <typename F>
+  static void each_range(const LayerBatch& b, F f) {
+    HT_ASSERT(b.head_rows + b.remote_rows <= b.active_rows && b.remote_row0 + b.remote_rows <= b.active_rows);
+    if (b.head_rows > 0) f(int64_t{0}, b.head_rows);
+    if (b.remote_rows > 0) f(b.remote_row0, b.remote_rows);
+  }
+
   // S = x_v: each destination's own row of the gathered rows.
   void own_rows(const LayerBatch& b, DevMat S) const {
     HT_ASSERT(b.topo.dst_row.size == b.nd);
@@ -134,10 +148,12 @@ class SageLayer final : public LayerMath {
     const LayerParams& ly = b.p;
     const DevMat S = scratch(b);
     if (transform_first_) {
-      // t = x W over the active rows (every row the topology reads), z = M t, z += x_v W_root.
+      // t = x W over the gathered rows (every row the topology reads), z = M t, z += x_v W_root.
       const DevMat T = transformed(b);
-      d.gemm(false, false, b.active_rows, out_w_, in_w_, 1.0f, b.X.data, in_w_, ly.at(w_).data, out_w_, 0.0f, T.data,
-             out_w_);
+      each_range(b, [&](int64_t r0, int64_t rows) {
+        d.gemm(false, false, rows, out_w_, in_w_, 1.0f, b.X.row(r0), in_w_, ly.at(w_).data, out_w_, 0.0f, T.row(r0),
+               out_w_);
+      });
       d.spmm(b.topo, T, b.Z);
       own_rows(b, S);
       d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, S.data, in_w_, ly.at(root_).data, out_w_, 1.0f, b.Z.data, out_w_);

@@ -814,11 +814,11 @@ namespace {
 
 // Several optimizer steps: parameters stay equal to the reference's (for SAGE
 // W_root too: uploaded again each step and all-reduced).
-void expect_training_matches_reference(ModelKind kind) {
-  Graph g = make_graph(50, 250, 5, 3, 3);
+void expect_training_matches_reference(ModelKind kind, std::vector<int> dims = {5, 7, 3}) {
+  Graph g = make_graph(50, 250, dims.front(), dims.back(), 3);
   ModelConfig cfg;
   cfg.kind = kind;
-  cfg.dims = {5, 7, 3};
+  cfg.dims = std::move(dims);
   cfg.dropout = 0.3f;
   OptimizerConfig ocfg;
   ocfg.lr = 0.05f;
@@ -850,6 +850,14 @@ void expect_training_matches_reference(ModelKind kind) {
 TEST(Engine, TrainingMatchesReferenceOverEpochs) { expect_training_matches_reference(ModelKind::gcn); }
 
 TEST(Engine, TrainingMatchesReferenceOverEpochsSage) { expect_training_matches_reference(ModelKind::sage); }
+
+// SAGE with no narrowing layer (aggregate-first throughout; the last layer's
+// backward without the recomputed z), and with every layer narrowing.
+TEST(Engine, TrainingMatchesReferenceOverEpochsSageEitherOrder) {
+  expect_training_matches_reference(ModelKind::sage, {5, 7, 9});
+  expect_training_matches_reference(ModelKind::sage, {5, 7, 7});
+  expect_training_matches_reference(ModelKind::sage, {9, 6, 3});
+}
 
 // The epoch's host-link bytes split at the end of the forward passes (the
 // phase bound of the summary): both phases move bytes both ways out of core,

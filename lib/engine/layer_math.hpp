@@ -58,7 +58,8 @@ struct ModelTraits {
   // (GCN: the aggregate a^l, or t^l / ∇t^l when transform-first): store_.agg.
   bool stores_layer_matrix = false;
   // The layer runs in either order of its products, as --gcn-order picks
-  // (layer_order.hpp: GCN's transform-first); else aggregate-first only.
+  // (layer_order.hpp: GCN's transform-first, on each vertex's owner); else
+  // the model's layer math picks its own (SAGE: by the widths, on the chunk).
   bool gcn_orders = false;
   // Weight matrices [in, out · heads] per layer: ht-train's model size check
   // (train_job.cpp's model_need) estimates the parameters from the widths

@@ -86,7 +86,8 @@ TEST(DeviceBuffers, ParametersAreTheModelsList) {
 
 // The model's own buffers come from its layer file (ModelTraits::buffers):
 // GAT's transform and attention buffers and its reserved backward scratch;
-// GCN and SAGE add none.
+// SAGE's transform of the gathered rows where a layer narrows (12-16-5: the
+// second layer's 5 columns); GCN adds none.
 TEST(DeviceBuffers, ModelBuffersAreDeclaredByTheModel) {
   const BufferShape s = small_shape();
   for (const ModelConfig& m : models()) {
@@ -113,10 +114,35 @@ TEST(DeviceBuffers, ModelBuffersAreDeclaredByTheModel) {
       EXPECT_EQ(count, 6);
       EXPECT_EQ(allocated, 4 * s.rows * x.max_tw * 2 + 4 * 4 * s.ne * x.max_heads);
       EXPECT_EQ(reserved, 4 * s.ne * x.max_heads);
+    } else if (m.kind == ModelKind::sage) {
+      EXPECT_EQ(count, 1);
+      EXPECT_EQ(x.max_narrowed, 5);
+      EXPECT_EQ(allocated, 4 * s.rows * x.max_narrowed);
+      EXPECT_EQ(reserved, 0);
     } else {
       EXPECT_EQ(count, 0);
       EXPECT_EQ(reserved, 0);
     }
+  }
+}
+
+// SAGE's transform buffer only where a layer's output is narrower than its
+// input (its order: ModelConfig::narrows).
+TEST(DeviceBuffers, SageTransformBufferOnlyWhereALayerNarrows) {
+  for (auto [dims, want] : {std::pair{std::vector<int>{4, 8, 8}, 0}, std::pair{std::vector<int>{12, 16, 5}, 5},
+                            std::pair{std::vector<int>{9, 7, 7, 3}, 7}}) {
+    TrainerOptions opt;
+    opt.model = model(ModelKind::sage, dims);
+    int64_t cols = 0;
+    int count = 0;
+    for (const DeviceBuffer& b : device_buffers(small_shape(), opt))
+      if (b.use == BufferUse::model) {
+        ++count;
+        cols = b.cols;
+        EXPECT_EQ(b.rows, small_shape().rows);
+      }
+    EXPECT_EQ(count, want > 0 ? 1 : 0) << dims.size();
+    EXPECT_EQ(cols, want);
   }
 }
 

@@ -588,6 +588,43 @@ TEST(Engine, KeptRemoteRowsEqualPullingEveryRow) {
   });
 }
 
+// SAGE's transform-first products sum over the gathered rows range by range
+// (LayerBatch::head_rows): a second remote area (kept rows, early pulls)
+// changes neither their shapes nor their sums, on buffers larger than the
+// CPU BLAS's blocks too (the peer cases above fit in one).
+TEST(Engine, SageTransformSameBitsWithTwoRemoteAreas) {
+  Graph g = make_graph(3000, 40000, 48, 5, 21);
+  ModelConfig cfg;
+  cfg.kind = ModelKind::sage;
+  cfg.dims = {48, 24, 5};  // both layers transform-first
+  cfg.dropout = 0.5f;
+  Partition p = make_partition(g, 2, 3, 5);
+  Graph gn = renumber(g.view(), p);
+  Plan plan = build_plan(gn.view(), p);
+  std::vector<int64_t> orig(p.new_to_old.begin(), p.new_to_old.end());
+  std::vector<std::vector<float>> first;
+  double first_loss = 0;
+  for (int path = 0; path < 3; ++path) {  // one remote area, kept remote rows, early pulls
+    TrainerOptions opt{cfg, {}, CommMode::full, GcnOrder::automatic};
+    opt.keep_remote_rows = path == 1 ? KeepRemoteRows::on : KeepRemoteRows::off;
+    opt.overlap_pulls = path == 2;
+    CpuExecutor exec(2);
+    Trainer tr(exec, gn.view(), orig, plan, opt);
+    const double loss = tr.compute_gradients(1);
+    std::vector<std::vector<float>> grads;
+    for (const ParamTensor& t : tr.params().tensors) grads.push_back(t.grad);
+    if (path == 0) {
+      first = grads;
+      first_loss = loss;
+      continue;
+    }
+    EXPECT_EQ(std::memcmp(&loss, &first_loss, sizeof loss), 0) << "path " << path;
+    for (size_t k = 0; k < grads.size(); ++k)
+      EXPECT_EQ(std::memcmp(grads[k].data(), first[k].data(), grads[k].size() * 4), 0)
+          << tr.params().tensors[k].name << " path " << path;
+  }
+}
+
 // The vertex store allocated in a thread of its own beside the device plans
 // (the default) gives the bits of allocating it after them, for each model,
 // on 1, 2 and 4 devices, resident and streamed steps, fp32 and bf16 stores;
@@ -777,11 +814,11 @@ namespace {
 
 // Several optimizer steps: parameters stay equal to the reference's (for SAGE
 // W_root too: uploaded again each step and all-reduced).
-void expect_training_matches_reference(ModelKind kind) {
-  Graph g = make_graph(50, 250, 5, 3, 3);
+void expect_training_matches_reference(ModelKind kind, std::vector<int> dims = {5, 7, 3}) {
+  Graph g = make_graph(50, 250, dims.front(), dims.back(), 3);
   ModelConfig cfg;
   cfg.kind = kind;
-  cfg.dims = {5, 7, 3};
+  cfg.dims = std::move(dims);
   cfg.dropout = 0.3f;
   OptimizerConfig ocfg;
   ocfg.lr = 0.05f;
@@ -813,6 +850,14 @@ void expect_training_matches_reference(ModelKind kind) {
 TEST(Engine, TrainingMatchesReferenceOverEpochs) { expect_training_matches_reference(ModelKind::gcn); }
 
 TEST(Engine, TrainingMatchesReferenceOverEpochsSage) { expect_training_matches_reference(ModelKind::sage); }
+
+// SAGE with no narrowing layer (aggregate-first throughout; the last layer's
+// backward without the recomputed z), and with every layer narrowing.
+TEST(Engine, TrainingMatchesReferenceOverEpochsSageEitherOrder) {
+  expect_training_matches_reference(ModelKind::sage, {5, 7, 9});
+  expect_training_matches_reference(ModelKind::sage, {5, 7, 7});
+  expect_training_matches_reference(ModelKind::sage, {9, 6, 3});
+}
 
 // The epoch's host-link bytes split at the end of the forward passes (the
 // phase bound of the summary): both phases move bytes both ways out of core,

@@ -3,7 +3,10 @@
 // on, and the refusal of a kind without an implementation. The math itself
 // is checked by the engine's equivalence tests (test_engine*), which run
 // through the seam.
+#include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -144,6 +147,124 @@ TEST(LayerMath, GcnTransformProducts) {
   EXPECT_THROW(math->transform(d, {X.data, 2, 3}, {T.data, 2, 2}, p), Error);
   const auto gat = make_layer_math(model(ModelKind::gat, {3, 2, 2}), GcnOrder::transform_first, 0);
   EXPECT_THROW(gat->transform(d, {X.data, 2, 3}, {T.data, 2, 4}, p), Error);
+}
+
+// A hand-made step topology on a device: destination d's edges are
+// edges[d] (source row, weight); its own row is own[d] (the self-loop, weight 0).
+struct SmallTopology {
+  DevTopology t;
+  SmallTopology(Device& d, const std::vector<std::vector<std::pair<uint32_t, float>>>& edges,
+                const std::vector<uint32_t>& own, int64_t rows) {
+    std::vector<int64_t> offsets{0}, t_offsets(static_cast<size_t>(rows + 1), 0);
+    std::vector<uint32_t> src, edge_dst, t_edge;
+    std::vector<float> weight;
+    for (size_t v = 0; v < edges.size(); ++v) {
+      for (const auto& [u, w] : edges[v]) {
+        src.push_back(u);
+        weight.push_back(w);
+        edge_dst.push_back(static_cast<uint32_t>(v));
+        ++t_offsets[u + 1];
+      }
+      offsets.push_back(static_cast<int64_t>(src.size()));
+    }
+    for (int64_t r = 0; r < rows; ++r) t_offsets[r + 1] += t_offsets[r];
+    for (int64_t r = 0; r < rows; ++r)  // edges by source row, ascending edge id
+      for (size_t e = 0; e < src.size(); ++e)
+        if (src[e] == r) t_edge.push_back(static_cast<uint32_t>(e));
+    t.num_dst = static_cast<int64_t>(edges.size());
+    t.num_edges = static_cast<int64_t>(src.size());
+    t.num_src_rows = rows;
+    t.offsets = d.upload(std::span<const int64_t>(offsets));
+    t.src = d.upload(std::span<const uint32_t>(src));
+    t.weight = d.upload(std::span<const float>(weight));
+    t.dst_row = d.upload(std::span<const uint32_t>(own));
+    t.t_offsets = d.upload(std::span<const int64_t>(t_offsets));
+    t.t_edge = d.upload(std::span<const uint32_t>(t_edge));
+    t.edge_dst = d.upload(std::span<const uint32_t>(edge_dst));
+  }
+};
+
+// One SAGE batch of the last layer of `m` (no activation, no bias, W_root 0)
+// on a CPU device: forward's z, then backward from ∇h = dh, the gathered
+// rows' gradients.
+struct SageBatchResult {
+  std::vector<float> z, g;
+};
+SageBatchResult run_sage_batch(Device& d, const ModelConfig& m, const SmallTopology& topo, const std::vector<float>& x,
+                               const std::vector<float>& w, const std::vector<float>& dh) {
+  const int l = m.num_layers() - 1;
+  const auto math = make_layer_math(m, GcnOrder::automatic, l);
+  const int64_t in = m.in_width(l), out = m.out_width(l), rows = topo.t.num_src_rows, nd = topo.t.num_dst;
+  const std::vector<float> root(w.size(), 0.0f);
+  LayerParams p;
+  p.value = {d.upload(std::span<const float>(w)), d.upload(std::span<const float>(root))};  // W, W_root
+  p.grad = {d.alloc_floats(in * out), d.alloc_floats(in * out)};
+  const DevArray<float> X = d.upload(std::span<const float>(x)), G = d.alloc_floats(rows * in);
+  const DevArray<float> Z = d.alloc_floats(nd * out), H = d.alloc_floats(nd * out), dZ = d.alloc_floats(nd * out);
+  const DevArray<float> dH = d.upload(std::span<const float>(dh)), agg = d.alloc_floats(nd * in);
+  const std::vector<DevArray<float>> scratch{d.alloc_floats(rows * out)};  // sage_buffers: rows x narrowed width
+  LayerBatch b{.d = d,
+               .topo = topo.t,
+               .nd = nd,
+               .buffer_rows = rows,
+               .active_rows = rows,
+               .head_rows = rows - 1,  // the last row as a second range (a remote area)
+               .remote_row0 = rows - 1,
+               .remote_rows = 1,
+               .X = {X.data, rows, in},
+               .G = {G.data, rows, in},
+               .Z = {Z.data, nd, out},
+               .H = {H.data, nd, out},
+               .dZ = {dZ.data, nd, out},
+               .dH = {dH.data, nd, out},
+               .agg = agg,
+               .p = p,
+               .attn = {},
+               .scratch = scratch};
+  SageBatchResult r{std::vector<float>(static_cast<size_t>(nd * out)), std::vector<float>(static_cast<size_t>(rows * in))};
+  math->forward(b);
+  d.read(Z, r.z);
+  math->backward(b);
+  d.read(G, r.g);
+  return r;
+}
+
+ModelConfig sage_model(std::vector<int> dims) {
+  ModelConfig m = model(ModelKind::sage, std::move(dims));
+  m.bias = false;
+  return m;
+}
+
+// SAGE's order of the neighbors' products follows the widths (GCN's rule,
+// ModelConfig::narrows), told apart by float rounding on values made for it:
+// a layer 2 -> 1 transforms first, one 2 -> 2 aggregates first.
+TEST(LayerMath, SageOrderFollowsTheWidths) {
+  CpuExecutor exec(1);
+  Device& d = exec.device(0);
+  EXPECT_TRUE(sage_model({3, 2, 1}).narrows(1));
+  EXPECT_FALSE(sage_model({3, 2, 2}).narrows(1));
+  // Forward: v's neighbors are rows 0 and 1 (weights 1/2), its own row 2;
+  // W's column is (1, -1). Transform-first: t = (0.5, 1), z = 0.75 exactly.
+  // Aggregate-first: the mean's first column, B + 0.75, rounds to B + 1
+  // (B = 2^22: steps of 0.5), so z = (B + 1) - B = 1.
+  const float B = 4194304.0f;
+  const SmallTopology fwd(d, {{{0, 0.5f}, {1, 0.5f}, {2, 0.0f}}}, {2}, 3);
+  const std::vector<float> x{B + 0.5f, B, B + 1.0f, B, 0, 0};
+  const std::vector<float> dh1{0}, dh2{0, 0};
+  EXPECT_EQ(run_sage_batch(d, sage_model({3, 2, 1}), fwd, x, {1, -1}, dh1).z, (std::vector<float>{0.75f}));
+  EXPECT_EQ(run_sage_batch(d, sage_model({3, 2, 2}), fwd, x, {1, 0, -1, 0}, dh2).z, (std::vector<float>{1.0f, 0.0f}));
+  // Backward: v1 and v2 each have row 0 as their one neighbor (weight 1),
+  // ∇z = D and 1 - D (D = 2^24), W's column (c, c), c = 1 + 2^-12.
+  // Transform-first: s = Mᵀ ∇z = 1 exactly, row 0's gradient s Wᵀ = (c, c).
+  // Aggregate-first: ∇mean = ∇z Wᵀ rounds (1 - D) c = 1 + 2^-12 - D c to
+  // 2 - D c (steps of 2 there), so row 0's gradient Mᵀ ∇mean = 2.
+  const float D = 16777216.0f, c = 1.0f + 1.0f / 4096.0f;
+  const SmallTopology bwd(d, {{{0, 1.0f}, {1, 0.0f}}, {{0, 1.0f}, {2, 0.0f}}}, {1, 2}, 3);
+  const std::vector<float> xb(6, 0.0f);
+  const std::vector<float> narrow = run_sage_batch(d, sage_model({3, 2, 1}), bwd, xb, {c, c}, {D, 1 - D}).g;
+  const std::vector<float> equal = run_sage_batch(d, sage_model({3, 2, 2}), bwd, xb, {c, 0, c, 0}, {D, 0, 1 - D, 0}).g;
+  EXPECT_EQ(narrow, (std::vector<float>{c, c, 0, 0, 0, 0}));
+  EXPECT_EQ(equal, (std::vector<float>{2, 2, 0, 0, 0, 0}));
 }
 
 TEST(LayerMath, LayerOutOfRangeIsRefused) {

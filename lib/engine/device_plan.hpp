@@ -152,9 +152,6 @@ struct DevicePlan {
   // Rows [0, active_rows(j)) hold everything step j's topology reads (even
   // steps end before the second area).
   int64_t active_rows(int j) const { return remote_base(j) + (buffer_rows - trans_capacity - remote_shift); }
-  // Odd steps' idle rows within [0, active_rows(j)): the first remote area,
-  // [trans_capacity, trans_capacity + idle_rows(j)), which they do not read.
-  int64_t idle_rows(int j) const { return (j & 1) ? remote_shift : 0; }
   int64_t max_step_bytes = 0;     // largest packed step
   int64_t max_later_loads = 0;    // most rows any batch but the first loads from host
   int64_t max_flush = 0;          // most rows one batch returns to host

@@ -67,7 +67,7 @@ class GatLayer final : public LayerMath {
     Device& d = b.d;
     const LayerParams& ly = b.p;
     const AttentionBuffers s(b.scratch);
-    const DevMat X = b.X;  // x^l, gathered again (the products: its active rows)
+    const DevMat X = b.X;  // x^l, gathered again (the products: range by range)
     DevMat Gt = view(s.gt, b.buffer_rows, tw_), dGt = view(s.dgt, b.buffer_rows, tw_);
     transform(b, X, Gt);
     d.gat_scores(b.topo, Gt, ly.at(src_), ly.at(dst_), heads_, leaky_slope_, s.pre, s.score);
@@ -78,21 +78,20 @@ class GatLayer final : public LayerMath {
     if (b_ >= 0) d.col_sum_add(b.dZ, ly.grad_at(b_));
     d.gat_backward(b.topo, Gt, ly.at(src_), ly.at(dst_), heads_, leaky_slope_, last_, s.pre, s.alpha, s.alpha_drop,
                    b.attn, b.dZ, dGt, ly.grad_at(src_), ly.grad_at(dst_));
-    d.gemm(true, false, in_w_, tw_, b.active_rows, 1.0f, X.data, in_w_, dGt.data, tw_, 1.0f, ly.grad_at(w_).data, tw_);
-    if (layer_ > 0)
-      for (const RowRange r : active_ranges(b))
-        if (r.rows > 0)
-          d.gemm(false, true, r.rows, in_w_, tw_, 1.0f, dGt.row(r.begin), tw_, ly.at(w_).data, tw_, 1.0f,
-                 b.G.row(r.begin), in_w_);
+    for_each_row_range(b, [&](int64_t r0, int64_t rows) {
+      d.gemm(true, false, in_w_, tw_, rows, 1.0f, X.row(r0), in_w_, dGt.row(r0), tw_, 1.0f, ly.grad_at(w_).data, tw_);
+      if (layer_ > 0)
+        d.gemm(false, true, rows, in_w_, tw_, 1.0f, dGt.row(r0), tw_, ly.at(w_).data, tw_, 1.0f, b.G.row(r0), in_w_);
+    });
   }
 
  private:
-  // Gt = X W over the active rows less the idle ones (active_ranges).
+  // Gt = X W over the gathered rows, range by range (for_each_row_range):
+  // not over the other remote area, which this step does not read.
   void transform(const LayerBatch& b, DevMat X, DevMat Gt) const {
-    for (const RowRange r : active_ranges(b))
-      if (r.rows > 0)
-        b.d.gemm(false, false, r.rows, tw_, in_w_, 1.0f, X.row(r.begin), in_w_, b.p.at(w_).data, tw_, 0.0f,
-                 Gt.row(r.begin), tw_);
+    for_each_row_range(b, [&](int64_t r0, int64_t rows) {
+      b.d.gemm(false, false, rows, tw_, in_w_, 1.0f, X.row(r0), in_w_, b.p.at(w_).data, tw_, 0.0f, Gt.row(r0), tw_);
+    });
   }
 
   const int w_ = param_index("W"), src_ = param_index("att_src"), dst_ = param_index("att_dst"),

@@ -12,7 +12,6 @@
 // The implementations issue exactly the Device calls the Trainer issued
 // before the seam, in the same order (that keeps the GPU's bits: every
 // equivalence test unchanged).
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -59,7 +58,8 @@ struct ModelTraits {
   // (GCN: the aggregate a^l, or t^l / ∇t^l when transform-first): store_.agg.
   bool stores_layer_matrix = false;
   // The layer runs in either order of its products, as --gcn-order picks
-  // (layer_order.hpp: GCN's transform-first); else aggregate-first only.
+  // (layer_order.hpp: GCN's transform-first, on each vertex's owner); else
+  // the model's layer math picks its own (SAGE: by the widths, on the chunk).
   bool gcn_orders = false;
   // Weight matrices [in, out · heads] per layer: ht-train's model size check
   // (train_job.cpp's model_need) estimates the parameters from the widths
@@ -92,9 +92,14 @@ struct LayerBatch {
   // buffer less the second remote area on even steps (DevicePlan::remote_shift),
   // so that a product over the gathered rows (GAT's transform) skips it.
   int64_t active_rows = 0;
-  // Rows [idle_begin, idle_begin + idle_rows) of those the step does not read
-  // (odd steps: the first remote area, DevicePlan::idle_rows).
-  int64_t idle_begin = 0, idle_rows = 0;
+  // The same rows as two ranges whose sizes and relative places do not depend
+  // on the buffer's layout (one remote area or two): [0, head_rows), the
+  // transition rows (baseline mode: every row), and [remote_row0,
+  // remote_row0 + remote_rows), the step's remote area. A product that sums
+  // over the gathered rows (SAGE's ∇W = xᵀ s) runs over each range on its
+  // own, so that a second area's place changes neither its shapes nor its
+  // sums: kept remote rows and early pulls give the same bits.
+  int64_t head_rows = 0, remote_row0 = 0, remote_rows = 0;
   // The merged data buffer's gathered rows (t^l when transform-first, else
   // x^l: buffer_rows x gather width) and, in backward, their gradients.
   DevMat X, G;
@@ -110,17 +115,14 @@ struct LayerBatch {
   std::span<const DevArray<float>> scratch;
 };
 
-// The rows a product over the gathered rows computes, as at most two ranges
-// (the active rows less the idle ones): a product whose every output row is
-// its input row's alone (a transform, ∇x = ∇t Wᵀ) gives the bits of one over
-// [0, active_rows); a sum over rows (∇W) stays one product, whose idle rows
-// add zeros.
-struct RowRange {
-  int64_t begin = 0, rows = 0;
-};
-inline std::array<RowRange, 2> active_ranges(const LayerBatch& b) {
-  if (b.idle_rows == 0) return {RowRange{0, b.active_rows}, RowRange{}};
-  return {RowRange{0, b.idle_begin}, RowRange{b.idle_begin + b.idle_rows, b.active_rows - b.idle_begin - b.idle_rows}};
+// The gathered rows' products range by range (LayerBatch::head_rows): the
+// same shapes and sums with one remote area or two, and never over the other
+// area (idle in this step). f(first row, rows).
+template <typename F>
+void for_each_row_range(const LayerBatch& b, F f) {
+  HT_ASSERT(b.head_rows + b.remote_rows <= b.active_rows && b.remote_row0 + b.remote_rows <= b.active_rows);
+  if (b.head_rows > 0) f(int64_t{0}, b.head_rows);
+  if (b.remote_rows > 0) f(b.remote_row0, b.remote_rows);
 }
 
 class LayerMath {

@@ -19,7 +19,7 @@ bool transform_first(const ModelConfig& m, GcnOrder order, int l) {
     case GcnOrder::transform_first: return true;
     case GcnOrder::automatic: break;
   }
-  return m.out_width(l) < m.in_width(l);
+  return m.narrows(l);
 }
 
 std::string layer_orders(const ModelConfig& m, GcnOrder order) {

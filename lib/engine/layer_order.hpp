@@ -8,8 +8,11 @@
 //     takes ReLU's mask from h^{l+1} (nothing cached), returns ∇t (output
 //     width), then a vertex-wise pass computes ∇W and ∇x.
 // `automatic` picks transform-first where the output is narrower than the
-// input (SPEC §10: transfer the narrower width). GAT layers always transform
-// on the chunk and gather the input width.
+// input (SPEC §10: transfer the narrower width; ModelConfig::narrows). GAT
+// layers always transform on the chunk and gather the input width; SAGE
+// layers gather the input width and, by the same rule, transform the
+// gathered rows on the chunk where the output is narrower (sage_layer.cpp):
+// this order, which --gcn-order sets, is GCN's only.
 #include <cstdint>
 #include <string>
 

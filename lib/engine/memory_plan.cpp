@@ -20,6 +20,7 @@ LayerExtents layer_extents(const ModelConfig& m, GcnOrder order) {
     x.max_tw = std::max<int64_t>(x.max_tw, m.transform_width(l));
     x.max_heads = std::max<int64_t>(x.max_heads, m.layer_heads(l));
     x.max_gather = std::max(x.max_gather, gather_width(m, order, l));
+    if (m.narrows(l)) x.max_narrowed = std::max<int64_t>(x.max_narrowed, m.out_width(l));
   }
   return x;
 }

@@ -22,6 +22,7 @@ struct LayerExtents {
   int64_t max_tw = 0;     // widest GAT transform (all heads)
   int64_t max_heads = 1;
   int64_t max_gather = 0; // widest row gathered, aggregated and returned (gather_width)
+  int64_t max_narrowed = 0;  // widest output of a layer narrower than its input (ModelConfig::narrows), else 0
 };
 LayerExtents layer_extents(const ModelConfig& m, GcnOrder order);
 

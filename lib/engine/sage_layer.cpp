@@ -3,13 +3,25 @@
 // The mean is the sparse product with SAGE's edge weights (1/deg(v), the
 // self-loop 0: ModelTraits::mean_weights); x_v is the destination's own row
 // of the gathered rows (the self-loop's row, topo.dst_row), copied out with a
-// local pull. Aggregate-first only. Nothing is stored for backward: backward
-// gathers x again (as GAT's) and recomputes both products, so it works out of
-// core with no store matrix of its own.
+// local pull. Nothing is stored for backward: backward gathers x again (as
+// GAT's) and recomputes what it needs, so it works out of core with no store
+// matrix of its own.
 //
-// One scratch of nd x in (the slot's aggregate rows) holds x_v, then the
-// mean: z = x_v W_root, then z += mean W, in the same order in forward and
-// backward (the same bits of z).
+// The order of the neighbors' products follows GCN's rule
+// (ModelConfig::narrows), on the chunk: the gathered rows are always x^l.
+//   aggregate-first (the output as wide as the input or wider): one scratch
+//     of nd x in (the slot's aggregate rows) holds x_v, then the mean:
+//     z = x_v W_root, then z += mean W. Backward: ∇W += meanᵀ ∇z,
+//     ∇x += Mᵀ (∇z Wᵀ): the mean recomputed (one more sparse product).
+//   transform-first (narrower output): t = x W over the gathered rows (SAGE's
+//     own buffer, rows x out; range by range, LayerBatch::head_rows),
+//     z = M t, then z += x_v W_root. The
+//     sparse products run over out columns instead of in. Backward:
+//     s = Mᵀ ∇z over the gathered rows (in t's buffer), ∇W += xᵀ s,
+//     ∇x += s Wᵀ: no mean at all.
+// Backward recomputes z only where the activation's derivative needs it: a
+// layer without activation (the last) takes ∇z = ∇h. Forward and backward
+// compute z in the same order (the same bits).
 #include "engine/layer_math.hpp"
 
 namespace ht {
@@ -22,9 +34,22 @@ ModelTraits sage_traits();  // below
 
 namespace {
 
+// SAGE's own buffer (sage_buffers): t = x W of a transform-first layer over
+// the merged buffer's rows, reused in backward for s = Mᵀ ∇z. None when no
+// layer narrows.
+std::vector<DeviceBuffer> sage_buffers(const ModelBufferShape& s) {
+  std::vector<DeviceBuffer> list;
+  if (s.x.max_narrowed == 0) return list;
+  DeviceBuffer& b = list.emplace_back();
+  b.name = "SAGE transform of the gathered rows";
+  b.rows = s.rows;
+  b.cols = s.x.max_narrowed;
+  return list;
+}
+
 class SageLayer final : public LayerMath {
  public:
-  SageLayer(const ModelConfig& m, int layer) : LayerMath(m, layer) {}
+  SageLayer(const ModelConfig& m, int layer) : LayerMath(m, layer), transform_first_(m.narrows(layer)) {}
 
   ModelKind kind() const override { return ModelKind::sage; }
   ModelTraits traits() const override { return layer_detail::sage_traits(); }
@@ -38,32 +63,68 @@ class SageLayer final : public LayerMath {
   void backward(const LayerBatch& b) const override {
     Device& d = b.d;
     const LayerParams& ly = b.p;
-    DevMat S = compute_z(b);  // holds the mean now
-    d.bias_act(b.Z, ly.at(b_), act_, b.H);
-    d.act_backward(b.dH, b.Z, act_, b.dZ);
-    if (b_ >= 0) d.col_sum_add(b.dZ, ly.grad_at(b_));
-    // The neighbors' part: ∇W += meanᵀ ∇z; ∇mean = ∇z Wᵀ (over the mean, read
-    // above), ∇x += Mᵀ ∇mean (the self-loop's weight 0 adds nothing).
-    d.gemm(true, false, in_w_, out_w_, b.nd, 1.0f, S.data, in_w_, b.dZ.data, out_w_, 1.0f, ly.grad_at(w_).data, out_w_);
-    if (layer_ > 0) {
-      d.gemm(false, true, b.nd, in_w_, out_w_, 1.0f, b.dZ.data, out_w_, ly.at(w_).data, out_w_, 0.0f, S.data, in_w_);
-      d.spmm_transpose_add(b.topo, S, b.G);
+    const DevMat S = scratch(b);
+    // ∇z = ∇h ⊙ act'(z): z recomputed only for an activation (it also leaves
+    // x_v, transform-first, or the mean, aggregate-first, in S).
+    const bool recompute = act_ != Act::none;
+    DevMat dZ = b.dH;
+    if (recompute) {
+      compute_z(b);
+      d.bias_act(b.Z, ly.at(b_), act_, b.H);
+      d.act_backward(b.dH, b.Z, act_, b.dZ);
+      dZ = b.dZ;
+    }
+    if (b_ >= 0) d.col_sum_add(dZ, ly.grad_at(b_));
+    if (transform_first_) {
+      // The neighbors' part over the gathered rows: s = Mᵀ ∇z (t's buffer,
+      // read above), ∇W += xᵀ s, ∇x += s Wᵀ.
+      const DevMat T = transformed(b);
+      for_each_row_range(b, [&](int64_t r0, int64_t rows) { d.zero(T, r0, rows); });
+      d.spmm_transpose_add(b.topo, dZ, T);
+      for_each_row_range(b, [&](int64_t r0, int64_t rows) {
+        d.gemm(true, false, in_w_, out_w_, rows, 1.0f, b.X.row(r0), in_w_, T.row(r0), out_w_, 1.0f,
+               ly.grad_at(w_).data, out_w_);
+      });
+      if (layer_ > 0)
+        for_each_row_range(b, [&](int64_t r0, int64_t rows) {
+          d.gemm(false, true, rows, in_w_, out_w_, 1.0f, T.row(r0), out_w_, ly.at(w_).data, out_w_, 1.0f, b.G.row(r0),
+                 in_w_);
+        });
+      if (!recompute) own_rows(b, S);  // else compute_z left x_v in S
+    } else {
+      // ∇W += meanᵀ ∇z; ∇mean = ∇z Wᵀ (over the mean, read above), ∇x += Mᵀ
+      // ∇mean (the self-loop's weight 0 adds nothing).
+      if (!recompute) d.spmm(b.topo, b.X, S);  // the mean
+      d.gemm(true, false, in_w_, out_w_, b.nd, 1.0f, S.data, in_w_, dZ.data, out_w_, 1.0f, ly.grad_at(w_).data,
+             out_w_);
+      if (layer_ > 0) {
+        d.gemm(false, true, b.nd, in_w_, out_w_, 1.0f, dZ.data, out_w_, ly.at(w_).data, out_w_, 0.0f, S.data, in_w_);
+        d.spmm_transpose_add(b.topo, S, b.G);
+      }
+      own_rows(b, S);
     }
     // The root's part: ∇W_root += x_vᵀ ∇z; ∇x_v = ∇z W_rootᵀ, added into the
     // destinations' own rows of G (one row each: a fixed order).
-    own_rows(b, S);
-    d.gemm(true, false, in_w_, out_w_, b.nd, 1.0f, S.data, in_w_, b.dZ.data, out_w_, 1.0f, ly.grad_at(root_).data, out_w_);
+    d.gemm(true, false, in_w_, out_w_, b.nd, 1.0f, S.data, in_w_, dZ.data, out_w_, 1.0f, ly.grad_at(root_).data,
+           out_w_);
     if (layer_ > 0) {
-      d.gemm(false, true, b.nd, in_w_, out_w_, 1.0f, b.dZ.data, out_w_, ly.at(root_).data, out_w_, 0.0f, S.data, in_w_);
+      d.gemm(false, true, b.nd, in_w_, out_w_, 1.0f, dZ.data, out_w_, ly.at(root_).data, out_w_, 0.0f, S.data, in_w_);
       d.push_add_to_peer(S, 0, d, b.G, b.topo.dst_row);
     }
   }
 
  private:
+  bool transform_first_ = false;
   const int w_ = param_index("W"), root_ = param_index("W_root"), b_ = param_index("b");
 
-  // The slot's aggregate rows as nd x in: the scratch of both products.
+  // The slot's aggregate rows as nd x in: x_v, and aggregate-first the mean.
   DevMat scratch(const LayerBatch& b) const { return view(b.agg, b.nd, in_w_); }
+
+  // Transform-first: t = x W (and in backward s = Mᵀ ∇z) over the buffer's rows.
+  DevMat transformed(const LayerBatch& b) const {
+    HT_ASSERT(b.scratch.size() == 1);
+    return view(b.scratch[0], b.buffer_rows, out_w_);
+  }
 
   // S = x_v: each destination's own row of the gathered rows.
   void own_rows(const LayerBatch& b, DevMat S) const {
@@ -71,16 +132,28 @@ class SageLayer final : public LayerMath {
     b.d.pull_from_peer(b.d, b.X, b.topo.dst_row, S, 0);
   }
 
-  // Z = x_v W_root + mean W; returns the scratch, which holds the mean.
-  DevMat compute_z(const LayerBatch& b) const {
+  // Z without the bias; leaves x_v (transform-first) or the mean
+  // (aggregate-first) in the scratch.
+  void compute_z(const LayerBatch& b) const {
     Device& d = b.d;
     const LayerParams& ly = b.p;
     const DevMat S = scratch(b);
+    if (transform_first_) {
+      // t = x W over the gathered rows (every row the topology reads), z = M t, z += x_v W_root.
+      const DevMat T = transformed(b);
+      for_each_row_range(b, [&](int64_t r0, int64_t rows) {
+        d.gemm(false, false, rows, out_w_, in_w_, 1.0f, b.X.row(r0), in_w_, ly.at(w_).data, out_w_, 0.0f, T.row(r0),
+               out_w_);
+      });
+      d.spmm(b.topo, T, b.Z);
+      own_rows(b, S);
+      d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, S.data, in_w_, ly.at(root_).data, out_w_, 1.0f, b.Z.data, out_w_);
+      return;
+    }
     own_rows(b, S);
     d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, S.data, in_w_, ly.at(root_).data, out_w_, 0.0f, b.Z.data, out_w_);
     d.spmm(b.topo, b.X, S);  // the mean: SAGE's edge weights
     d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, S.data, in_w_, ly.at(w_).data, out_w_, 1.0f, b.Z.data, out_w_);
-    return S;
   }
 };
 
@@ -94,10 +167,11 @@ std::unique_ptr<LayerMath> make_sage_layer(const ModelConfig& m, int layer) {
 
 ModelTraits sage_traits() {
   ModelTraits t;
-  t.backward_gathers = true;  // recomputes the mean and x_v from the gathered rows
+  t.backward_gathers = true;  // recomputes the mean or t, and x_v, from the gathered rows
   t.edge_weights = true;      // the mean's 1/deg
   t.mean_weights = true;
   t.weight_matrices = 2;  // W, W_root
+  t.buffers = sage_buffers;
   return t;
 }
 

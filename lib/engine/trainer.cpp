@@ -236,7 +236,7 @@ void Trainer::read_cached_rows(DeviceState& st, const HostMat& m, std::span<floa
 void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>& checked) {
   const ModelConfig& m = opt_.model;
   const int L = m.num_layers();
-  const auto [max_in, max_out, max_tw, max_heads, max_gather] = layer_extents(m, opt_.gcn_order);
+  const auto [max_in, max_out, max_tw, max_heads, max_gather, max_narrowed] = layer_extents(m, opt_.gcn_order);
   const std::span<const float> degrees = inv_sqrt_deg_;
   const EdgeKeys keys{traits_.mean_weights ? std::span<const float>{} : degrees, in.orig_id,
                       traits_.mean_weights ? degrees : std::span<const float>{}};

@@ -103,13 +103,17 @@ LayerBatch Trainer::layer_batch(DeviceState& st, int l, int j, int s, int64_t nd
                                 int epoch) {
   const ModelConfig& m = opt_.model;
   const int64_t out_w = m.out_width(l), gw = gather_width(m, opt_.gcn_order, l), rows = st.plan.buffer_rows;
+  const int64_t active = st.plan.active_rows(j);
+  // Baseline mode's buffer has no remote area: one range.
+  const bool areas = opt_.comm != CommMode::baseline;
   LayerBatch b{.d = *st.dev,
                .topo = st.lists[s].topo,
                .nd = nd,
                .buffer_rows = rows,
-               .active_rows = st.plan.active_rows(j),
-               .idle_begin = st.plan.trans_capacity,
-               .idle_rows = st.plan.idle_rows(j),
+               .active_rows = active,
+               .head_rows = areas ? st.plan.trans_capacity : active,
+               .remote_row0 = st.plan.remote_base(j),
+               .remote_rows = areas ? active - st.plan.remote_base(j) : 0,
                .X = view(st.x, rows, gw),
                .G = forward ? DevMat{} : view(st.g, rows, gw),
                .Z = view(st.z, nd, out_w),

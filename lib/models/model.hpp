@@ -69,6 +69,11 @@ struct ModelConfig {
   int transform_width(int l) const { return dims[l + 1] * layer_heads(l); }
   // Width of h^{l+1}.
   int out_width(int l) const;
+  // Layer l's output is narrower than its input: there, transforming before
+  // aggregating (x W, then the sparse product) sums and moves fewer columns
+  // (SPEC §10). The one rule of GCN's automatic order (engine/layer_order.hpp)
+  // and of SAGE's order (engine/sage_layer.cpp, and the reference's).
+  bool narrows(int l) const { return out_width(l) < in_width(l); }
   Activation activation(int l) const;
   void validate() const;  // throws ht::Error on nonsense
 };

@@ -82,7 +82,7 @@ struct RefLayerState {
   RefSparseRows input_rows;        // nonzeros of x, every layer
   std::vector<double> input_mask;  // [N * in] dropout factor of x (0 or 1/(1-p)); empty without
                                    // dropout and for layer 0 (no gradient flows into features)
-  RefSparseRows aggregate;         // GCN: a = Â x; SAGE: the neighbors' mean (ref_dense() widens it); empty for GAT
+  RefSparseRows aggregate;         // GCN: a = Â x; SAGE: the neighbors' mean (aggregate-first layers; ref_dense() widens it); else empty
   RefMatrix transform;             // GAT: g = x W, heads side by side
   RefMatrix score_src;             // GAT: [N, heads] att_src·g_v
   RefMatrix score_dst;             // GAT: [N, heads] att_dst·g_v

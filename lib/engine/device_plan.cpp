@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -12,6 +13,8 @@
 
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/timer.hpp"
 #include "engine/pull_lists.hpp"
 
 namespace ht {
@@ -350,28 +353,43 @@ namespace {
 
 // One step of device `gpu` (build_device_plans): topology, index lists, packed
 // into a block from `alloc` (called one at a time).
+// Seconds of a step's parts (build_device_plans' debug log): topology, index
+// lists, pull lists, block, packing, load pieces.
+using StepTimes = std::array<double, 6>;
+
 void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePlan& dp, const EdgeKeys& k,
-                const StepAlloc& alloc, int first_local, int locals, DeviceStep& ds) {
+                const StepAlloc& alloc, int first_local, int locals, DeviceStep& ds, StepTimes& times) {
+  Timer clock;
+  auto lap = [&](int part) {
+    times[static_cast<size_t>(part)] = clock.seconds();
+    clock.reset();
+  };
   const ChunkPlan& s = plan.step(j, gpu);
   ds.plan = &s;
   const HostTopology t = make_topology(s, mode, dp.buffer_rows, k, dp.trans_capacity, (j & 1) ? dp.remote_shift : 0);
+  lap(0);
   const StepIndexLists x = index_lists(s, mode);
+  lap(1);
   if (mode != CommMode::baseline) ds.peers = peer_ranges(s);
   PullLists early;
   if (dp.areas == RemoteAreas::early_pulls && j > 0) early = early_pull_lists(plan, j, s, mode, ds.peers);
   if (dp.areas == RemoteAreas::kept_rows && j > 0)
     early = kept_remote_lists(plan, j, gpu, dp, first_local, locals, ds.peers, ds.kept_remote);
+  lap(2);
   Packer pk;
   lay_out(ds, pk, t, x, mode == CommMode::baseline ? 0 : s.remote_slot.size(), early);
   std::byte* base = nullptr;
 #pragma omp critical(ht_step_alloc)
   base = alloc(gpu, pk.bytes());
+  lap(3);
   pack(ds, base, pk.bytes(), t, x, s, early);
+  lap(4);
   ds.bytes = {base, static_cast<size_t>(pk.bytes())};
   ds.flush_vids_host = x.flush_vids_host;
   ds.reused_rows = x.reused;
   ds.segments = t.segments();
   if (mode != CommMode::baseline) ds.load_by_producer = load_pieces(x.load_vids, plan, gpu);
+  lap(5);
 }
 
 // Sets OpenMP's limit of active nested levels to at least `levels` for its
@@ -440,11 +458,23 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
   // alone left most cores idle), each with its share (run_steps). A single
   // step is built by all threads (make_topology; measured on 16 cores,
   // bench/RESULTS.md, session 9: 5.80 -> 4.74 s at 2.45 M vertices).
+  std::vector<StepTimes> times(static_cast<size_t>(count) * plan.n, StepTimes{});
   run_steps(static_cast<int64_t>(count) * plan.n, [&](int64_t q) {
     const int i = static_cast<int>(q / plan.n), j = static_cast<int>(q % plan.n);
     DevicePlan& dp = out[static_cast<size_t>(i)];
-    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, first_gpu, count, dp.steps[j]);
+    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, first_gpu, count, dp.steps[j], times[static_cast<size_t>(q)]);
   });
+  StepTimes sum{}, most{};
+  for (const StepTimes& t : times)
+    for (size_t p = 0; p < sum.size(); ++p) {
+      sum[p] += t[p];
+      most[p] = std::max(most[p], t[p]);
+    }
+  log::debug("device plan steps, summed over {} steps (slowest step): topology {:.2f} s ({:.2f}), index lists {:.2f} "
+             "s ({:.2f}), pull lists {:.2f} s ({:.2f}), blocks {:.2f} s ({:.2f}), packing {:.2f} s ({:.2f}), load "
+             "pieces {:.2f} s ({:.2f})",
+             times.size(), sum[0], most[0], sum[1], most[1], sum[2], most[2], sum[3], most[3], sum[4], most[4], sum[5],
+             most[5]);
   for (DevicePlan& dp : out)
     for (int j = 0; j < plan.n; ++j) {
       const DeviceStep& ds = dp.steps[j];

@@ -1,5 +1,7 @@
 #include "plan/plan_derive.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <iterator>
@@ -8,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "core/bulk_memory.hpp"
+#include "core/log.hpp"
+#include "core/timer.hpp"
 
 namespace ht {
 namespace {
@@ -302,6 +306,12 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
     edges += static_cast<int64_t>(cp.src_local.size());
   }
   const bool parallel = nsteps > 1 && neighbors > grain();
+  Timer t;
+  std::string times;  // (log::debug)
+  auto lap = [&](const char* name) {
+    times += fmt::format("{}{} {:.2f} s", times.empty() ? "" : ", ", name, t.seconds());
+    t.reset();
+  };
 
   // 1. Transition sets (each reads the nbr lists of its batch only).
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
@@ -310,12 +320,15 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
     if (static_cast<int64_t>(plan.steps[s].trans_vid.size()) != recorded[s].trans)
       return fmt::format("{}: the neighbor sets give {} transition vertices, the file records {}", where(plan, s),
                          plan.steps[s].trans_vid.size(), recorded[s].trans);
+  lap("transition sets");
 
-  // 2. Slots, batch after batch on each GPU: GPUs in parallel, or a single
-  //    GPU's steps each in parallel blocks (step_slots' own loops run
-  //    serially inside the loop over GPUs).
+  // 2. Slots, batch after batch on each GPU: GPUs in parallel when there are
+  //    at least as many as threads, else GPU after GPU, each step in
+  //    parallel blocks (step_slots' own loops run serially inside the loop
+  //    over GPUs: 4 GPUs kept 4 of 64 cores busy). The same slots either way.
   std::vector<int64_t> kept(steps, 0), capacity(static_cast<size_t>(plan.m), 0);
-#pragma omp parallel for schedule(dynamic, 1) if (parallel && plan.m > 1)
+  const bool by_gpu = parallel && plan.m > 1 && plan.m >= omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) if (by_gpu)
   for (int i = 0; i < plan.m; ++i)
     for (int j = 0; j < plan.n && capacity[i] >= 0; ++j) {
       const size_t s = static_cast<size_t>(j) * plan.m + i;
@@ -333,6 +346,7 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
     if (kept[s] != recorded[s].reused)
       return fmt::format("{}: {} transition vertices are kept from the batch before, the file records {}",
                          where(plan, s), kept[s], recorded[s].reused);
+  lap("slots");
 
   // 3. Remote rows, merged rows of the neighbors, flushes (each step reads
   //    the transition sets and slots of its batch and the next).
@@ -359,6 +373,7 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
       return fmt::format("{}: the transition sets give {} flushes, the file records {}", where(plan, s),
                          cp.flush_slot.size(), recorded[s].flush);
   }
+  lap("remote rows and flushes");
 
   // 4. Per edge: the source's id and merged row through src_local, in
   //    blocks over all steps' edges.
@@ -387,6 +402,8 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
       cp.src_merged[e] = rows[x];
     }
   }
+  lap("edges");
+  log::debug("plan lists derived: {}", times);
   return "";
 }
 

@@ -648,7 +648,8 @@ TEST(Engine, RowTierTakesReturns) {
 
 // The tier's setup runs over blocks of its lists in parallel (row_tier.cpp):
 // blocks of 3 entries give the same tier, lists and bits as the default size
-// (one block at this scale), with returns, handoff and resident steps.
+// (one block at this scale), with returns, handoff and resident steps; with
+// every list "large" (huge_bytes 0), the lists go through upload_bytes.
 TEST(Engine, RowTierSetupInBlocksSameBits) {
   for (auto [m, n] : {std::pair{1, 3}, std::pair{2, 3}, std::pair{4, 2}})
     for (int handoff : {0, 1}) {

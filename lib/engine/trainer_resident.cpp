@@ -30,7 +30,20 @@ using engine_detail::view;
 
 namespace {
 
-DevIdx upload_or_empty(Device& d, std::span<const uint32_t> v) { return v.empty() ? DevIdx{} : d.upload(v); }
+// A list on the device (none when empty). Large ones go through
+// upload_bytes, as the resident steps do: on the GPU, pinned pieces filled by
+// all cores while the copy engine moves the one before (Device::upload takes
+// the driver's path for pageable memory, staged by one thread; the row
+// tier's split lists are as long as the load lists). upload_bytes is
+// ordered on the current queue; training reads the lists after setup's
+// synchronize_all.
+DevIdx upload_or_empty(Device& d, std::span<const uint32_t> v) {
+  if (v.empty()) return DevIdx{};
+  if (v.size_bytes() < bulk_tuning().huge_bytes) return d.upload(v);  // (tests: every list through upload_bytes)
+  const DevArray<std::byte> on_device = d.alloc_bytes(static_cast<int64_t>(v.size_bytes()));
+  d.upload_bytes(std::as_bytes(v), on_device);
+  return DevIdx{reinterpret_cast<uint32_t*>(on_device.data), static_cast<int64_t>(v.size())};
+}
 
 
 }  // namespace

@@ -60,7 +60,7 @@ void transpose_edges(std::span<const uint32_t> src, int64_t rows, std::vector<in
     auto slot = static_cast<uint32_t>(t_offsets[r]);
     for (int64_t p = 0; p < parts; ++p) slot += std::exchange(at[p * rows + r], slot);
   }
-  t_edge.resize(static_cast<size_t>(ne));
+  resize_for_overwrite(t_edge, static_cast<size_t>(ne));  // (every entry written below)
 #pragma omp parallel for schedule(static, 1) if (parts > 1)
   for (int64_t p = 0; p < parts; ++p) {
     uint32_t* c = at.data() + p * rows;
@@ -80,17 +80,19 @@ HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_ro
   const int64_t nd = s.num_dst(), ne = s.num_edges();
   t.num_dst = nd;
   t.num_src_rows = num_src_rows;
-  t.offsets = s.offsets;
+  t.offsets = copy_to_vector(std::span<const int64_t>(s.offsets));
   const auto& src = mode == CommMode::baseline ? s.src_local : s.src_merged;
   HT_CHECK(static_cast<int64_t>(src.size()) == ne, "plan step ({}, {}) has inconsistent topology arrays", s.part,
            s.chunk);
-  t.src.resize(ne);
+  // Per-edge lists: huge pages faulted in by the step's threads
+  // (resize_for_overwrite), not zeroed by one thread 4 KiB page by page.
+  resize_for_overwrite(t.src, static_cast<size_t>(ne));
   t.dst_row.assign(nd, UINT32_MAX);
-  t.edge_dst.resize(ne);
+  resize_for_overwrite(t.edge_dst, static_cast<size_t>(ne));
   const bool mean = !keys.inv_deg.empty();  // SAGE's rule, else GCN's
   HT_ASSERT(!mean || keys.inv_sqrt_deg.empty());
   const bool weighted = !keys.inv_sqrt_deg.empty() || mean;
-  if (weighted) t.weight.resize(ne);
+  if (weighted) resize_for_overwrite(t.weight, static_cast<size_t>(ne));
   const uint32_t shift_from = remote_shift > 0 ? static_cast<uint32_t>(remote_row0) : UINT32_MAX;
   const auto shift = static_cast<uint32_t>(remote_shift);
   int64_t no_self_loop = -1, beyond = -1;  // the first bad destination / edge (checked after the loops)
@@ -113,8 +115,8 @@ HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_ro
   HT_CHECK(beyond < 0, "plan step ({}, {}): edge reads row {} beyond the buffer ({} rows)", s.part, s.chunk,
            beyond < 0 ? 0 : t.src[beyond], num_src_rows);
   if (!keys.orig_id.empty()) {
-    t.src_key.resize(ne);
-    t.dst_key.resize(ne);
+    resize_for_overwrite(t.src_key, static_cast<size_t>(ne));
+    resize_for_overwrite(t.dst_key, static_cast<size_t>(ne));
 #pragma omp parallel for schedule(static)
     for (int64_t e = 0; e < ne; ++e) {
       t.src_key[e] = keys.orig_id[s.src_vid[e]];

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -303,6 +304,62 @@ TEST(DevicePlan, StagedReturnsAscendAndKeepTheirRows) {
           EXPECT_EQ(now, was) << "m " << m << " device " << i << " step " << j;
         }
     }
+  }
+}
+
+// Kept remote rows (RemoteAreas::kept_rows): each step's copies from the
+// other area are its remote rows of this process's devices that the step
+// before read too, at their row there, then each range's rows to pull: what
+// a map from the previous step's remote vertices to their rows gives, for
+// every device of one process and for two of four (a process of a job).
+TEST(DevicePlan, KeptRemoteRowsAsAMapFindsThem) {
+  const Graph g = test::make_graph(test::GraphKind::community, 3000, 30000, 5);
+  const Plan plan = build_plan(g.view(), test::range_partition(g, 4, 3));
+  for (auto [first, count] : {std::pair{0, 4}, std::pair{1, 2}}) {
+    std::vector<std::vector<std::byte>> blocks;
+    const std::vector<DevicePlan> dps = build_device_plans(
+        plan, first, count, CommMode::full, {}, false,
+        [&](int64_t bytes) {
+          blocks.emplace_back(static_cast<size_t>(bytes));
+          return blocks.back().data();
+        },
+        RemoteAreas::kept_rows);
+    int64_t kept_rows = 0;
+    for (int i = 0; i < count; ++i)
+      for (int j = 1; j < plan.n; ++j) {
+        const DevicePlan& dp = dps[static_cast<size_t>(i)];
+        const DeviceStep& ds = dp.steps[static_cast<size_t>(j)];
+        const ChunkPlan &s = plan.step(j, first + i), &prev = plan.step(j - 1, first + i);
+        std::unordered_map<vid_t, uint32_t> where;
+        for (size_t q = 0; q < prev.remote_vid.size(); ++q) where.emplace(prev.remote_vid[q], static_cast<uint32_t>(q));
+        std::vector<uint32_t> src, dst;
+        std::vector<bool> copied(s.remote_vid.size(), false);
+        const int64_t base = dp.remote_base(j), prev_base = dp.remote_base(j - 1);
+        for (const PeerRange& r : ds.peers)
+          for (int64_t k = r.begin; k < r.begin + r.count; ++k)  // other processes' ranges too
+            if (const auto it = where.find(s.remote_vid[static_cast<size_t>(k)]); it != where.end()) {
+              copied[static_cast<size_t>(k)] = true;
+              src.push_back(static_cast<uint32_t>(prev_base + it->second));
+              dst.push_back(static_cast<uint32_t>(base + k));
+            }
+        EXPECT_EQ(ds.kept_remote, static_cast<int64_t>(src.size()));
+        kept_rows += ds.kept_remote;
+        for (const PeerRange& r : ds.peers) {
+          EXPECT_EQ(r.fresh_begin, static_cast<int64_t>(src.size()));
+          for (int64_t k = r.begin; k < r.begin + r.count; ++k)
+            if (!copied[static_cast<size_t>(k)]) {
+              src.push_back(s.remote_slot[static_cast<size_t>(k)]);
+              dst.push_back(static_cast<uint32_t>(base + k));
+            }
+          EXPECT_EQ(r.fresh_begin + r.fresh_count, static_cast<int64_t>(src.size()));
+        }
+        const StepLists l = ds.bind({ds.bytes.data(), static_cast<int64_t>(ds.bytes.size())});
+        ASSERT_EQ(l.pull_src.size, static_cast<int64_t>(src.size()));
+        ASSERT_EQ(l.pull_dst.size, static_cast<int64_t>(dst.size()));
+        EXPECT_TRUE(std::equal(src.begin(), src.end(), l.pull_src.data)) << "GPU " << first + i << " batch " << j;
+        EXPECT_TRUE(std::equal(dst.begin(), dst.end(), l.pull_dst.data)) << "GPU " << first + i << " batch " << j;
+      }
+    EXPECT_GT(kept_rows, 0);
   }
 }
 

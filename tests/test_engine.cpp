@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/bulk_memory.hpp"
 #include "core/rng.hpp"
 #include "engine/cpu_executor.hpp"
 #include "engine/device_plan.hpp"
@@ -680,6 +681,29 @@ TEST(Engine, RowTierTakesReturns) {
                 EXPECT_EQ(returns.counters.d2h_bytes, host.counters.d2h_bytes) << name(c);
               }
             }
+}
+
+// The tier's setup runs over blocks of its lists in parallel (row_tier.cpp):
+// blocks of 3 entries give the same tier, lists and bits as the default size
+// (one block at this scale), with returns, handoff and resident steps; with
+// every list "large" (huge_bytes 0), the lists go through upload_bytes.
+TEST(Engine, RowTierSetupInBlocksSameBits) {
+  for (auto [m, n] : {std::pair{1, 3}, std::pair{2, 3}, std::pair{4, 2}})
+    for (int handoff : {0, 1}) {
+      Case c{ModelKind::gcn, m, n, CommMode::full, 0.5f, GcnOrder::transform_first};
+      c.dtype = StoreDtype::bf16;
+      c.handoff = handoff == 1;
+      c.steps = StepPlacement::resident;
+      c.gpu_cache = int64_t{1} << 30;
+      c.tier_rows = 9;
+      c.cache_whole = 0;
+      const CaseResult one_block = check_case(c);
+      ScopedBulkTuning tiny(BulkTuning{0, 3});
+      const CaseResult blocks = check_case(c);
+      EXPECT_TRUE(same_bits(blocks, one_block)) << name(c);
+      EXPECT_EQ(blocks.counters.cache_bytes, one_block.counters.cache_bytes) << name(c);
+      EXPECT_GT(blocks.counters.cache_bytes, 0) << name(c);
+    }
 }
 
 // layer_output (--embeddings-out) reads the rows the GPU cache holds from the

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -12,6 +13,8 @@
 
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/timer.hpp"
 #include "engine/pull_lists.hpp"
 
 namespace ht {
@@ -57,7 +60,7 @@ void transpose_edges(std::span<const uint32_t> src, int64_t rows, std::vector<in
     auto slot = static_cast<uint32_t>(t_offsets[r]);
     for (int64_t p = 0; p < parts; ++p) slot += std::exchange(at[p * rows + r], slot);
   }
-  t_edge.resize(static_cast<size_t>(ne));
+  resize_for_overwrite(t_edge, static_cast<size_t>(ne));  // (every entry written below)
 #pragma omp parallel for schedule(static, 1) if (parts > 1)
   for (int64_t p = 0; p < parts; ++p) {
     uint32_t* c = at.data() + p * rows;
@@ -77,17 +80,19 @@ HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_ro
   const int64_t nd = s.num_dst(), ne = s.num_edges();
   t.num_dst = nd;
   t.num_src_rows = num_src_rows;
-  t.offsets = s.offsets;
+  t.offsets = copy_to_vector(std::span<const int64_t>(s.offsets));
   const auto& src = mode == CommMode::baseline ? s.src_local : s.src_merged;
   HT_CHECK(static_cast<int64_t>(src.size()) == ne, "plan step ({}, {}) has inconsistent topology arrays", s.part,
            s.chunk);
-  t.src.resize(ne);
+  // Per-edge lists: huge pages faulted in by the step's threads
+  // (resize_for_overwrite), not zeroed by one thread 4 KiB page by page.
+  resize_for_overwrite(t.src, static_cast<size_t>(ne));
   t.dst_row.assign(nd, UINT32_MAX);
-  t.edge_dst.resize(ne);
+  resize_for_overwrite(t.edge_dst, static_cast<size_t>(ne));
   const bool mean = !keys.inv_deg.empty();  // SAGE's rule, else GCN's
   HT_ASSERT(!mean || keys.inv_sqrt_deg.empty());
   const bool weighted = !keys.inv_sqrt_deg.empty() || mean;
-  if (weighted) t.weight.resize(ne);
+  if (weighted) resize_for_overwrite(t.weight, static_cast<size_t>(ne));
   const uint32_t shift_from = remote_shift > 0 ? static_cast<uint32_t>(remote_row0) : UINT32_MAX;
   const auto shift = static_cast<uint32_t>(remote_shift);
   int64_t no_self_loop = -1, beyond = -1;  // the first bad destination / edge (checked after the loops)
@@ -110,8 +115,8 @@ HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_ro
   HT_CHECK(beyond < 0, "plan step ({}, {}): edge reads row {} beyond the buffer ({} rows)", s.part, s.chunk,
            beyond < 0 ? 0 : t.src[beyond], num_src_rows);
   if (!keys.orig_id.empty()) {
-    t.src_key.resize(ne);
-    t.dst_key.resize(ne);
+    resize_for_overwrite(t.src_key, static_cast<size_t>(ne));
+    resize_for_overwrite(t.dst_key, static_cast<size_t>(ne));
 #pragma omp parallel for schedule(static)
     for (int64_t e = 0; e < ne; ++e) {
       t.src_key[e] = keys.orig_id[s.src_vid[e]];
@@ -350,28 +355,43 @@ namespace {
 
 // One step of device `gpu` (build_device_plans): topology, index lists, packed
 // into a block from `alloc` (called one at a time).
+// Seconds of a step's parts (build_device_plans' debug log): topology, index
+// lists, pull lists, block, packing, load pieces.
+using StepTimes = std::array<double, 6>;
+
 void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePlan& dp, const EdgeKeys& k,
-                const StepAlloc& alloc, DeviceStep& ds) {
+                const StepAlloc& alloc, DeviceStep& ds, StepTimes& times) {
+  Timer clock;
+  auto lap = [&](int part) {
+    times[static_cast<size_t>(part)] = clock.seconds();
+    clock.reset();
+  };
   const ChunkPlan& s = plan.step(j, gpu);
   ds.plan = &s;
   const HostTopology t = make_topology(s, mode, dp.buffer_rows, k, dp.trans_capacity, (j & 1) ? dp.remote_shift : 0);
+  lap(0);
   const StepIndexLists x = index_lists(s, mode);
+  lap(1);
   if (mode != CommMode::baseline) ds.peers = peer_ranges(s);
   PullLists early;
   if (dp.areas == RemoteAreas::early_pulls && j > 0) early = early_pull_lists(plan, j, s, mode, ds.peers);
   if (dp.areas == RemoteAreas::kept_rows && j > 0)
     early = kept_remote_lists(plan, j, gpu, dp, ds.peers, ds.kept_remote);
+  lap(2);
   Packer pk;
   lay_out(ds, pk, t, x, mode == CommMode::baseline ? 0 : s.remote_slot.size(), early);
   std::byte* base = nullptr;
 #pragma omp critical(ht_step_alloc)
   base = alloc(gpu, pk.bytes());
+  lap(3);
   pack(ds, base, pk.bytes(), t, x, s, early);
+  lap(4);
   ds.bytes = {base, static_cast<size_t>(pk.bytes())};
   ds.flush_vids_host = x.flush_vids_host;
   ds.reused_rows = x.reused;
   ds.segments = t.segments();
   if (mode != CommMode::baseline) ds.load_by_producer = load_pieces(x.load_vids, plan, gpu);
+  lap(5);
 }
 
 // Sets OpenMP's limit of active nested levels to at least `levels` for its
@@ -440,11 +460,23 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
   // alone left most cores idle), each with its share (run_steps). A single
   // step is built by all threads (make_topology; measured on 16 cores,
   // bench/RESULTS.md, session 9: 5.80 -> 4.74 s at 2.45 M vertices).
+  std::vector<StepTimes> times(static_cast<size_t>(count) * plan.n, StepTimes{});
   run_steps(static_cast<int64_t>(count) * plan.n, [&](int64_t q) {
     const int i = static_cast<int>(q / plan.n), j = static_cast<int>(q % plan.n);
     DevicePlan& dp = out[static_cast<size_t>(i)];
-    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, dp.steps[j]);
+    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, dp.steps[j], times[static_cast<size_t>(q)]);
   });
+  StepTimes sum{}, most{};
+  for (const StepTimes& t : times)
+    for (size_t p = 0; p < sum.size(); ++p) {
+      sum[p] += t[p];
+      most[p] = std::max(most[p], t[p]);
+    }
+  log::debug("device plan steps, summed over {} steps (slowest step): topology {:.2f} s ({:.2f}), index lists {:.2f} "
+             "s ({:.2f}), pull lists {:.2f} s ({:.2f}), blocks {:.2f} s ({:.2f}), packing {:.2f} s ({:.2f}), load "
+             "pieces {:.2f} s ({:.2f})",
+             times.size(), sum[0], most[0], sum[1], most[1], sum[2], most[2], sum[3], most[3], sum[4], most[4], sum[5],
+             most[5]);
   for (DevicePlan& dp : out)
     for (int j = 0; j < plan.n; ++j) {
       const DeviceStep& ds = dp.steps[j];

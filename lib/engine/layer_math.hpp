@@ -96,7 +96,7 @@ struct LayerBatch {
   // on the buffer's layout (one remote area or two): [0, head_rows), the
   // transition rows (baseline mode: every row), and [remote_row0,
   // remote_row0 + remote_rows), the step's remote area. A product that sums
-  // over the gathered rows (SAGE's ∇W = xᵀ s) runs over each range on its
+  // over the gathered rows (SAGE's and GAT's ∇W) runs over each range on its
   // own, so that a second area's place changes neither its shapes nor its
   // sums: kept remote rows and early pulls give the same bits.
   int64_t head_rows = 0, remote_row0 = 0, remote_rows = 0;

@@ -1,6 +1,9 @@
 #include "engine/pull_lists.hpp"
 
-#include <unordered_map>
+#include <bit>
+#include <cstdint>
+#include <span>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -39,21 +42,60 @@ PullLists early_pull_lists(const Plan& plan, int j, const ChunkPlan& s, CommMode
 // Kept remote rows of device `gpu`'s step j > 0 (RemoteAreas::kept_rows): the
 // rows its step j - 1 read too, local copies between the two areas, then per
 // range the rest, to pull (from another process's device: to receive).
+namespace {
+
+// Rows of one remote list by vertex, for the vertices of [lo, hi): a bit per
+// vertex, the bits set before each 64-bit word, and per set bit (in vertex
+// order) the row. A few bytes per vertex and per row, against a hash map's
+// allocation per entry (an unordered_map of a step's remote rows took
+// seconds per step at a billion edges).
+class RowsByVertex {
+ public:
+  RowsByVertex(std::span<const vid_t> vids, int64_t lo, int64_t hi)
+      : lo_(lo), bits_(static_cast<size_t>((hi - lo + 63) / 64), 0), before_(bits_.size() + 1, 0) {
+    for (const vid_t v : vids)
+      if (v >= lo && v < hi) bits_[(v - lo) >> 6] |= uint64_t{1} << ((v - lo) & 63);
+    for (size_t w = 0; w < bits_.size(); ++w)
+      before_[w + 1] = before_[w] + static_cast<uint32_t>(std::popcount(bits_[w]));
+    row_.assign(before_.back(), 0);
+    // Last row first: a vertex listed twice keeps its first row (as a map's emplace would).
+    for (size_t q = vids.size(); q-- > 0;)
+      if (vids[q] >= lo && vids[q] < hi) row_[rank(vids[q])] = static_cast<uint32_t>(q);
+  }
+  // The vertex's row, or -1 when it is not in the list (or outside [lo, hi)).
+  int64_t operator()(vid_t v) const {
+    const uint64_t x = static_cast<uint64_t>(int64_t{v} - lo_);
+    if ((x >> 6) >= bits_.size() || !(bits_[x >> 6] >> (x & 63) & 1)) return -1;
+    return row_[rank(v)];
+  }
+
+ private:
+  size_t rank(vid_t v) const {
+    const uint64_t x = static_cast<uint64_t>(int64_t{v} - lo_);
+    const uint64_t below = bits_[x >> 6] & ((uint64_t{1} << (x & 63)) - 1);
+    return before_[x >> 6] + static_cast<size_t>(std::popcount(below));
+  }
+  int64_t lo_;
+  std::vector<uint64_t> bits_;
+  std::vector<uint32_t> before_, row_;
+};
+
+}  // namespace
+
 PullLists kept_remote_lists(const Plan& plan, int j, int gpu, const DevicePlan& dp, std::vector<PeerRange>& peers,
                             int64_t& kept) {
   const ChunkPlan& s = plan.step(j, gpu);
   const ChunkPlan& prev = plan.step(j - 1, gpu);
-  std::unordered_map<vid_t, uint32_t> where;  // vertex -> its row in the previous step's remote list
-  where.reserve(prev.remote_vid.size());
-  for (size_t q = 0; q < prev.remote_vid.size(); ++q) where.emplace(prev.remote_vid[q], static_cast<uint32_t>(q));
+  // Vertex -> its row in the previous step's remote list.
+  const RowsByVertex where(prev.remote_vid, plan.part_offsets.front(), plan.part_offsets.back());
   const int64_t base = dp.remote_base(j), prev_base = dp.remote_base(j - 1);
   PullLists out;
   std::vector<bool> copied(s.remote_vid.size(), false);  // found in the previous step
   for (const PeerRange& r : peers) {
     for (int64_t i = r.begin; i < r.begin + r.count; ++i)
-      if (const auto it = where.find(s.remote_vid[i]); it != where.end()) {
+      if (const int64_t q = where(s.remote_vid[i]); q >= 0) {
         copied[static_cast<size_t>(i)] = true;
-        out.src.push_back(static_cast<uint32_t>(prev_base + it->second));
+        out.src.push_back(static_cast<uint32_t>(prev_base + q));
         out.dst.push_back(static_cast<uint32_t>(base + i));
       }
   }

@@ -135,8 +135,12 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
   report_store_pages();
   t.reset();
   setup_gpu_cache(in.orig_id);  // last: it takes what the working set leaves
+  Timer part;
   exec_.synchronize_all();
+  setup_phases_.add_part("GPU cache", "synchronize", part.seconds());
+  part.reset();
   release_resident_blocks();
+  setup_phases_.add_part("GPU cache", "blocks released", part.seconds());
   setup_phases_.add("GPU cache", t.seconds());
 }
 

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
+#include "core/timer.hpp"
 #include "engine/cache_value.hpp"
 #include "engine/row_tier.hpp"
 #include "engine/trainer.hpp"
@@ -29,7 +30,20 @@ using engine_detail::view;
 
 namespace {
 
-DevIdx upload_or_empty(Device& d, std::span<const uint32_t> v) { return v.empty() ? DevIdx{} : d.upload(v); }
+// A list on the device (none when empty). Large ones go through
+// upload_bytes, as the resident steps do: on the GPU, pinned pieces filled by
+// all cores while the copy engine moves the one before (Device::upload takes
+// the driver's path for pageable memory, staged by one thread; the row
+// tier's split lists are as long as the load lists). upload_bytes is
+// ordered on the current queue; training reads the lists after setup's
+// synchronize_all.
+DevIdx upload_or_empty(Device& d, std::span<const uint32_t> v) {
+  if (v.empty()) return DevIdx{};
+  if (v.size_bytes() < bulk_tuning().huge_bytes) return d.upload(v);  // (tests: every list through upload_bytes)
+  const DevArray<std::byte> on_device = d.alloc_bytes(static_cast<int64_t>(v.size_bytes()));
+  d.upload_bytes(std::as_bytes(v), on_device);
+  return DevIdx{reinterpret_cast<uint32_t*>(on_device.data), static_cast<int64_t>(v.size())};
+}
 
 
 }  // namespace
@@ -54,6 +68,7 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
   const bool automatic = opt_.gpu_cache == kGpuCacheAuto;
   if (automatic && !exec_.has_device_memory()) return;
   const bool spread = opt_.comm != CommMode::baseline;
+  Timer whole;
   std::vector<int64_t> left, row0, row1;
   for (auto& st : dev_) {
     const Device& d = *st->dev;
@@ -122,6 +137,7 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
   for (size_t i = 0; i < dev_.size(); ++i) left[i] -= used[i];
   cache_held_.what = fmt::format("{}", fmt::join(cached, ", "));  // setup_row_tier adds its part
   cache_held_.saved_bytes = static_cast<int64_t>(saved);
+  setup_phases_.add_part("GPU cache", "whole matrices", whole.seconds());
   setup_row_tier(left, orig_id);
   for (size_t i = 0; i < dev_.size(); ++i) {
     const HostMat& tier = dev_[i]->tier.rows;
@@ -212,30 +228,38 @@ Trainer::TierChoice Trainer::choose_tier_rows(const DeviceState& st, std::span<c
   // Rows handed from one backward pass to the next stay out of a tier that
   // takes returns (split_tier_returns: they are returned once, by the last
   // batch, and read from the gradient buffer).
-  std::vector<uint32_t> handed;
-  if (returns)
+  // (A mark per eligible row, instead of a sort and a binary search per tier
+  // row: a billion-edge graph has millions of each.)
+  std::vector<uint8_t> handed;
+  if (returns) {
+    handed.assign(static_cast<size_t>(e - b), 0);
     for (size_t j = 0; j < st.plan.handoff.size(); ++j)
-      for (uint32_t r : st.plan.handoff[j].rows)
-        handed.push_back(static_cast<uint32_t>(st.plan.steps[j].plan->dst_begin + r));
-  std::sort(handed.begin(), handed.end());
+      for (uint32_t r : st.plan.handoff[j].rows) {
+        const int64_t v = st.plan.steps[j].plan->dst_begin + r;
+        if (v >= b && v < e) handed[static_cast<size_t>(v - b)] = 1;
+      }
+  }
   auto hottest = [&](int64_t k) {
     TierRows t = hottest_rows(loads, b, e, k);
     if (handed.empty()) return t;
     std::vector<uint32_t> kept;
     for (uint32_t v : t.vids)
-      if (!std::binary_search(handed.begin(), handed.end(), v)) kept.push_back(v);
+      if (!handed[v - b]) kept.push_back(v);
     t.vids = std::move(kept);  // (hot_loads still counts the few dropped: a statistic)
     return t;
   };
   c.hot = hottest(capacity);
   if (!written) return c;
   for (int pass = 0; pass < 2; ++pass) {
-    c.own.clear();
+    c.own.assign(st.plan.steps.size(), {});
+    parallel_tasks(static_cast<int64_t>(st.plan.steps.size()), [&](int64_t j) {
+      const ChunkPlan& batch = *st.plan.steps[static_cast<size_t>(j)].plan;
+      c.own[static_cast<size_t>(j)] = own_tier_rows(c.hot.vids, batch.dst_begin, batch.dst_begin + batch.num_dst());
+    });
     int64_t most = 0, total = 0;
-    for (const DeviceStep& step : st.plan.steps) {
-      c.own.push_back(own_tier_rows(c.hot.vids, step.plan->dst_begin, step.plan->dst_begin + step.plan->num_dst()));
-      most = std::max<int64_t>(most, static_cast<int64_t>(c.own.back().local_rows.size()));
-      total += static_cast<int64_t>(c.own.back().local_rows.size());
+    for (const TierOwnRows& o : c.own) {
+      most = std::max<int64_t>(most, static_cast<int64_t>(o.local_rows.size()));
+      total += static_cast<int64_t>(o.local_rows.size());
     }
     HT_ASSERT(total == static_cast<int64_t>(c.hot.vids.size()));  // every tier row is one of its batches' own
     c.scratch_floats = narrow ? most * cols : 0;
@@ -266,9 +290,17 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
   // t^l of a transform-first GCN layer is also where its backward pass returns ∇t^l.
   const bool returns = opt_.tier_returns && written && transform_first(layer);
   const int64_t cols = mat->cols, row_bytes = cols * mat->elem_bytes();
+  // Where the tier's time goes, over all devices (the summary's "GPU cache" parts).
+  double rows_s = 0, lists_s = 0, uploads_s = 0, fill_s = 0, returns_s = 0;
+  Timer part;
+  auto lap = [&part](double& into) {
+    into += part.seconds();
+    part.reset();
+  };
   for (size_t i = 0; i < dev_.size(); ++i) {
     DeviceState& st = *dev_[i];
     Device& d = *st.dev;
+    part.reset();
     std::vector<std::span<const uint32_t>> lists, loads;  // every batch's; those an epoch reads from the host
     for (const DeviceStep& step : st.plan.steps)
       lists.push_back({reinterpret_cast<const uint32_t*>(step.bytes.data() + step.load_vids.offset),
@@ -280,17 +312,21 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
     const int64_t b = own ? plan_.part_offsets[st.job] : 0, e = own ? plan_.part_offsets[st.job + 1] : num_vertices_;
     const TierChoice c =
         choose_tier_rows(st, loads, b, e, room[i], cols, row_bytes, written, mat->dtype != StoreDtype::f32, returns);
+    lap(rows_s);
     if (c.hot.vids.empty()) continue;
     DeviceState::RowTier& t = st.tier;
     const int64_t k = static_cast<int64_t>(c.hot.vids.size());
     d.use(Queue::compute);
     t.stored = mat;
     t.rows = HostMat{d.alloc_bytes((k * row_bytes + 3) / 4 * 4).data, k, cols, d.index(), mat->dtype};  // (zeroed as floats)
-    std::vector<int64_t> keys;
-    for (uint32_t v : c.hot.vids) keys.push_back(orig_id[v]);
-    t.keys = d.upload(std::span<const int64_t>(keys));
+    std::vector<int64_t> keys(c.hot.vids.size());
+    parallel_blocks(k, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) keys[static_cast<size_t>(p)] = orig_id[c.hot.vids[static_cast<size_t>(p)]];
+    });
     const TierIndex index = TierIndex::of(c.hot.vids);  // (the loads' split and the returns' share it)
     const std::vector<TierSplit> splits = split_step_loads(st, lists, index);
+    lap(lists_s);
+    t.keys = d.upload(std::span<const int64_t>(keys));
     for (size_t j = 0; j < st.plan.steps.size(); ++j) {
       const TierSplit& split = splits[j];
       t.hot_slots.push_back(upload_or_empty(d, split.hot_slots));
@@ -304,8 +340,11 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
       }
     }
     if (c.scratch_floats > 0) t.scratch = d.alloc_floats(c.scratch_floats);
+    lap(uploads_s);
     fill_tier(st, c.hot.vids);
+    lap(fill_s);
     const double returned = returns ? setup_tier_returns(st, index) : 0.0;
+    lap(returns_s);
     cache_held_.tier_rows = std::max(cache_held_.tier_rows, k);
     if (i == 0)
       log::info("GPU cache tier: the {} rows of {} loaded most often ({:.1f}% of its loads from the host, {}){}{}", k,
@@ -315,18 +354,21 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
   }
   if (cache_held_.tier_rows > 0)
     cache_held_.what += fmt::format("{}tier of {}", cache_held_.what.empty() ? "" : "; ", name);
+  for (const auto& [what, seconds] : {std::pair{"tier rows", rows_s}, {"tier lists", lists_s},
+                                      {"tier uploads", uploads_s}, {"tier fill", fill_s}, {"tier returns", returns_s}})
+    setup_phases_.add_part("GPU cache", what, seconds);
 }
 
 // The tier takes the returns into its matrix (RowTier::returns): every step's
-// flush list split (split_tier_returns, the steps in parallel), the tier
-// slots of its tier rows uploaded, the resident steps copied again. Returns
+// flush list split (split_tier_returns, each over all threads), the tier
+// slots of its tier rows uploaded, the resident steps' flush lists copied
+// again. Returns
 // the share of the flush entries the tier takes.
 double Trainer::setup_tier_returns(DeviceState& st, const TierIndex& index) {
   const int64_t n = static_cast<int64_t>(st.plan.steps.size());
   std::vector<std::vector<uint32_t>> slots(static_cast<size_t>(n));
-  parallel_tasks(n, [&](int64_t j) {
+  for (int64_t j = 0; j < n; ++j)
     slots[static_cast<size_t>(j)] = split_tier_returns(st.plan.steps[static_cast<size_t>(j)], index);
-  });
   Device& d = *st.dev;
   d.use(Queue::compute);
   int64_t taken = 0, all = 0;
@@ -337,25 +379,34 @@ double Trainer::setup_tier_returns(DeviceState& st, const TierIndex& index) {
     t.ret_slots.push_back(upload_or_empty(d, slots[static_cast<size_t>(j)]));
     taken += step.tier_first + step.tier_staged;
     all += step.flush_count();
-    if (!st.streamed)  // (setup_devices copied them before the split; it synchronized since)
-      d.upload_bytes(step.bytes, st.ring[static_cast<size_t>(j)]);
+    if (st.streamed) continue;
+    // Resident: setup_devices copied the step before the split (and
+    // synchronized since); only its flush lists changed. (The whole step
+    // again was a second copy of every plan at setup.)
+    const DevArray<std::byte> on_device = st.ring[static_cast<size_t>(j)];
+    for (const Slice& s : {step.flush_rows, step.flush_vids}) {
+      const int64_t bytes = s.count * static_cast<int64_t>(sizeof(uint32_t));
+      d.upload_bytes(step.bytes.subspan(static_cast<size_t>(s.offset), static_cast<size_t>(bytes)),
+                     DevArray<std::byte>{on_device.data + s.offset, bytes});
+    }
   }
   return static_cast<double>(taken) / static_cast<double>(std::max<int64_t>(all, 1));
 }
 
-// Every step's load list split by the tier (split_loads), the steps in
-// parallel: at a billion edges the lists hold hundreds of millions of entries.
+// Every step's load list split by the tier (split_loads), step after step,
+// each over all threads: at a billion edges the lists hold hundreds of
+// millions of entries, and a device has a few steps (one task per step left
+// most cores idle).
 std::vector<TierSplit> Trainer::split_step_loads(const DeviceState& st, std::span<const std::span<const uint32_t>> lists,
                                                  const TierIndex& index) const {
-  const int64_t n = static_cast<int64_t>(st.plan.steps.size());
-  std::vector<TierSplit> out(static_cast<size_t>(n));
-  parallel_tasks(n, [&](int64_t j) {
-    const DeviceStep& step = st.plan.steps[static_cast<size_t>(j)];
+  const size_t n = st.plan.steps.size();
+  std::vector<TierSplit> out(n);
+  for (size_t j = 0; j < n; ++j) {
+    const DeviceStep& step = st.plan.steps[j];
     const auto* rows = reinterpret_cast<const uint32_t*>(step.bytes.data() + step.load_rows.offset);
-    out[static_cast<size_t>(j)] =
-        split_loads(lists[static_cast<size_t>(j)], {rows, static_cast<size_t>(step.load_rows.count)}, index,
-                    j == 0 ? std::span<const Slice>(step.load_by_producer) : std::span<const Slice>{});
-  });
+    out[j] = split_loads(lists[j], {rows, static_cast<size_t>(step.load_rows.count)}, index,
+                         j == 0 ? std::span<const Slice>(step.load_by_producer) : std::span<const Slice>{});
+  }
   return out;
 }
 

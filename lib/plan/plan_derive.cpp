@@ -1,5 +1,7 @@
 #include "plan/plan_derive.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <iterator>
@@ -8,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "core/bulk_memory.hpp"
+#include "core/log.hpp"
+#include "core/timer.hpp"
 
 namespace ht {
 namespace {
@@ -233,40 +237,71 @@ int64_t step_slots(std::span<const vid_t> prev_vid, std::span<const uint32_t> pr
   return std::max(capacity, capacity + added - num_free);
 }
 
-bool derive_remote_rows(const Plan& plan, size_t s, uint32_t base, RemoteRows& out) {
+namespace {
+
+// Step s's neighbors owned by GPU k: one contiguous piece of its ascending
+// nbr, each in k's transition set of the batch (false when one is not).
+// The step's own GPU's get their merged row, the owner's slot, in `merged`;
+// another's are listed as (owner's slot, position in nbr), ascending: that
+// GPU's part of the remote rows, in merged-buffer order.
+bool remote_piece(const Plan& plan, size_t s, size_t k, std::vector<uint32_t>& merged,
+                  std::vector<std::pair<uint32_t, uint32_t>>& rows) {
   const ChunkPlan& cp = plan.steps[s];
   const size_t m = static_cast<size_t>(plan.m), first = s - s % m;
-  const int i = static_cast<int>(s % m);
   const std::span<const vid_t> nbr(cp.nbr);
-  resize_for_overwrite(out.merged, nbr.size());
-  // (owner GPU, owner's slot, position in nbr) of every remote row, packed
-  // so that one integer sort puts them in merged-buffer order.
-  std::vector<std::pair<uint64_t, uint32_t>> rows;
-  size_t x = 0;
-  for (size_t k = 0; k < m && x < nbr.size(); ++k) {
-    // nbr's vertices of partition k: one contiguous piece (ids ascending).
-    const size_t end = first_at_least(nbr, x, plan.part_offsets[k + 1]);
-    const ChunkPlan& owner = plan.steps[first + k];
-    const std::span<const vid_t> held(owner.trans_vid);
-    for (size_t a = 0; x < end; ++x) {
-      a = gallop(held, a, nbr[x]);
-      if (a == held.size() || held[a] != nbr[x]) return false;
-      if (static_cast<int>(k) == i) out.merged[x] = owner.trans_slot[a];
-      else rows.emplace_back(uint64_t{k} << 32 | owner.trans_slot[a], static_cast<uint32_t>(x));
-    }
+  const size_t x0 = first_at_least(nbr, 0, plan.part_offsets[k]), x1 = first_at_least(nbr, x0, plan.part_offsets[k + 1]);
+  const ChunkPlan& owner = plan.steps[first + k];
+  const std::span<const vid_t> held(owner.trans_vid);
+  const bool own = k == s % m;
+  rows.clear();
+  for (size_t a = 0, x = x0; x < x1; ++x) {
+    a = gallop(held, a, nbr[x]);
+    if (a == held.size() || held[a] != nbr[x]) return false;
+    if (own) merged[x] = owner.trans_slot[a];
+    else rows.emplace_back(owner.trans_slot[a], static_cast<uint32_t>(x));
   }
-  if (x != nbr.size()) return false;
   std::sort(rows.begin(), rows.end());
-  resize_for_overwrite(out.vid, rows.size());
-  resize_for_overwrite(out.gpu, rows.size());
-  resize_for_overwrite(out.slot, rows.size());
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const uint32_t at = rows[r].second;
-    out.merged[at] = base + static_cast<uint32_t>(r);
-    out.vid[r] = nbr[at];
-    out.gpu[r] = static_cast<int32_t>(rows[r].first >> 32);
-    out.slot[r] = static_cast<uint32_t>(rows[r].first);
-  }
+  return true;
+}
+
+// The remote rows of step s from its GPUs' pieces (remote_piece, by GPU):
+// GPU by GPU, each in slot order, from merged row `base` on.
+void gather_remote_rows(const Plan& plan, size_t s, uint32_t base,
+                        std::span<const std::vector<std::pair<uint32_t, uint32_t>>> pieces, RemoteRows& out) {
+  const std::span<const vid_t> nbr(plan.steps[s].nbr);
+  size_t total = 0;
+  for (const auto& p : pieces) total += p.size();
+  resize_for_overwrite(out.vid, total);
+  resize_for_overwrite(out.gpu, total);
+  resize_for_overwrite(out.slot, total);
+  size_t r = 0;
+  for (size_t k = 0; k < pieces.size(); ++k)
+    for (const auto& [slot, at] : pieces[k]) {
+      out.merged[at] = base + static_cast<uint32_t>(r);
+      out.vid[r] = nbr[at];
+      out.gpu[r] = static_cast<int32_t>(k);
+      out.slot[r] = slot;
+      ++r;
+    }
+}
+
+// Every neighbor of step s is some GPU's (ids below N).
+bool neighbors_owned(const Plan& plan, size_t s) {
+  const std::span<const vid_t> nbr(plan.steps[s].nbr);
+  return first_at_least(nbr, 0, plan.part_offsets[static_cast<size_t>(plan.m)]) == nbr.size();
+}
+
+}  // namespace
+
+bool derive_remote_rows(const Plan& plan, size_t s, uint32_t base, RemoteRows& out) {
+  const size_t m = static_cast<size_t>(plan.m);
+  resize_for_overwrite(out.merged, plan.steps[s].nbr.size());
+  // (owner's slot, position in nbr) of every remote row, GPU by GPU.
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> pieces(m);
+  for (size_t k = 0; k < m; ++k)
+    if (!remote_piece(plan, s, k, out.merged, pieces[k])) return false;
+  if (!neighbors_owned(plan, s)) return false;
+  gather_remote_rows(plan, s, base, pieces, out);
   return true;
 }
 
@@ -302,6 +337,12 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
     edges += static_cast<int64_t>(cp.src_local.size());
   }
   const bool parallel = nsteps > 1 && neighbors > grain();
+  Timer t;
+  std::string times;  // (log::debug)
+  auto lap = [&](const char* name) {
+    times += fmt::format("{}{} {:.2f} s", times.empty() ? "" : ", ", name, t.seconds());
+    t.reset();
+  };
 
   // 1. Transition sets (each reads the nbr lists of its batch only).
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
@@ -310,12 +351,15 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
     if (static_cast<int64_t>(plan.steps[s].trans_vid.size()) != recorded[s].trans)
       return fmt::format("{}: the neighbor sets give {} transition vertices, the file records {}", where(plan, s),
                          plan.steps[s].trans_vid.size(), recorded[s].trans);
+  lap("transition sets");
 
-  // 2. Slots, batch after batch on each GPU: GPUs in parallel, or a single
-  //    GPU's steps each in parallel blocks (step_slots' own loops run
-  //    serially inside the loop over GPUs).
+  // 2. Slots, batch after batch on each GPU: GPUs in parallel when there are
+  //    at least as many as threads, else GPU after GPU, each step in
+  //    parallel blocks (step_slots' own loops run serially inside the loop
+  //    over GPUs: 4 GPUs kept 4 of 64 cores busy). The same slots either way.
   std::vector<int64_t> kept(steps, 0), capacity(static_cast<size_t>(plan.m), 0);
-#pragma omp parallel for schedule(dynamic, 1) if (parallel && plan.m > 1)
+  const bool by_gpu = parallel && plan.m > 1 && plan.m >= omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) if (by_gpu)
   for (int i = 0; i < plan.m; ++i)
     for (int j = 0; j < plan.n && capacity[i] >= 0; ++j) {
       const size_t s = static_cast<size_t>(j) * plan.m + i;
@@ -333,16 +377,37 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
     if (kept[s] != recorded[s].reused)
       return fmt::format("{}: {} transition vertices are kept from the batch before, the file records {}",
                          where(plan, s), kept[s], recorded[s].reused);
+  lap("slots");
 
   // 3. Remote rows, merged rows of the neighbors, flushes (each step reads
   //    the transition sets and slots of its batch and the next).
+  //    A task per step and owner GPU (their sorts were one task per step:
+  //    32 steps on 64 cores, the largest step's sort the critical path),
+  //    then per step its rows in order and its flushes.
   std::vector<std::vector<uint32_t>> merged(steps);
-  std::vector<char> found(steps, 1);
+  for (size_t s = 0; s < steps; ++s) resize_for_overwrite(merged[s], plan.steps[s].nbr.size());
+  const size_t m = static_cast<size_t>(plan.m);
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> pieces(steps * m);
+  std::vector<char> found(steps * m, 1);
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  for (int64_t q = 0; q < nsteps * plan.m; ++q) {
+    const size_t s = static_cast<size_t>(q) / m, k = static_cast<size_t>(q) % m;
+    found[static_cast<size_t>(q)] = remote_piece(plan, s, k, merged[s], pieces[static_cast<size_t>(q)]) ? 1 : 0;
+  }
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
   for (int64_t s = 0; s < nsteps; ++s) {
     ChunkPlan& cp = plan.steps[s];
+    const size_t at = static_cast<size_t>(s) * m;
+    const bool ok = std::all_of(found.begin() + static_cast<std::ptrdiff_t>(at),
+                                found.begin() + static_cast<std::ptrdiff_t>(at + m), [](char f) { return f != 0; }) &&
+                    neighbors_owned(plan, static_cast<size_t>(s));
+    found[at] = ok ? 1 : 0;  // (the step's verdict in its first entry)
     RemoteRows rows;
-    found[s] = derive_remote_rows(plan, static_cast<size_t>(s), plan.trans_capacity[s % plan.m], rows) ? 1 : 0;
+    rows.merged = std::move(merged[s]);
+    if (ok)
+      gather_remote_rows(plan, static_cast<size_t>(s), plan.trans_capacity[s % plan.m],
+                         std::span(pieces).subspan(at, m), rows);
+    for (size_t k = 0; k < m; ++k) std::vector<std::pair<uint32_t, uint32_t>>().swap(pieces[at + k]);
     cp.remote_vid = std::move(rows.vid);
     cp.remote_gpu = std::move(rows.gpu);
     cp.remote_slot = std::move(rows.slot);
@@ -351,7 +416,7 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   }
   for (size_t s = 0; s < steps; ++s) {
     const ChunkPlan& cp = plan.steps[s];
-    if (!found[s]) return fmt::format("{}: a neighbor is not in its owner's transition set", where(plan, s));
+    if (!found[s * m]) return fmt::format("{}: a neighbor is not in its owner's transition set", where(plan, s));
     if (static_cast<int64_t>(cp.remote_vid.size()) != recorded[s].remote)
       return fmt::format("{}: the neighbor sets give {} remote rows, the file records {}", where(plan, s),
                          cp.remote_vid.size(), recorded[s].remote);
@@ -359,6 +424,7 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
       return fmt::format("{}: the transition sets give {} flushes, the file records {}", where(plan, s),
                          cp.flush_slot.size(), recorded[s].flush);
   }
+  lap("remote rows and flushes");
 
   // 4. Per edge: the source's id and merged row through src_local, in
   //    blocks over all steps' edges.
@@ -387,6 +453,8 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
       cp.src_merged[e] = rows[x];
     }
   }
+  lap("edges");
+  log::debug("plan lists derived: {}", times);
   return "";
 }
 

@@ -436,9 +436,15 @@ void check_plan_version(const std::string& path) {
                                        kPlanVersion));
 }
 
-Plan read_plan(const std::string& path, ReadOptions opt, PlanParams* params) {
+Plan read_plan(const std::string& path, ReadOptions opt, PlanParams* params, PhaseTimes* times) {
+  Timer t;
+  auto lap = [&](const char* name) {
+    if (times) times->add(name, t.seconds());
+    t.reset();
+  };
   check_plan_version(path);
   ContainerReader r(path, kPlanMagic, kPlanVersion, opt);
+  lap("plan checksums");
   Plan plan;
   PlanReader reader(r, plan);
   reader.read_header();
@@ -447,8 +453,10 @@ Plan read_plan(const std::string& path, ReadOptions opt, PlanParams* params) {
   reader.read_counts();
   reader.read_topology();
   check_step_maxima(r, plan);
+  lap("plan lists");
   reader.derive();
   if (const std::string problem = find_capacity_mismatch(plan); !problem.empty()) r.fail_in("capacity", problem);
+  lap("plan derived");
   if (params) {
     params->row_bytes = as_double(r.meta(kPlanMetaRowBytes));
     params->profile = {as_double(r.meta(kPlanMetaTHd)), as_double(r.meta(kPlanMetaTDd)),

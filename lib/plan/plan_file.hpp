@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/container.hpp"
+#include "core/timer.hpp"
 #include "plan/plan.hpp"
 #include "plan/plan_stats.hpp"
 
@@ -58,8 +59,10 @@ void write_plan(const std::string& path, const Plan& plan, const PlanParams& par
 // bounds checks. A plan file of another format version is refused with
 // "plan file format N, this build reads M: rerun ht-reorganize". The
 // semantic check (does it compute the right thing) is check_plan().
-// `params`, when given, receives the recorded parameters.
-Plan read_plan(const std::string& path, ReadOptions opt = {}, PlanParams* params = nullptr);
+// `params`, when given, receives the recorded parameters; `times`, when
+// given, where the time went ("plan checksums", "plan lists", "plan derived").
+Plan read_plan(const std::string& path, ReadOptions opt = {}, PlanParams* params = nullptr,
+               PhaseTimes* times = nullptr);
 
 // Throws the error above when `path` is a plan file of another format
 // version; anything else (not a plan, unreadable) is left to the reader.

@@ -153,11 +153,13 @@ struct Pipeline {
   Plan plan;
 };
 
-Pipeline load_or_build(const TrainJob& job, const GraphFile& gf) {
+Pipeline load_or_build(const TrainJob& job, const GraphFile& gf, PhaseTimes& times) {
   Pipeline p;
+  Timer t;
   if (!job.partition_path.empty()) {
     p.partition = read_partition(job.partition_path, {job.verify_checksums});
     check_partition_matches(p.partition, gf);
+    times.add("partition file", t.seconds());
   } else {
     HT_CHECK(job.plan_path.empty(), "--plan needs the --partition it was made from");
     // In ht-train's terms: m is --gpus (times the processes), not ht-partition's --parts.
@@ -177,7 +179,7 @@ Pipeline load_or_build(const TrainJob& job, const GraphFile& gf) {
     if (auto_chunks) p.partition = choose_job_chunks(job, gf.view(), std::move(p.partition), params);
   }
   if (!job.plan_path.empty()) {
-    p.plan = read_plan(job.plan_path, {job.verify_checksums});
+    p.plan = read_plan(job.plan_path, {job.verify_checksums}, nullptr, &times);
     check_plan_matches(p.plan, gf.identity(), read_identity(job.partition_path));
   }
   return p;
@@ -1006,10 +1008,16 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   const GraphView& g = gf.view();
   sum.has_labels = !g.labels.empty();
   lap("graph file");
-  Pipeline pipe = load_or_build(job, gf);
+  PhaseTimes reading;  // its parts, when read from files
+  Pipeline pipe = load_or_build(job, gf, reading);
   // Read into memory: their page cache would only stand in the store's way.
+  Timer dropping;
   if (!job.plan_path.empty()) drop_file_cache(job.plan_path);
-  lap(job.plan_path.empty() ? "partition" : "partition and plan files");
+  reading.add("page cache dropped", dropping.seconds());
+  const char* read_phase = job.plan_path.empty() ? "partition" : "partition and plan files";
+  if (!job.plan_path.empty())
+    for (const auto& [name, seconds] : reading.phases()) phases.add_part(read_phase, name, seconds);
+  lap(read_phase);
   Graph gn = renumber_without_features(g, pipe.partition);
   lap("renumbering");
   if (job.plan_path.empty()) {

@@ -343,8 +343,9 @@ int main(int argc, char** argv) {
                     "Several GPUs, --comm full with read-ahead: a row of another GPU that a batch read in the previous "
                     "batch too is copied on the GPU from where that batch had it (a second remote area in the merged and "
                     "gradient buffers) instead of crossing NVLink again; results are identical; the summary's peer and "
-                    "reused bytes show the difference. auto = on for GCN and SAGE (2-11% faster epochs on 2 and 4 "
-                    "H100s), off for GAT (its transform grows with the second area); --overlap-pulls takes its place");
+                    "reused bytes show the difference; in a job of several processes their owners send only the other "
+                    "rows. auto = on (GCN: 2-11% faster epochs on 2 and 4 H100s; GAT: -1.8 to +0.3% on 2 H200s; "
+                    "20-53% fewer peer bytes); --overlap-pulls takes its place");
   app.add_flag("--overlap-pulls", job.trainer.overlap_pulls,
                "Move a batch's rows between GPUs while the previous batch computes (each GPU packs the rows its peers "
                "read and copies them on the copy engines), instead of pulling them on the compute queue after the "

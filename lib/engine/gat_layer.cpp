@@ -111,7 +111,6 @@ ModelTraits gat_traits() {
   t.backward_gathers = true;  // backward recomputes the attention from the neighbors
   t.edge_keys = true;         // attention dropout keyed by edge
   t.attention = true;
-  t.buffer_wide_products = true;  // the transform of the gathered rows
   t.buffers = gat_buffers;
   static constexpr const char* kOptions[] = {"--heads", "--out-heads", "--attn-dropout"};
   t.options = kOptions;

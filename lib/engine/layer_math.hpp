@@ -74,11 +74,6 @@ struct ModelTraits {
   // them to the layer math (LayerBatch::scratch), the planners count them.
   // Null: none.
   std::vector<DeviceBuffer> (*buffers)(const ModelBufferShape&) = nullptr;
-  // A batch's dense products run over the merged buffer's active rows (GAT's
-  // transform of every gathered row), not only the batch's own: a second
-  // remote area widens them on odd steps, so kept remote rows stay off by
-  // default (remote_areas, KeepRemoteRows::automatic).
-  bool buffer_wide_products = false;
 };
 
 // What one batch's layer math reads and writes on one device: views of the

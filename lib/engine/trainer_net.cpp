@@ -4,9 +4,9 @@
 // the CPU executor). Every process issues the same exchanges in the same
 // order, so a send and its receive match without any handshake.
 #include <algorithm>
-#include <unordered_set>
 
 #include "core/error.hpp"
+#include "engine/rows_by_vertex.hpp"
 #include "engine/trainer.hpp"
 #include "engine/trainer_state.hpp"
 
@@ -34,11 +34,9 @@ void Trainer::setup_net(int64_t max_gather) {
     for (int peer = 0; peer < plan_.m; ++peer) {
       if (exec_.is_local(peer)) continue;
       const ChunkPlan& c = plan_.step(j, peer);
-      std::unordered_set<vid_t> kept;
-      if (keeps && j > 0) {
-        const std::vector<vid_t>& prev = plan_.step(j - 1, peer).remote_vid;
-        kept.insert(prev.begin(), prev.end());
-      }
+      // The rows the peer keeps: its previous step's remote rows (none at j = 0).
+      const RowsByVertex kept(plan_.step(j > 0 ? j - 1 : j, peer).remote_vid, 0,
+                              keeps && j > 0 ? plan_.part_offsets.back() : 0);
       for (size_t r = 0; r < c.remote_gpu.size();) {
         size_t e = r;
         while (e < c.remote_gpu.size() && c.remote_gpu[e] == c.remote_gpu[r]) ++e;
@@ -47,7 +45,7 @@ void Trainer::setup_net(int64_t max_gather) {
           int64_t& at = rows[static_cast<size_t>(st->job - first_)];
           std::vector<uint32_t> fresh;
           for (size_t i = r; i < e; ++i)
-            if (!kept.contains(c.remote_vid[i])) fresh.push_back(c.remote_slot[i]);
+            if (kept(c.remote_vid[i]) < 0) fresh.push_back(c.remote_slot[i]);
           DeviceState::Served& s = st->served[static_cast<size_t>(j)].emplace_back();
           s.peer = peer;
           s.slots = d.upload(std::span<const uint32_t>(c.remote_slot.data() + r, e - r));

@@ -4,7 +4,7 @@
 # baseline ht-train in .carry/old, real graphs as .carry/graphs.tar.xz (tta). Write nothing but
 # what must come back under $OUT (8 files at most: tar the rest).
 # Usage: bench/device_runs.sh check|sanitize|prep|it|cache|scale|scale2|tta|tta-community|tta-community12m|gat|spmm|setup|sage
-#   (variables: see each mode)
+#   (variables: see each mode; BIN_DIR: another binaries folder than .carry/bin, e.g. a baseline's)
 #   check  test_cuda_executor          prep   it-2004-like graph, partition, plan (GPUS, CHUNKS)
 #   it     ht-train on them: VARIANTS "new:bf16 old:bf16 new:fp32 new:bf16+no-gpu-accumulate", EPOCHS
 #   cache  bench/gpu_cache.sh old vs new (GRAPHS, NS, DTYPE, GPUS)
@@ -90,8 +90,9 @@ scale)  # 1 vs 2 GPUs, n = NS per GPU, GCN 100-256-256-47, cache CACHES, on GRAP
     done
   done
   ;;
-scale2)  # issue 32: 1, 2, 4 GPUs (MS), n = NS per GPU, PULLS at m > 1 (on: --overlap-pulls, off: the default,
-  # kept: --keep-remote-rows on, off: --keep-remote-rows off; default "on off"), CACHES, MODELS,
+scale2)  # issue 32: 1, 2, 4 GPUs (MS), n = NS per GPU, PULLS at m > 1 (on: --overlap-pulls,
+  # kept: --keep-remote-rows on, off: --keep-remote-rows off; default "on off"; m = 1 runs once, with
+  # PULLS_FIRST, default on), CACHES, MODELS,
   # partitions by METHOD (default: the graph's; community's METIS takes ~90 s per m, multilevel ~6 s)
   source bench/bench_graphs.sh; C=/tmp/cache; mkdir -p $C $OUT/s2; t0=$SECONDS
   for graph in ${GRAPHS:-community products}; do

@@ -4,17 +4,18 @@
 # store on host, the same partition and plan for both; prints each run's summary lines, whether
 # the loss curves are the same, the epoch ratio and each run's peak RSS per process. The processes
 # are not bound to cores (--bind-to none) and each has its share of them as OpenMP threads.
-# Usage: OUT=DIR [M=2] [N=4] [EPOCHS=8] [MPIRUN=mpirun] bench/mpi_vs_one.sh [extra ht-train args]
+# Usage: OUT=DIR [M=2] [N=4] [EPOCHS=8] [METHOD=metis] [MPIRUN=mpirun] bench/mpi_vs_one.sh [extra ht-train args]
+# (METHOD=multilevel: about 6 s instead of METIS's 90 s on the community graph; the plan's name says which)
 # Binaries and libraries from .carry/bin and .carry/lib (the device machine's layout); the graph,
 # partition and plan are cached in /tmp/cache.
 set -u
 B=$PWD/.carry/bin; C=/tmp/cache; mkdir -p "$C" "$OUT"
 M=${M:-2}; N=${N:-4}; MPIRUN=${MPIRUN:-mpirun}
-G=$C/c.htg; plan=$C/c${M}x$N
+G=$C/c.htg; METHOD=${METHOD:-metis}; plan=$C/c${M}x$N; [[ $METHOD == metis ]] || plan+=_$METHOD
 [[ -f $G ]] || $B/ht-convert --generate community --vertices 2450000 --avg-degree 50 --feature-dim 100 --classes 47 \
   --train-fraction 0.25 --seed 1 -o "$G" > "$OUT/gen.log" 2>&1 || { echo "generate failed"; exit 1; }
 if [[ ! -f $plan.htplan ]]; then
-  $B/ht-partition -g "$G" -m "$M" -n "$N" --method metis -o "$plan.htp" > "$OUT/part.log" 2>&1 &&
+  $B/ht-partition -g "$G" -m "$M" -n "$N" --method "$METHOD" -o "$plan.htp" > "$OUT/part.log" 2>&1 &&
     $B/ht-reorganize -g "$G" -p "$plan.htp" -o "$plan.htplan" > "$OUT/reorg.log" 2>&1 || { echo "plan failed"; exit 1; }
 fi
 args=(--graph "$G" --partition "$plan.htp" --plan "$plan.htplan" --backend cuda --model gcn --layers 100-256-256-47

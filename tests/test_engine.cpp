@@ -20,30 +20,14 @@
 #include "models/reference.hpp"
 #include "partition/partition.hpp"
 #include "partition/plan_builder.hpp"
+#include "training_problem.hpp"
 
 namespace ht {
 namespace {
 
-// A small random directed multigraph with a few self-loops, features, labels, split.
+// training_problem.hpp's graph, features in [-1, 1), and vertex 3 unlabeled.
 Graph make_graph(int64_t n, int64_t m, int f, int c, uint64_t seed) {
-  rng::Stream r(seed, 0);
-  EdgeList el;
-  el.num_vertices = n;
-  for (int64_t e = 0; e < m; ++e) {
-    el.src.push_back(static_cast<vid_t>(r.below(n)));
-    el.dst.push_back(static_cast<vid_t>(r.below(n)));
-  }
-  Graph g = csc_from_edges(std::move(el));
-  g.feature_dim = f;
-  g.features.resize(n * f);
-  for (auto& x : g.features) x = static_cast<float>(r.uniform() * 2 - 1);
-  g.num_classes = c;
-  g.labels.resize(n);
-  g.split.resize(n);
-  for (int64_t v = 0; v < n; ++v) {
-    g.labels[v] = static_cast<int32_t>(r.below(c));
-    g.split[v] = static_cast<uint8_t>(1 + r.below(3));
-  }
+  Graph g = test::training_graph(n, m, f, c, seed, -1.0);
   g.labels[3] = -1;  // an unlabeled vertex outside every split
   g.split[3] = 0;
   g.flags = detect_flags(g.view());

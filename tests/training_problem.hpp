@@ -1,7 +1,8 @@
 #pragma once
-// A small training problem for the memory-plan tests: a seeded random graph
-// with features, labels and a split, and a partition by id ranges with
-// equal chunks over all m x chunks (test_host_memory_plan, test_device_buffers).
+// A small training problem: a seeded random directed multigraph (a few
+// self-loops) with features uniform in [feature_lo, 1), labels and a split
+// (test_engine, test_host_memory_plan, test_device_buffers), and a partition
+// by id ranges with equal chunks over all m x chunks.
 #include <cstdint>
 #include <numeric>
 
@@ -11,7 +12,7 @@
 
 namespace ht::test {
 
-inline Graph training_graph(int64_t n, int64_t m, int f, int c, uint64_t seed) {
+inline Graph training_graph(int64_t n, int64_t m, int f, int c, uint64_t seed, double feature_lo = 0.0) {
   rng::Stream r(seed, 0);
   EdgeList el;
   el.num_vertices = n;
@@ -22,7 +23,7 @@ inline Graph training_graph(int64_t n, int64_t m, int f, int c, uint64_t seed) {
   Graph g = csc_from_edges(std::move(el));
   g.feature_dim = f;
   g.features.resize(n * f);
-  for (auto& x : g.features) x = static_cast<float>(r.uniform());
+  for (auto& x : g.features) x = static_cast<float>(feature_lo + (1.0 - feature_lo) * r.uniform());
   g.num_classes = c;
   g.labels.resize(n);
   g.split.resize(n);

@@ -209,8 +209,6 @@ class Trainer {
   void apply_pushes(int64_t width, int j);
   void add_pushes_from(int pusher, DeviceState& owner, int64_t width, int j);
   void add_remote_ranges(DeviceState& st, DevMat buffer, int j, bool send, std::vector<RowTransfer>& group);
-  void add_fresh_ranges(DeviceState& st, DevMat buffer, int j, std::vector<RowTransfer>& group);
-  static int64_t fresh_row(const DevicePlan& dp, int j, const PeerRange& r, const DeviceStep& step);
   void run_exchange(std::span<const RowTransfer> group);
   // The loss statistics of every device of the job, summed in job order.
   LossStats gather_loss_stats();

@@ -4,6 +4,7 @@
 // the CPU executor). Every process issues the same exchanges in the same
 // order, so a send and its receive match without any handshake.
 #include <algorithm>
+#include <optional>
 
 #include "core/error.hpp"
 #include "engine/rows_by_vertex.hpp"
@@ -34,22 +35,24 @@ void Trainer::setup_net(int64_t max_gather) {
     for (int peer = 0; peer < plan_.m; ++peer) {
       if (exec_.is_local(peer)) continue;
       const ChunkPlan& c = plan_.step(j, peer);
-      // The rows the peer keeps: its previous step's remote rows (none at j = 0).
-      const RowsByVertex kept(plan_.step(j > 0 ? j - 1 : j, peer).remote_vid, 0,
-                              keeps && j > 0 ? plan_.part_offsets.back() : 0);
+      std::optional<RowsByVertex> kept;  // the peer's previous step's remote rows
+      if (keeps && j > 0) kept.emplace(plan_.step(j - 1, peer).remote_vid, 0, plan_.part_offsets.back());
       for (size_t r = 0; r < c.remote_gpu.size();) {
         size_t e = r;
         while (e < c.remote_gpu.size() && c.remote_gpu[e] == c.remote_gpu[r]) ++e;
         if (DeviceState* st = local_state(c.remote_gpu[r])) {
           Device& d = *st->dev;
           int64_t& at = rows[static_cast<size_t>(st->job - first_)];
-          std::vector<uint32_t> fresh;
-          for (size_t i = r; i < e; ++i)
-            if (kept(c.remote_vid[i]) < 0) fresh.push_back(c.remote_slot[i]);
           DeviceState::Served& s = st->served[static_cast<size_t>(j)].emplace_back();
           s.peer = peer;
           s.slots = d.upload(std::span<const uint32_t>(c.remote_slot.data() + r, e - r));
-          s.fresh = fresh.size() == e - r ? s.slots : d.upload(std::span<const uint32_t>(fresh));
+          s.fresh = s.slots;
+          if (kept) {
+            std::vector<uint32_t> fresh;
+            for (size_t i = r; i < e; ++i)
+              if ((*kept)(c.remote_vid[i]) < 0) fresh.push_back(c.remote_slot[i]);
+            if (fresh.size() < e - r) s.fresh = d.upload(std::span<const uint32_t>(fresh));
+          }
           s.row0 = at;
           at += static_cast<int64_t>(e - r);
         }
@@ -62,18 +65,39 @@ void Trainer::setup_net(int64_t max_gather) {
     dev_[i]->net = dev_[i]->dev->alloc_floats(std::max<int64_t>(most[i], 1) * max_gather);
 }
 
+namespace {
+
+// Batch j of device plan dp keeps remote rows: its forward receives only the rest.
+bool keeps_rows(const DevicePlan& dp, int j) { return dp.areas == RemoteAreas::kept_rows && j > 0; }
+
+// Where range r's rows of batch j cross: all of them, at their place in the
+// step's remote area; or only the fresh ones (`fresh`: a forward that keeps
+// rows), contiguous at their place among the step's fresh rows in the other
+// remote area, from where exchange_pulls puts them into place.
+struct Crossing {
+  int64_t row = 0, count = 0;
+};
+Crossing crossing(const DevicePlan& dp, int j, const PeerRange& r, bool fresh) {
+  if (!fresh) return {dp.remote_base(j) + r.begin, r.count};
+  return {dp.remote_base(j - 1) + (r.fresh_begin - dp.steps[static_cast<size_t>(j)].kept_remote), r.fresh_count};
+}
+
+}  // namespace
+
 // The transfers of device st's own remote rows in batch j (its plan's
-// ranges owned by other processes' devices): rows remote_base(j) + begin ...
-// of `buffer`, received in place (pulls) or sent from there (pushes).
+// ranges owned by other processes' devices), rows of `buffer` (crossing):
+// received (pulls) or sent from their place (pushes).
 void Trainer::add_remote_ranges(DeviceState& st, DevMat buffer, int j, bool send, std::vector<RowTransfer>& group) {
   auto& c = exec_.counters();
+  const bool fresh = !send && keeps_rows(st.plan, j);
   for (const PeerRange& r : st.plan.steps[static_cast<size_t>(j)].peers) {
     if (exec_.is_local(r.peer)) continue;
-    group.push_back({st.job - first_, r.peer, send, buffer.row(st.plan.remote_base(j) + r.begin), r.count * buffer.cols});
-    c.p2p_rows += r.count;
-    c.p2p_bytes += bytes_of(r.count, buffer.cols);
-    c.net_rows += r.count;
-    c.net_bytes += bytes_of(r.count, buffer.cols);
+    const Crossing x = crossing(st.plan, j, r, fresh);
+    group.push_back({st.job - first_, r.peer, send, buffer.row(x.row), x.count * buffer.cols});
+    c.p2p_rows += x.count;
+    c.p2p_bytes += bytes_of(x.count, buffer.cols);
+    c.net_rows += x.count;
+    c.net_bytes += bytes_of(x.count, buffer.cols);
   }
 }
 
@@ -86,7 +110,6 @@ void Trainer::add_remote_ranges(DeviceState& st, DevMat buffer, int j, bool send
 void Trainer::exchange_pulls(int64_t width, int j) {
   if (!exec_.multi_process()) return;
   std::vector<RowTransfer> group;
-  auto keeps = [&](const DeviceState& st) { return st.plan.areas == RemoteAreas::kept_rows && j > 0; };
   for (auto& st : dev_) {
     Device& d = *st->dev;
     const int local = st->job - first_;
@@ -98,15 +121,12 @@ void Trainer::exchange_pulls(int64_t width, int j) {
       d.pull_from_peer(d, X, e.fresh, net, e.row0);
       group.push_back({local, e.peer, true, net.row(e.row0), e.fresh.size * width});
     }
-    if (keeps(*st))
-      add_fresh_ranges(*st, X, j, group);
-    else
-      add_remote_ranges(*st, X, j, false, group);
+    add_remote_ranges(*st, X, j, false, group);
     d.end_work(WorkKind::d2d);
   }
   run_exchange(group);
   for (auto& st : dev_) {
-    if (!keeps(*st)) continue;
+    if (!keeps_rows(st->plan, j)) continue;
     Device& d = *st->dev;
     const DeviceStep& step = st->plan.steps[static_cast<size_t>(j)];
     const DevMat X = view(st->x, st->plan.buffer_rows, width);
@@ -115,34 +135,11 @@ void Trainer::exchange_pulls(int64_t width, int j) {
     d.begin_work();
     for (const PeerRange& r : step.peers) {
       if (exec_.is_local(r.peer) || r.fresh_count == 0) continue;
-      const HostMat got{X.row(fresh_row(st->plan, j, r, step)), r.fresh_count, width, d.index()};
+      const HostMat got{X.row(crossing(st->plan, j, r, true).row), r.fresh_count, width, d.index()};
       d.gather_from_host(got, DevIdx{nullptr, r.fresh_count}, dst.sub(r.fresh_begin, r.fresh_count), X,
                          DropoutSpec{});
     }
     d.end_work(WorkKind::d2d);
-  }
-}
-
-// Where range r's received rows land before they go into place: their
-// place among the step's fresh rows, in the other remote area.
-int64_t Trainer::fresh_row(const DevicePlan& dp, int j, const PeerRange& r, const DeviceStep& step) {
-  return dp.remote_base(j - 1) + (r.fresh_begin - step.kept_remote);
-}
-
-// The receives of device st's rows in batch j from other processes' devices
-// when it keeps remote rows: only the fresh ones, each range's contiguous
-// (fresh_row).
-void Trainer::add_fresh_ranges(DeviceState& st, DevMat buffer, int j, std::vector<RowTransfer>& group) {
-  auto& c = exec_.counters();
-  const DeviceStep& step = st.plan.steps[static_cast<size_t>(j)];
-  for (const PeerRange& r : step.peers) {
-    if (exec_.is_local(r.peer)) continue;
-    group.push_back({st.job - first_, r.peer, false, buffer.row(fresh_row(st.plan, j, r, step)),
-                     r.fresh_count * buffer.cols});
-    c.p2p_rows += r.fresh_count;
-    c.p2p_bytes += bytes_of(r.fresh_count, buffer.cols);
-    c.net_rows += r.fresh_count;
-    c.net_bytes += bytes_of(r.fresh_count, buffer.cols);
   }
 }
 

@@ -127,6 +127,20 @@ void ref_matmul_nt(const RefMatrix& g, const RefMatrix& w, RefMatrix* y) {
   }
 }
 
+void ref_add_transpose_product(const RefTopology& topo, const std::vector<double>& coef, const RefMatrix& g,
+                               RefMatrix* out) {
+#pragma omp parallel for schedule(dynamic, 64) if(g.rows >= kRefParallelRows)
+  for (int64_t u = 0; u < g.rows; ++u) {
+    double* ou = out->row(u);
+    for (int64_t k = topo.out_offsets[u]; k < topo.out_offsets[u + 1]; ++k) {
+      const int64_t e = topo.out_edges[k];
+      const double c = coef[e];
+      const double* gv = g.row(topo.dst[e]);
+      for (int64_t j = 0; j < g.cols; ++j) ou[j] += c * gv[j];
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Trainer
 // ---------------------------------------------------------------------------

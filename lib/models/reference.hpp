@@ -183,5 +183,9 @@ RefMatrix ref_dense(const RefSparseRows& x);
 void ref_matmul(const RefSparseRows& x, const RefMatrix& w, RefMatrix* y);     // y = x w
 void ref_matmul_tn(const RefSparseRows& x, const RefMatrix& g, RefMatrix* y);  // y = x^T g
 void ref_matmul_nt(const RefMatrix& g, const RefMatrix& w, RefMatrix* y);      // y = g w^T
+// out_u += Σ_{e = u -> v} coef_e g_v (the edge-weighted product's transpose,
+// Âᵀ g or Mᵀ g), gathered per source through the topology's out-edges.
+void ref_add_transpose_product(const RefTopology& topo, const std::vector<double>& coef, const RefMatrix& g,
+                               RefMatrix* out);
 
 }  // namespace ht

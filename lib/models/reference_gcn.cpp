@@ -71,18 +71,8 @@ void ReferenceTrainer::gcn_backward(int l, const LayerParams& p, const RefMatrix
   if (!dx) return;
   RefMatrix da;
   ref_matmul_nt(dz, p.W, &da);
-  // dx_u = Σ_{e = u -> v} coef_e da_v (Â^T da), gathered per source.
   dx->assign(da.rows, da.cols);
-#pragma omp parallel for schedule(dynamic, 64) if(da.rows >= kRefParallelRows)
-  for (int64_t u = 0; u < da.rows; ++u) {
-    double* xu = dx->row(u);
-    for (int64_t k = topo_.out_offsets[u]; k < topo_.out_offsets[u + 1]; ++k) {
-      const int64_t e = topo_.out_edges[k];
-      const double c = gcn_coef_[e];
-      const double* dv = da.row(topo_.dst[e]);
-      for (int64_t j = 0; j < da.cols; ++j) xu[j] += c * dv[j];
-    }
-  }
+  ref_add_transpose_product(topo_, gcn_coef_, da, dx);  // dx = Âᵀ da
 }
 
 }  // namespace ht

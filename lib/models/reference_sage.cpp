@@ -28,21 +28,6 @@ RefMatrix mean_of(const RefTopology& topo, const std::vector<double>& coef, cons
   return out;
 }
 
-// out_u += Σ_{e = u -> v} coef_e g_v (Mᵀ g), gathered per source.
-void add_mean_transpose(const RefTopology& topo, const std::vector<double>& coef, const RefMatrix& g,
-                        RefMatrix* out) {
-#pragma omp parallel for schedule(dynamic, 64) if(g.rows >= kRefParallelRows)
-  for (int64_t u = 0; u < g.rows; ++u) {
-    double* ou = out->row(u);
-    for (int64_t k = topo.out_offsets[u]; k < topo.out_offsets[u + 1]; ++k) {
-      const int64_t e = topo.out_edges[k];
-      const double c = coef[e];
-      const double* gv = g.row(topo.dst[e]);
-      for (int64_t j = 0; j < g.cols; ++j) ou[j] += c * gv[j];
-    }
-  }
-}
-
 }  // namespace
 
 void ReferenceTrainer::sage_forward(int l, const LayerParams& p) {
@@ -69,7 +54,7 @@ void ReferenceTrainer::sage_backward(int l, const LayerParams& p, const RefMatri
   RefMatrix ds;  // transform-first: s = Mᵀ ∇z over every vertex
   if (cfg_.narrows(l)) {
     ds.assign(dz.rows, dz.cols);
-    add_mean_transpose(topo_, sage_coef_, dz, &ds);
+    ref_add_transpose_product(topo_, sage_coef_, dz, &ds);
     ref_matmul_tn(s.input_rows, ds, &dW);
   } else {
     ref_matmul_tn(s.aggregate, dz, &dW);
@@ -86,7 +71,7 @@ void ReferenceTrainer::sage_backward(int l, const LayerParams& p, const RefMatri
     return;
   }
   ref_matmul_nt(dz, p.W, &dmean);
-  add_mean_transpose(topo_, sage_coef_, dmean, dx);  // ∇x += Mᵀ (∇z Wᵀ)
+  ref_add_transpose_product(topo_, sage_coef_, dmean, dx);  // ∇x += Mᵀ (∇z Wᵀ)
 }
 
 }  // namespace ht

@@ -18,6 +18,25 @@ namespace {
 
 int64_t grain() { return static_cast<int64_t>(std::max<size_t>(bulk_tuning().grain, 1)); }
 
+// Every step's edges but those of the steps `skip(s)` leaves out, in blocks of
+// grain() edges, step after step, each step's in edge order: one edge loop
+// over all steps (a loop per step kept at most m * n threads busy, issue 33).
+struct EdgeBlock {
+  size_t step;
+  int64_t begin, end;
+};
+template <typename Skip>
+std::vector<EdgeBlock> edge_blocks(const Plan& plan, Skip skip) {
+  std::vector<EdgeBlock> blocks;
+  const int64_t g = grain();
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    if (skip(s)) continue;
+    const auto e = static_cast<int64_t>(plan.steps[s].src_local.size());
+    for (int64_t b = 0; b < e; b += g) blocks.push_back({s, b, std::min(e, b + g)});
+  }
+  return blocks;
+}
+
 std::string where(const Plan& plan, size_t s) {
   return fmt::format("step {} (batch {}, GPU {})", s, s / static_cast<size_t>(plan.m), s % static_cast<size_t>(plan.m));
 }
@@ -428,23 +447,15 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
 
   // 4. Per edge: the source's id and merged row through src_local, in
   //    blocks over all steps' edges.
-  struct Block {
-    size_t step;
-    int64_t begin, end;
-  };
-  std::vector<Block> blocks;
-  const int64_t g = grain();
-  for (size_t s = 0; s < steps; ++s) {
-    ChunkPlan& cp = plan.steps[s];
+  for (ChunkPlan& cp : plan.steps) {
     resize_for_overwrite(cp.src_vid, cp.src_local.size());
     resize_for_overwrite(cp.src_merged, cp.src_local.size());
-    const auto e = static_cast<int64_t>(cp.src_local.size());
-    for (int64_t b = 0; b < e; b += g) blocks.push_back({s, b, std::min(e, b + g)});
   }
+  const std::vector<EdgeBlock> blocks = edge_blocks(plan, [](size_t) { return false; });
   const auto nblocks = static_cast<int64_t>(blocks.size());
-#pragma omp parallel for schedule(dynamic, 1) if (nblocks > 1 && edges > g)
+#pragma omp parallel for schedule(dynamic, 1) if (nblocks > 1 && edges > grain())
   for (int64_t t = 0; t < nblocks; ++t) {
-    const Block& b = blocks[t];
+    const EdgeBlock& b = blocks[t];
     ChunkPlan& cp = plan.steps[b.step];
     const std::vector<uint32_t>& rows = merged[b.step];
     for (int64_t e = b.begin; e < b.end; ++e) {
@@ -499,20 +510,9 @@ std::string find_derivation_mismatch(const Plan& plan) {
   for (int64_t s = 0; s < nsteps; ++s)
     found[s] = step_mismatch(plan, static_cast<size_t>(s), before[s], static_cast<uint32_t>(used[s % plan.m]),
                              merged[s]);
-  // The edges in blocks over all steps (one edge loop per step kept at most
-  // m * n threads busy, issue 33); a step's own lists come before its edges,
-  // its blocks in edge order: the same first mismatch as step by step.
-  struct Block {
-    size_t step;
-    int64_t begin, end;
-  };
-  std::vector<Block> blocks;
-  const int64_t g = grain();
-  for (size_t s = 0; s < steps; ++s) {
-    if (!found[s].empty()) continue;
-    const auto e = static_cast<int64_t>(plan.steps[s].src_local.size());
-    for (int64_t b = 0; b < e; b += g) blocks.push_back({s, b, std::min(e, b + g)});
-  }
+  // The edges in blocks over all steps (edge_blocks); a step's own lists
+  // come before its edges: the same first mismatch as step by step.
+  const std::vector<EdgeBlock> blocks = edge_blocks(plan, [&](size_t s) { return !found[s].empty(); });
   const auto nblocks = static_cast<int64_t>(blocks.size());
   std::vector<std::string> edge_found(blocks.size());
 #pragma omp parallel for schedule(dynamic, 1) if (nblocks > 1 && work > grain())

@@ -87,7 +87,14 @@ struct Case {
   bool early_pulls = false;    // TrainerOptions::overlap_pulls
   bool keep_remote = false;    // TrainerOptions::keep_remote_rows
   bool store_beside = true;    // TrainerOptions::store_beside_plans
+  std::vector<int> dims = {};  // the layer widths; empty: 6-8-5-4 (GAT 6-3-4)
 };
+
+std::string layer_widths(const std::vector<int>& dims) {
+  std::string out;
+  for (int w : dims) out += (out.empty() ? "" : "-") + std::to_string(w);
+  return out;
+}
 
 std::string name(const Case& c) {
   const char* comm[] = {"baseline", "p2p", "full"};
@@ -102,7 +109,8 @@ std::string name(const Case& c) {
                          (c.fuse ? "" : " unfused") + (c.handoff ? "" : " no handoff") +
                          (c.forward ? "" : " no forwarding") + (c.gpu_cache ? " GPU cache" : "") +
                          (c.tier_rows >= 0 ? fmt::format(" ({} whole, tier of {} rows)", c.cache_whole, c.tier_rows)
-                                           : ""));
+                                           : "") +
+                         (c.dims.empty() ? "" : " layers " + layer_widths(c.dims)));
 }
 
 // Relative tolerance against the fp32 reference: 1e-5 for fp32 stores; a
@@ -125,7 +133,7 @@ CaseResult check_case(const Case& c) {
   Graph g = make_graph(60, 300, 6, 4, 11);
   ModelConfig cfg;
   cfg.kind = c.kind;
-  cfg.dims = c.kind == ModelKind::gat ? std::vector<int>{6, 3, 4} : std::vector<int>{6, 8, 5, 4};
+  cfg.dims = !c.dims.empty() ? c.dims : c.kind == ModelKind::gat ? std::vector<int>{6, 3, 4} : std::vector<int>{6, 8, 5, 4};
   cfg.heads = 3;
   cfg.out_heads = 2;
   cfg.dropout = c.dropout;
@@ -778,6 +786,42 @@ TEST(Engine, EqualsReferenceSage) {
           for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute})
             check_case({ModelKind::sage, m, n, comm, d, GcnOrder::automatic, true, timing});
         }
+}
+
+// SAGE's stored means (its aggregate-first layers' store matrices, read by
+// backward instead of a second sparse product) out of core, m = 2, n = 3:
+// 6-8-8-4 has two such layers, layer 1's ∇x going through Mᵀ of the mean's
+// gradient. Equal to the reference (fp32 and 16-bit stores: the 16-bit
+// store rounds the mean backward reads) in every comm mode and copy timing;
+// the GPU cache holds the means as it holds GCN's a^l (the same bits as the
+// host store; with one device and fp32, every matrix a pass reads is cached,
+// the means included, so no row crosses to the device).
+TEST(Engine, SageStoredMeanEqualsReference) {
+  for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16})
+    for (CommMode comm : {CommMode::baseline, CommMode::p2p, CommMode::full})
+      for (float d : {0.0f, 0.5f})
+        for (CopyTiming timing : {CopyTiming::eager, CopyTiming::late, CopyTiming::late_compute}) {
+          Case c{ModelKind::sage, 2, 3, comm, d, GcnOrder::automatic, true, timing};
+          c.dims = {6, 8, 8, 4};
+          c.dtype = dtype;
+          check_case(c);
+        }
+  for (auto [m, n] : {std::pair{1, 3}, std::pair{2, 3}})
+    for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16}) {
+      Case c{ModelKind::sage, m, n, CommMode::full, 0.5f};
+      c.dims = {6, 8, 8, 4};
+      c.dtype = dtype;
+      c.gpu_accumulate = false;
+      const CaseResult host = check_case(c);
+      c.gpu_cache = int64_t{1} << 30;
+      const CaseResult cached = check_case(c);
+      EXPECT_TRUE(same_bits(cached, host)) << name(c);
+      EXPECT_GT(cached.counters.cache_bytes, 0) << name(c);
+      EXPECT_LT(cached.counters.d2h_bytes, host.counters.d2h_bytes) << name(c);
+      if (m == 1 && dtype == StoreDtype::f32) {
+        EXPECT_EQ(cached.counters.h2d_bytes, 0) << name(c);
+      }
+    }
 }
 
 // The packed steps' weights for SAGE: 1/deg(v) on v's in-edges, 0 on the

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "engine/cpu_executor.hpp"
 #include "engine/layer_math.hpp"
+#include "engine/store_layout.hpp"
 
 namespace ht {
 namespace {
@@ -265,6 +266,92 @@ TEST(LayerMath, SageOrderFollowsTheWidths) {
   const std::vector<float> equal = run_sage_batch(d, sage_model({3, 2, 2}), bwd, xb, {c, 0, c, 0}, {D, 0, 1 - D, 0}).g;
   EXPECT_EQ(narrow, (std::vector<float>{c, c, 0, 0, 0, 0}));
   EXPECT_EQ(equal, (std::vector<float>{2, 2, 0, 0, 0, 0}));
+}
+
+// An aggregate-first SAGE layer returns its mean from forward (the store
+// writes it) and its backward reads the mean back from the slot's aggregate
+// rows instead of a second sparse product: given another mean there, z and
+// ∇W follow it (exact small numbers), while the root's products still take
+// x_v from the gathered rows. Both layers of 2-2-2: layer 0 with ReLU (z
+// recomputed for the mask), layer 1 without (∇z = ∇h).
+TEST(LayerMath, SageBackwardReadsTheStoredMean) {
+  CpuExecutor exec(1);
+  Device& d = exec.device(0);
+  const ModelConfig m = sage_model({2, 2, 2});
+  // One destination: neighbors rows 0 and 1 (weights 1/2), its own row 2.
+  const SmallTopology topo(d, {{{0, 0.5f}, {1, 0.5f}, {2, 0.0f}}}, {2}, 3);
+  const std::vector<float> x{2, 4, 6, 8, 1, 1}, w{1, 0, 0, 1}, root{1, 0, 0, 1}, dh{1, 2};
+  for (int l = 0; l < 2; ++l) {
+    SCOPED_TRACE(l);
+    const auto math = make_layer_math(m, GcnOrder::automatic, l);
+    LayerParams p;
+    p.value = {d.upload(std::span<const float>(w)), d.upload(std::span<const float>(root))};  // W, W_root
+    p.grad = {d.alloc_floats(4), d.alloc_floats(4)};
+    const DevArray<float> X = d.upload(std::span<const float>(x)), G = d.alloc_floats(6), agg = d.alloc_floats(2);
+    const DevArray<float> Z = d.alloc_floats(2), H = d.alloc_floats(2), dZ = d.alloc_floats(2);
+    const DevArray<float> dH = d.upload(std::span<const float>(dh));
+    LayerBatch b{.d = d,
+                 .topo = topo.t,
+                 .nd = 1,
+                 .buffer_rows = 3,
+                 .active_rows = 3,
+                 .head_rows = 3,
+                 .remote_row0 = 0,
+                 .remote_rows = 0,
+                 .X = {X.data, 3, 2},
+                 .G = {G.data, 3, 2},
+                 .Z = {Z.data, 1, 2},
+                 .H = {H.data, 1, 2},
+                 .dZ = {dZ.data, 1, 2},
+                 .dH = {dH.data, 1, 2},
+                 .agg = agg,
+                 .p = p,
+                 .attn = {},
+                 .scratch = {}};
+    const DevMat stored = math->forward(b);
+    ASSERT_EQ(stored.data, agg.data);
+    std::vector<float> mean(2), z(2);
+    d.read(agg, mean);
+    d.read(Z, z);
+    EXPECT_EQ(mean, (std::vector<float>{4, 6}));  // (x_0 + x_1) / 2
+    EXPECT_EQ(z, (std::vector<float>{5, 7}));     // mean W + x_v W_root
+    const std::vector<float> other{-10, 3};        // what the store hands back
+    d.upload_bytes(std::as_bytes(std::span<const float>(other)), {reinterpret_cast<std::byte*>(agg.data), 8});
+    math->backward(b);
+    std::vector<float> dw(4), droot(4);
+    d.read(p.grad[0], dw);
+    d.read(p.grad[1], droot);
+    if (l == 0) {  // ReLU's mask from z = (-10 + 1, 3 + 1): ∇z = (0, 2)
+      d.read(Z, z);
+      EXPECT_EQ(z, (std::vector<float>{-9, 4}));
+      EXPECT_EQ(dw, (std::vector<float>{0, -20, 0, 6}));  // otherᵀ ∇z
+      EXPECT_EQ(droot, (std::vector<float>{0, 2, 0, 2}));  // x_vᵀ ∇z
+    } else {  // ∇z = ∇h
+      EXPECT_EQ(dw, (std::vector<float>{-10, -20, 3, 6}));
+      EXPECT_EQ(droot, (std::vector<float>{1, 2, 1, 2}));
+    }
+  }
+}
+
+// The layers that keep a matrix in the vertex store: every GCN layer, no
+// GAT layer, SAGE's aggregate-first ones (the mean, in width; 6-8-8-4:
+// layers 0 and 1, not the narrowing layer 2), as store_matrices lists them.
+TEST(LayerMath, StoredLayerMatrices) {
+  TrainerOptions opt{model(ModelKind::sage, {6, 8, 8, 4}), OptimizerConfig{}, CommMode::full, GcnOrder::automatic};
+  EXPECT_TRUE(stores_layer_matrix(opt, 0));
+  EXPECT_TRUE(stores_layer_matrix(opt, 1));
+  EXPECT_FALSE(stores_layer_matrix(opt, 2));
+  std::vector<std::pair<int, int64_t>> means;
+  for (const StoreMatrix& s : store_matrices(opt)) {
+    EXPECT_NE(s.kind, StoreKind::transform);
+    if (s.kind == StoreKind::aggregate) means.emplace_back(s.layer, s.cols);
+  }
+  EXPECT_EQ(means, (std::vector<std::pair<int, int64_t>>{{0, 6}, {1, 8}}));
+  opt.model.kind = ModelKind::gcn;
+  for (int l = 0; l < 3; ++l) EXPECT_TRUE(stores_layer_matrix(opt, l));
+  opt.model = model(ModelKind::gat, {6, 8, 8, 4});
+  for (int l = 0; l < 3; ++l) EXPECT_FALSE(stores_layer_matrix(opt, l));
+  EXPECT_EQ(store_columns(store_matrices(opt), StoreKind::aggregate), 0);
 }
 
 TEST(LayerMath, LayerOutOfRangeIsRefused) {

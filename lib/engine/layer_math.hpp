@@ -57,6 +57,12 @@ struct ModelTraits {
   // Each layer keeps a per-vertex matrix in the vertex store for backward
   // (GCN: the aggregate a^l, or t^l / ∇t^l when transform-first): store_.agg.
   bool stores_layer_matrix = false;
+  // Only the layers that aggregate first by the widths (ModelConfig::narrows
+  // false) keep one: their aggregate (SAGE's mean), which forward writes and
+  // backward reads (LayerBatch::agg) besides the rows it gathers, in place of
+  // a second sparse product. Which layers keep a matrix, for every model:
+  // stores_layer_matrix(opt, l) (store_layout.hpp).
+  bool stores_wide_aggregates = false;
   // The layer runs in either order of its products, as --gcn-order picks
   // (layer_order.hpp: GCN's transform-first, on each vertex's owner); else
   // the model's layer math picks its own (SAGE: by the widths, on the chunk).
@@ -101,7 +107,8 @@ struct LayerBatch {
   // nd x out width: pre-activation and output, and (backward) their gradients.
   DevMat Z, H, dZ, dH;
   // The slot's aggregate rows (nd x max input width): forward writes the
-  // cached aggregate there (out_a); backward reads it (in_a).
+  // cached aggregate there (out_a); backward reads it (in_a) where the layer
+  // stores one (stores_layer_matrix(opt, l)), else it is scratch.
   DevArray<float> agg;
   LayerParams& p;
   DropoutSpec attn;  // attention dropout (GAT)
@@ -132,7 +139,8 @@ class LayerMath {
 
   // Forward of one batch: Z and H = act(Z + b) from the gathered rows X.
   // Returns the rows backward reads back from the store (GCN's cached
-  // aggregate, to write to the layer's store matrix), else an empty matrix.
+  // aggregate, SAGE's mean, to write to the layer's store matrix), else an
+  // empty matrix: exactly where stores_layer_matrix(opt, l) keeps one.
   virtual DevMat forward(const LayerBatch& b) const = 0;
   // Backward, first part, before the next layer's fused transform backward
   // and the dropout of ∇h: recomputes H (and Z) where the layer can without

@@ -3,22 +3,30 @@
 // The mean is the sparse product with SAGE's edge weights (1/deg(v), the
 // self-loop 0: ModelTraits::mean_weights); x_v is the destination's own row
 // of the gathered rows (the self-loop's row, topo.dst_row), copied out with a
-// local pull. Nothing is stored for backward: backward gathers x again (as
-// GAT's) and recomputes what it needs, so it works out of core with no store
-// matrix of its own.
+// local pull. Backward gathers x again (as GAT's: x_v, and transform-first
+// the rows its products sum over); an aggregate-first layer also reads the
+// mean forward stored (ModelTraits::stores_wide_aggregates), as GCN's a^l.
 //
 // The order of the neighbors' products follows GCN's rule
 // (ModelConfig::narrows), on the chunk: the gathered rows are always x^l.
 //   aggregate-first (the output as wide as the input or wider): one scratch
 //     of nd x in (the slot's aggregate rows) holds x_v, then the mean:
-//     z = x_v W_root, then z += mean W. Backward: ∇W += meanᵀ ∇z,
-//     ∇x += Mᵀ (∇z Wᵀ): the mean recomputed (one more sparse product).
+//     z = x_v W_root, then z += mean W; the mean is the layer's stored
+//     matrix (forward returns it; the store writes it). Backward reads it
+//     back into the slot's aggregate rows: z again from x_v (pulled into ∇z's
+//     rows, which act' overwrites only after the products) and the mean by
+//     the same two products, ∇W += meanᵀ ∇z, ∇x += Mᵀ (∇z Wᵀ): the sparse
+//     product of width in runs once per batch and epoch, not twice. With an
+//     fp32 store the mean read back is the bits forward used, so backward's
+//     z and ∇W are today's bits; a 16-bit store rounds it on its way to the
+//     store (as GCN's a^l), so backward's z (act's mask) and ∇W take the
+//     rounded mean while forward's z took the fp32 one.
 //   transform-first (narrower output): t = x W over the gathered rows (SAGE's
 //     own buffer, rows x out; range by range, LayerBatch::head_rows),
 //     z = M t, then z += x_v W_root. The
 //     sparse products run over out columns instead of in. Backward:
 //     s = Mᵀ ∇z over the gathered rows (in t's buffer), ∇W += xᵀ s,
-//     ∇x += s Wᵀ: no mean at all.
+//     ∇x += s Wᵀ: no mean at all, nothing stored.
 // Backward recomputes z only where the activation's derivative needs it: a
 // layer without activation (the last) takes ∇z = ∇h. Forward and backward
 // compute z in the same order (the same bits).
@@ -57,19 +65,30 @@ class SageLayer final : public LayerMath {
   DevMat forward(const LayerBatch& b) const override {
     compute_z(b);
     b.d.bias_act(b.Z, b.p.at(b_), act_, b.H);
-    return {};
+    // Aggregate-first: the mean, for backward (the store's a^l).
+    return transform_first_ ? DevMat{} : scratch(b);
   }
 
   void backward(const LayerBatch& b) const override {
     Device& d = b.d;
     const LayerParams& ly = b.p;
+    // Aggregate-first: the stored mean, read back by the schedule.
     const DevMat S = scratch(b);
-    // ∇z = ∇h ⊙ act'(z): z recomputed only for an activation (it also leaves
-    // x_v, transform-first, or the mean, aggregate-first, in S).
+    // ∇z = ∇h ⊙ act'(z): z recomputed only for an activation (transform-first
+    // it also leaves x_v in S; aggregate-first from the stored mean).
     const bool recompute = act_ != Act::none;
     DevMat dZ = b.dH;
     if (recompute) {
-      compute_z(b);
+      if (transform_first_) {
+        compute_z(b);
+      } else {
+        // x_v in ∇z's rows (in <= out wide here), free until act' writes ∇z.
+        HT_ASSERT(in_w_ <= out_w_);
+        const DevMat V = view(DevArray<float>{b.dZ.data, b.nd * out_w_}, b.nd, in_w_);
+        own_rows(b, V);
+        z_root(b, V, 0.0f);
+        z_mean(b, S);
+      }
       d.bias_act(b.Z, ly.at(b_), act_, b.H);
       d.act_backward(b.dH, b.Z, act_, b.dZ);
       dZ = b.dZ;
@@ -94,7 +113,6 @@ class SageLayer final : public LayerMath {
     } else {
       // ∇W += meanᵀ ∇z; ∇mean = ∇z Wᵀ (over the mean, read above), ∇x += Mᵀ
       // ∇mean (the self-loop's weight 0 adds nothing).
-      if (!recompute) d.spmm(b.topo, b.X, S);  // the mean
       d.gemm(true, false, in_w_, out_w_, b.nd, 1.0f, S.data, in_w_, dZ.data, out_w_, 1.0f, ly.grad_at(w_).data,
              out_w_);
       if (layer_ > 0) {
@@ -151,9 +169,19 @@ class SageLayer final : public LayerMath {
       return;
     }
     own_rows(b, S);
-    d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, S.data, in_w_, ly.at(root_).data, out_w_, 0.0f, b.Z.data, out_w_);
+    z_root(b, S, 0.0f);
     d.spmm(b.topo, b.X, S);  // the mean: SAGE's edge weights
-    d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, S.data, in_w_, ly.at(w_).data, out_w_, 1.0f, b.Z.data, out_w_);
+    z_mean(b, S);
+  }
+
+  // z = x_v W_root + beta z (x_v in V: nd x in).
+  void z_root(const LayerBatch& b, DevMat V, float beta) const {
+    b.d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, V.data, in_w_, b.p.at(root_).data, out_w_, beta, b.Z.data,
+             out_w_);
+  }
+  // Aggregate-first: z += mean W (the mean in S).
+  void z_mean(const LayerBatch& b, DevMat S) const {
+    b.d.gemm(false, false, b.nd, out_w_, in_w_, 1.0f, S.data, in_w_, b.p.at(w_).data, out_w_, 1.0f, b.Z.data, out_w_);
   }
 };
 
@@ -167,7 +195,8 @@ std::unique_ptr<LayerMath> make_sage_layer(const ModelConfig& m, int layer) {
 
 ModelTraits sage_traits() {
   ModelTraits t;
-  t.backward_gathers = true;  // recomputes the mean or t, and x_v, from the gathered rows
+  t.backward_gathers = true;  // x_v, and t (transform-first), from the gathered rows
+  t.stores_wide_aggregates = true;  // the mean of an aggregate-first layer (no second sparse product)
   t.edge_weights = true;      // the mean's 1/deg
   t.mean_weights = true;
   t.weight_matrices = 2;  // W, W_root

@@ -19,15 +19,19 @@ const char* store_kind_name(StoreKind k) {
 std::vector<StoreMatrix> store_matrices(const TrainerOptions& opt) {
   const ModelConfig& m = opt.model;
   std::vector<StoreMatrix> out{{StoreKind::features, 0, m.dims.front()}};
-  const bool stores_layer_matrix = model_traits(m.kind).stores_layer_matrix;
   for (int l = 0; l < m.num_layers(); ++l) {
     if (stores_h(opt, l + 1)) out.push_back({StoreKind::output, l + 1, m.out_width(l)});
     if (stores_grad(opt, l + 1)) out.push_back({StoreKind::gradient, l + 1, m.out_width(l)});
-    if (stores_layer_matrix)  // GCN's a^l, or t^l when transform-first
+    if (stores_layer_matrix(opt, l))  // GCN's a^l, or t^l when transform-first; SAGE's mean
       out.push_back({transform_first(m, opt.gcn_order, l) ? StoreKind::transform : StoreKind::aggregate, l,
                      gather_width(m, opt.gcn_order, l)});
   }
   return out;
+}
+
+bool stores_layer_matrix(const TrainerOptions& opt, int l) {
+  const ModelTraits t = model_traits(opt.model.kind);
+  return t.stores_layer_matrix || (t.stores_wide_aggregates && !opt.model.narrows(l));
 }
 
 int64_t store_columns(const std::vector<StoreMatrix>& matrices, StoreKind kind) {

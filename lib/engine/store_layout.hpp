@@ -1,7 +1,8 @@
 #pragma once
 // The vertex store's matrices one by one (what Trainer's constructor
-// allocates: h^0, then per layer h^{l+1}, ∇x^{l+1} and GCN's cached aggregate
-// or transform, less what stays on the device), so that planners can say
+// allocates: h^0, then per layer h^{l+1}, ∇x^{l+1} and the layer's stored
+// matrix: GCN's cached aggregate or transform, SAGE's mean; less what stays
+// on the device), so that planners can say
 // which kind of data the memory goes to. Every matrix has N rows; summed,
 // the columns are vertex_store_bytes' (tests/test_host_memory_plan.cpp).
 #include <cstdint>
@@ -23,6 +24,11 @@ struct StoreMatrix {
 };
 
 std::vector<StoreMatrix> store_matrices(const TrainerOptions& opt);
+
+// Whether layer l keeps a matrix in the store for its backward (store_.agg[l]):
+// every GCN layer (a^l, or t^l when transform-first), SAGE's layers that
+// aggregate first (the mean; ModelTraits::stores_wide_aggregates), no GAT layer.
+bool stores_layer_matrix(const TrainerOptions& opt, int l);
 
 // Columns of every matrix of `kind`, summed.
 int64_t store_columns(const std::vector<StoreMatrix>& matrices, StoreKind kind);

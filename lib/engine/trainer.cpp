@@ -197,7 +197,8 @@ VertexStore Trainer::alloc_vertex_store(int64_t n, int64_t feature_cols) {
   for (int l = 0; l < L; ++l) {
     if (stores_h(opt_, l + 1)) s.h[l + 1] = alloc_store(n, m.out_width(l));
     if (stores_grad(opt_, l + 1)) s.grad[l + 1] = alloc_store(n, m.out_width(l));
-    if (traits_.stores_layer_matrix) s.agg.push_back(alloc_store(n, gather_width(m, opt_.gcn_order, l)));
+    // One entry per layer, empty where the layer keeps nothing (GAT; SAGE's narrowing layers).
+    s.agg.push_back(stores_layer_matrix(opt_, l) ? alloc_store(n, gather_width(m, opt_.gcn_order, l)) : HostMat{});
   }
   return s;
 }

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "engine/host_rows.hpp"
+#include "engine/store_layout.hpp"
 #include "engine/trainer.hpp"
 #include "engine/trainer_state.hpp"
 
@@ -153,8 +154,9 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
       case Pass::backward: {
         // With the next layer's transform fused, ∇t^{l+1} instead of ∇x^{l+1} (computed from it).
         const bool fused = l + 1 < m.num_layers() && fused_transform(l + 1);
-        // A backward that gathers x^l again (GAT, SAGE) loads nothing more;
-        // else it reads what forward stored (GCN).
+        // A backward that gathers x^l again (GAT, SAGE) loads nothing more
+        // but SAGE's stored mean (no second sparse product); else it reads
+        // what forward stored (GCN).
         if (!traits_.backward_gathers) {
           if (transform_first(l)) {
             if (m.activation(l) == Activation::relu || fused)
@@ -162,6 +164,8 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
           } else {
             read_in(*st, s, store_.agg[l], v0, view(st->in_a[s], nd, in_w));  // cached aggregate: no neighbor reload
           }
+        } else if (stores_layer_matrix(opt_, l)) {
+          read_in(*st, s, store_.agg[l], v0, view(st->in_a[s], nd, in_w));
         }
         // Rows handed off by the previous pass are on the device (take_handoff);
         // the others come from the host once its returns are complete there:

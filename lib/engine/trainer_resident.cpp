@@ -153,7 +153,6 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
 // which all but the first are host adds.
 std::vector<Trainer::Candidate> Trainer::cache_candidates(bool written_too, int64_t own_rows) const {
   const ModelConfig& m = opt_.model;
-  const bool stores_agg = traits_.stores_layer_matrix;  // GCN's a^l (aggregate-first) or t^l (transform-first) in store_.agg
   int64_t loads = 0, returns = 0;
   for (const DeviceStep& step : dev_[0]->plan.steps) {
     loads += step.load_count();
@@ -174,7 +173,9 @@ std::vector<Trainer::Candidate> Trainer::cache_candidates(bool written_too, int6
   const double gather_reads = g * (gathers(Pass::backward) ? 2.0 : 1.0);
   add(store_.h[0], "h^0", &gathered(0) == &store_.h[0] ? gather_reads : 2.0, 0, false);
   if (!written_too) return out;
-  for (int l = 0; l < m.num_layers() && stores_agg; ++l)
+  // store_.agg: GCN's a^l (aggregate-first) or t^l (transform-first), SAGE's
+  // mean (named a^l too); empty where a layer stores nothing (add skips it).
+  for (int l = 0; l < m.num_layers(); ++l)
     if (!transform_first(l)) add(store_.agg[l], fmt::format("a^{}", l), 2.0, 0, false);  // written, read back
   for (int l = 1; l < m.num_layers(); ++l)  // written, gathered or read by a transform
     add(store_.h[l], fmt::format("h^{}", l), 1.0 + (&gathered(l) == &store_.h[l] ? gather_reads : 1.0), 0, false);
@@ -182,7 +183,7 @@ std::vector<Trainer::Candidate> Trainer::cache_candidates(bool written_too, int6
   // Matrices gradients return into: the flushes add into them on the device,
   // in the order the host adds them (a device returns only its own rows,
   // batch by batch).
-  for (int l = 0; l < m.num_layers() && stores_agg; ++l)
+  for (int l = 0; l < m.num_layers(); ++l)
     if (transform_first(l))  // t written and gathered forward; ∇t returned and read back
       add(store_.agg[l], fmt::format("t^{}", l), 1.0 + g + r + 1.0, adds, true);
   for (int l = 1; l <= m.num_layers(); ++l)  // returned, read back (∇logits: written, read)

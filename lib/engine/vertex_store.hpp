@@ -4,7 +4,8 @@
 // features, h^L = the logits), the gradients ∇x^l for l = 1..L (∇ of each
 // layer's dropped-out input, ∇x^L = ∇logits), GCN's cached aggregates a^l
 // (aggregate-first layers) or transforms t^l = x W, reused for ∇t^l in
-// backward (transform-first layers; engine/layer_order.hpp).
+// backward (transform-first layers; engine/layer_order.hpp), and SAGE's
+// means (its layers that aggregate first).
 // The location field is where later tiers (device-resident hot vertices,
 // in-memory mode) slot in.
 #include <vector>
@@ -19,7 +20,7 @@ struct VertexStore {
   Residence residence = Residence::host;
   std::vector<HostMat> h;     // L + 1
   std::vector<HostMat> grad;  // L + 1 (index 0 unused)
-  std::vector<HostMat> agg;   // L (GCN only): a^l, or t^l / ∇t^l when transform-first
+  std::vector<HostMat> agg;   // L: GCN's a^l, or t^l / ∇t^l when transform-first; SAGE's mean (stores_layer_matrix)
 };
 
 }  // namespace ht

@@ -24,6 +24,7 @@
 #include "engine/row_tier.hpp"
 #include "engine/trainer.hpp"
 #include "engine/trainer_state.hpp"
+#include "plan/plan_shape.hpp"
 
 namespace ht {
 
@@ -228,13 +229,16 @@ std::vector<const HostMat*> Trainer::deferred_pins(const VertexStore& s) const {
   const bool spread = opt_.comm != CommMode::baseline;
   const std::vector<Candidate> c = cache_candidates(s, spread || plan_.m == 1, 0, 0);
   const bool automatic = opt_.gpu_cache == kGpuCacheAuto;
+  const PlanShape shape = shape_of(plan_);
   for (int i = 0; i < exec_.num_devices(); ++i) {
     const int job = first_ + i;
     const int64_t rows = spread ? plan_.part_offsets[job + 1] - plan_.part_offsets[job] : num_vertices_;
     int64_t want = 0;
     for (const Candidate& k : c) want += rows * k.value.gpu_row_bytes;
     const int64_t limit = exec_.memory_limit(i);
-    const int64_t free = limit - device_memory_need(plan_, job, opt_, limit).total();
+    // (less the second merged buffer, which the need leaves out and setup_devices takes when it fits)
+    const int64_t free = limit - device_memory_need(plan_, job, opt_, limit).total() -
+                         second_merged_buffer_bytes(shape, job, opt_);
     const int64_t room = automatic ? (limit > 0 ? free - gpu_cache_margin(limit) : 0)
                                    : (limit > 0 ? std::min(opt_.gpu_cache, free) : opt_.gpu_cache);
     if (want > room) return {};

@@ -1,5 +1,7 @@
 #include "engine/trainer.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -98,13 +100,14 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
     double seconds = 0;
     HostAllocTimes times;
   };
-  auto allocate = [this, n, feature_cols] {
+  const std::vector<int64_t> room = cache_room_guess();  // (here: the thread reads no plan sizes)
+  auto allocate = [this, n, feature_cols, room] {
     const HostAllocTimes before = exec_.host_alloc_times();
     Timer own;
     Allocated a{alloc_vertex_store(n, feature_cols), 0, {}};
     // Pinned here, beside the device plans, but for what the GPU cache is
     // expected to hold whole (deferred_pins; pin_store_rest after it chose).
-    const std::vector<const HostMat*> deferred = deferred_pins(a.store);
+    const std::vector<const HostMat*> deferred = deferred_pins(a.store, room);
     for (const auto* list : {&a.store.h, &a.store.grad, &a.store.agg})
       for (const HostMat& mat : *list)
         if (mat.data && !mat.on_device() && std::find(deferred.begin(), deferred.end(), &mat) == deferred.end())
@@ -442,11 +445,25 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
   setup_forwarding();
   setup_handoff(plans);  // before the resident steps are copied: it reorders their flush lists
   lap("forwarding and handoff");
+  // The resident steps' uploads, a thread per device (each device's pinned
+  // pieces and copy engine its own; were device after device), each with its
+  // share of the cores for filling the pieces. The queues drained first:
+  // upload_bytes orders itself after its queue's earlier work, which then
+  // waits on no other device.
+  exec_.synchronize_all();
+  std::vector<std::future<void>> uploads;
+  const int cores = std::max(1, omp_get_max_threads() / std::max(local, 1));
   for (auto& st : dev_) {
     if (st->streamed) continue;
-    st->dev->use(Queue::compute);
-    for (int j = 0; j < plan_.n; ++j) st->dev->upload_bytes(st->plan.steps[j].bytes, st->ring[j]);
+    uploads.push_back(std::async(std::launch::async, [this, cores, s = st.get()] {
+      exec_.enter_thread();
+      omp_set_num_threads(cores);  // (this thread's own setting)
+      s->dev->use(Queue::compute);
+      for (int j = 0; j < plan_.n; ++j) s->dev->upload_bytes(s->plan.steps[j].bytes, s->ring[j]);
+    }));
   }
+  for (auto& u : uploads) u.wait();
+  for (auto& u : uploads) u.get();  // the first error, once every thread has ended
   exec_.synchronize_all();  // the uploads above read the caller's graph, which it may free next
   lap("upload");
 }

@@ -157,10 +157,12 @@ class Trainer {
   std::vector<Candidate> cache_candidates(const VertexStore& s, bool written_too, double g, double r) const;
   // The store's pinning: what the GPU cache may hold whole is allocated
   // unpinned (may_cache_whole), the store's thread pins all but the
-  // matrices it expects the cache to take (deferred_pins), and
+  // matrices it expects the cache to take (deferred_pins, in the room of
+  // cache_room_guess), and
   // pin_store_rest pins what the cache left once it has chosen.
   bool may_cache_whole() const;
-  std::vector<const HostMat*> deferred_pins(const VertexStore& s) const;
+  std::vector<int64_t> cache_room_guess() const;
+  std::vector<const HostMat*> deferred_pins(const VertexStore& s, std::span<const int64_t> room) const;
   void pin_store_rest();
   const HostMat& source(const DeviceState& st, const HostMat& m) const;
   // The row tier (engine/row_tier.hpp): the hottest rows of the first

@@ -214,34 +214,46 @@ bool Trainer::may_cache_whole() const {
   return opt_.gpu_cache != kGpuCacheAuto || exec_.has_device_memory();
 }
 
-// The matrices of `s` the store's thread leaves unpinned: every candidate of
-// the GPU cache when all of them are expected to fit on every device, in the
-// room the device plans leave (device_memory_need, what setup_gpu_cache
-// finds after the buffers, less its margin); else none, and the store is
-// pinned beside the device plans as before. The cache's choice needs the
-// plans (its values) and the buffers (its room), which come after the
-// thread has started; a wrong guess costs time (pin_store_rest pins what
-// the cache leaves, or a matrix it takes was pinned for nothing), never bits.
-// Runs in the store's thread: reads only the plan, the options and the
-// executor's limits.
-std::vector<const HostMat*> Trainer::deferred_pins(const VertexStore& s) const {
+// The room the GPU cache is expected to find on each of this process's
+// devices once the buffers are allocated (setup_gpu_cache measures it then):
+// the limit less device_memory_need, the second merged buffer (which the
+// need leaves out and setup_devices takes when it fits) and the margin; or
+// the budget. Empty when the cache cannot hold matrices whole. Computed
+// before the store's thread starts (from the plan's sizes).
+std::vector<int64_t> Trainer::cache_room_guess() const {
   if (!may_cache_whole()) return {};
-  const bool spread = opt_.comm != CommMode::baseline;
-  const std::vector<Candidate> c = cache_candidates(s, spread || plan_.m == 1, 0, 0);
   const bool automatic = opt_.gpu_cache == kGpuCacheAuto;
   const PlanShape shape = shape_of(plan_);
+  std::vector<int64_t> room;
   for (int i = 0; i < exec_.num_devices(); ++i) {
     const int job = first_ + i;
+    const int64_t limit = exec_.memory_limit(i);
+    const int64_t free = limit - device_memory_need(plan_, job, opt_, limit).total() -
+                         second_merged_buffer_bytes(shape, job, opt_);
+    room.push_back(automatic ? (limit > 0 ? free - gpu_cache_margin(limit) : 0)
+                             : (limit > 0 ? std::min(opt_.gpu_cache, free) : opt_.gpu_cache));
+  }
+  return room;
+}
+
+// The matrices of `s` the store's thread leaves unpinned: every candidate of
+// the GPU cache when all of them are expected to fit on every device (`room`:
+// cache_room_guess); else none, and the store is pinned beside the device
+// plans as before. The cache's choice needs the plans (its values) and the
+// buffers (its room), which come after the thread has started; a wrong guess
+// costs time (pin_store_rest pins what the cache leaves, or a matrix it takes
+// was pinned for nothing), never bits. Runs in the store's thread: reads the
+// options and the plan's partition offsets only.
+std::vector<const HostMat*> Trainer::deferred_pins(const VertexStore& s, std::span<const int64_t> room) const {
+  if (room.empty()) return {};
+  const bool spread = opt_.comm != CommMode::baseline;
+  const std::vector<Candidate> c = cache_candidates(s, spread || plan_.m == 1, 0, 0);
+  for (size_t i = 0; i < room.size(); ++i) {
+    const int job = first_ + static_cast<int>(i);
     const int64_t rows = spread ? plan_.part_offsets[job + 1] - plan_.part_offsets[job] : num_vertices_;
     int64_t want = 0;
     for (const Candidate& k : c) want += rows * k.value.gpu_row_bytes;
-    const int64_t limit = exec_.memory_limit(i);
-    // (less the second merged buffer, which the need leaves out and setup_devices takes when it fits)
-    const int64_t free = limit - device_memory_need(plan_, job, opt_, limit).total() -
-                         second_merged_buffer_bytes(shape, job, opt_);
-    const int64_t room = automatic ? (limit > 0 ? free - gpu_cache_margin(limit) : 0)
-                                   : (limit > 0 ? std::min(opt_.gpu_cache, free) : opt_.gpu_cache);
-    if (want > room) return {};
+    if (want > room[i]) return {};
   }
   std::vector<const HostMat*> out;
   for (const Candidate& k : c) out.push_back(k.stored);

@@ -408,6 +408,36 @@ TEST(CudaKernels, UploadBytesFromPageableMemory) {
 #endif
 }
 
+// A large host buffer allocated unpinned (the GPU cache's whole matrices:
+// Trainer::deferred_pins): faulted in and zeroed, not pinned; upload_bytes
+// takes it as it is; pin_host registers it, after which copies and mapped
+// gathers read it; pin_host again is nothing. Small buffers are pinned
+// whatever was asked (cudaHostAlloc).
+TEST(CudaKernels, UnpinnedHostBufferPinnedLater) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  std::unique_ptr<Executor> gpu = make_cuda_executor(1);
+  Device& d = gpu->device(0);
+  d.use(Queue::compute);
+  const int64_t rows = (int64_t{80} << 20) / (4 * 33), cols = 33;  // 80 MiB: an anonymous map
+  const HostMat m = gpu->alloc_host(rows, cols, StoreDtype::f32, false);
+  EXPECT_FALSE(gpu->host_pinned(m));
+  const std::vector<float> v = random_floats(rows * cols, 31);
+  std::memcpy(m.data, v.data(), v.size() * 4);
+  const DevArray<std::byte> at = d.alloc_bytes(m.bytes());
+  d.upload_bytes(std::span<const std::byte>(static_cast<const std::byte*>(m.data), static_cast<size_t>(m.bytes())), at);
+  EXPECT_EQ(read_all(d, {reinterpret_cast<float*>(at.data), rows * cols}), v);
+  gpu->pin_host(m);
+  EXPECT_TRUE(gpu->host_pinned(m));
+  gpu->pin_host(m);
+  const DevMat x = d.alloc_mat(rows, cols);
+  d.gather_from_host(m, DevIdx{nullptr, rows}, DevIdx{nullptr, rows}, x, DropoutSpec{});
+  EXPECT_EQ(read_all(d, {x.data, rows * cols}), v);
+  const HostMat small = gpu->alloc_host(3, 5, StoreDtype::f32, false);
+  EXPECT_TRUE(gpu->host_pinned(small));
+#endif
+}
+
 // GAT's ops against the CPU: heads concatenated or averaged, head widths that
 // are not (11) and are (16, 24) multiples of 4, one head averaged (a sparse
 // product like concatenation), and a hub of 20,000 in- and out-edges (its

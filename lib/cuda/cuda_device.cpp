@@ -36,10 +36,11 @@ namespace {
 constexpr size_t kMapAtLeast = size_t{64} << 20;
 }  // namespace
 
-PinnedBuffer::PinnedBuffer(size_t bytes) : bytes_(bytes) {
+PinnedBuffer::PinnedBuffer(size_t bytes, bool pin) : bytes_(bytes) {
   if (bytes_ < kMapAtLeast) {
     HT_CUDA_TRY(cudaHostAlloc(&ptr_, bytes_ == 0 ? 16 : bytes_, cudaHostAllocPortable | cudaHostAllocMapped));
     std::memset(ptr_, 0, bytes_);
+    pinned_ = true;
     return;
   }
   void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -55,33 +56,39 @@ PinnedBuffer::PinnedBuffer(size_t bytes) : bytes_(bytes) {
   Timer pages;
   prefault_pages(p, bytes_);
   pages_s_ = pages.seconds();
-  Timer pin;
-  const cudaError_t registered = cudaHostRegister(p, bytes_, cudaHostRegisterPortable | cudaHostRegisterMapped);
-  if (registered != cudaSuccess) {
-    ::munmap(p, bytes_);
-    HT_CUDA_TRY(registered);
-  }
-  pin_s_ = pin.seconds();
   ptr_ = p;
   mapped_ = bytes_;
+  if (!pin) return;
+  try {
+    this->pin();
+  } catch (...) {
+    ::munmap(p, bytes_);
+    throw;
+  }
 }
-PinnedBuffer::PinnedBuffer(RowWindow window) : bytes_(window.mapped_bytes()) {
-  Timer pin;
-  if (bytes_ > 0)
-    HT_CUDA_TRY(cudaHostRegister(window.mapped(), bytes_, cudaHostRegisterPortable | cudaHostRegisterMapped));
-  pin_s_ = pin.seconds();
+PinnedBuffer::PinnedBuffer(RowWindow window, bool pin) : bytes_(window.mapped_bytes()) {
   ptr_ = window.base();
   window_.emplace(std::move(window));
+  if (pin) this->pin();
+}
+
+void PinnedBuffer::pin() {
+  if (pinned_) return;
+  Timer pin;
+  void* range = window_ ? window_->mapped() : ptr_;
+  if (bytes_ > 0) HT_CUDA_TRY(cudaHostRegister(range, bytes_, cudaHostRegisterPortable | cudaHostRegisterMapped));
+  pin_s_ += pin.seconds();
+  pinned_ = true;
 }
 
 PinnedBuffer::~PinnedBuffer() {
   if (window_) {
-    if (bytes_ > 0) cudaHostUnregister(window_->mapped());
+    if (bytes_ > 0 && pinned_) cudaHostUnregister(window_->mapped());
     return;  // the window unmaps itself
   }
   if (!ptr_) return;
   if (mapped_ > 0) {
-    cudaHostUnregister(ptr_);
+    if (pinned_) cudaHostUnregister(ptr_);
     ::munmap(ptr_, mapped_);
     return;
   }

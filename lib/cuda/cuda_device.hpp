@@ -46,12 +46,19 @@ class DeviceBuffer {
 // spans two registrations is refused by the driver; and registering pieces
 // from several threads gains little (ht-bench-pin: 16 GiB in 8 pieces, 0.88 s
 // against 1.01 s): the driver pins under a lock of its own.
+//
+// With `pin` false a large buffer is faulted in but registered only by pin()
+// (the vertex store: what the GPU cache holds whole is never pinned). Small
+// buffers (cudaHostAlloc) are pinned either way.
 class PinnedBuffer {
  public:
-  explicit PinnedBuffer(size_t bytes);
+  explicit PinnedBuffer(size_t bytes, bool pin = true);
   // The mapped rows of a row window (core/row_window.hpp), registered as one
   // range; data() is the window's base (row 0 of the whole matrix).
-  explicit PinnedBuffer(RowWindow window);
+  explicit PinnedBuffer(RowWindow window, bool pin = true);
+  // Registers the buffer when it is not yet (its seconds in pin_seconds()).
+  void pin();
+  bool pinned() const { return pinned_; }
   ~PinnedBuffer();
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
@@ -67,7 +74,8 @@ class PinnedBuffer {
   void* ptr_ = nullptr;
   size_t bytes_;
   double pages_s_ = 0, pin_s_ = 0;
-  size_t mapped_ = 0;  // > 0: an anonymous map of this many bytes, registered
+  bool pinned_ = false;
+  size_t mapped_ = 0;  // > 0: an anonymous map of this many bytes, registered once pinned_
   std::optional<RowWindow> window_;  // a window: its mapped range is registered
 };
 

@@ -55,9 +55,9 @@ class CudaExecutor final : public Executor {
 
   // The buffers are made outside the lock (seconds for a large one); only
   // the lists are shared with the other allocating thread.
-  HostMat alloc_host(int64_t rows, int64_t cols, StoreDtype dtype) override {
+  HostMat alloc_host(int64_t rows, int64_t cols, StoreDtype dtype, bool pin) override {
     const int64_t bytes = rows * cols * dtype_bytes(dtype);
-    auto buf = std::make_unique<PinnedBuffer>(static_cast<size_t>(bytes));
+    auto buf = std::make_unique<PinnedBuffer>(static_cast<size_t>(bytes), pin);
     auto* p = static_cast<std::byte*>(buf->data());  // zeroed (faulted in by all cores when large)
     this_thread_times.pages += buf->pages_seconds();
     this_thread_times.pinned += buf->pin_seconds();
@@ -67,12 +67,13 @@ class CudaExecutor final : public Executor {
     return {p, rows, cols, -1, dtype};
   }
 
-  HostMat alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end) override {
+  HostMat alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end,
+                          bool pin) override {
     const int64_t row_bytes = cols * dtype_bytes(dtype);
     Timer pages;
     RowWindow window(rows, row_bytes, begin, end);  // its pages faulted in by all cores
     const double pages_s = pages.seconds();
-    auto buf = std::make_unique<PinnedBuffer>(std::move(window));
+    auto buf = std::make_unique<PinnedBuffer>(std::move(window), pin);
     this_thread_times.pages += pages_s;
     this_thread_times.pinned += buf->pin_seconds();
     std::lock_guard lock(host_mutex_);
@@ -82,6 +83,16 @@ class CudaExecutor final : public Executor {
   }
 
   HostAllocTimes host_alloc_times() const override { return this_thread_times; }
+
+  // The buffer is found under the lock and registered outside it (seconds
+  // for a large one); nothing removes buffers while the trainer sets up.
+  void pin_host(const HostMat& m) override {
+    PinnedBuffer* buf = find(m);
+    const double before = buf->pin_seconds();
+    buf->pin();
+    this_thread_times.pinned += buf->pin_seconds() - before;
+  }
+  bool host_pinned(const HostMat& m) const override { return find(m)->pinned(); }
 
   // A fresh thread's current GPU is GPU 0, which a process of a several-process
   // job may not drive: registering memory there would make a context on it.
@@ -203,6 +214,13 @@ class CudaExecutor final : public Executor {
   int64_t memory_limit(int device) const override { return devices_.at(device)->memory_limit(); }
 
  private:
+  // The host buffer whose data() is m.data (a window's: its base).
+  PinnedBuffer* find(const HostMat& m) const {
+    std::lock_guard lock(host_mutex_);
+    for (const auto& b : host_)
+      if (b->data() == m.data) return b.get();
+    throw Error("pin_host: not a host buffer of this executor");
+  }
   void enable_peer_access() {
     const int m = num_devices();
     for (int i = 0; i < m; ++i) {

@@ -201,6 +201,7 @@ void CpuDevice::synchronize() {
 
 void CpuDevice::gather_from_host(const HostMat& src, DevIdx src_rows, DevIdx dst_rows, DevMat dst,
                                  const DropoutSpec& drop) {
+  check_pinned(src, "gather_from_host");
   enqueue([=, this] {
     HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
     const int64_t c = src.cols;
@@ -215,6 +216,7 @@ void CpuDevice::gather_from_host(const HostMat& src, DevIdx src_rows, DevIdx dst
 }
 
 void CpuDevice::copy_from_host(const HostMat& src, int64_t src_row0, int64_t n, DevMat dst, int64_t dst_row0) {
+  check_pinned(src, "copy_from_host");
   enqueue([=, this] {
     HT_ASSERT(src.cols == dst.cols);
     if (n <= 0) return;
@@ -228,6 +230,7 @@ void CpuDevice::copy_from_host(const HostMat& src, int64_t src_row0, int64_t n, 
 }
 
 void CpuDevice::copy_to_host(DevMat src, int64_t src_row0, int64_t n, const HostMat& dst, int64_t dst_row0) {
+  check_pinned(dst, "copy_to_host");
   enqueue([=, this] {
     HT_ASSERT(src.cols == dst.cols);
     if (n <= 0) return;
@@ -278,6 +281,7 @@ void CpuDevice::push_add_to_peer(DevMat src, int64_t src_row0, Device&, DevMat p
 }
 
 void CpuDevice::add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) {
+  check_pinned(dst, "add_rows_and_zero");
   HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
   enqueue([=] {
     if (dst.dtype != StoreDtype::f32) {  // the host's staged add (host_rows.hpp): piece rounded, one rounding
@@ -306,6 +310,7 @@ void CpuDevice::add_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, 
 }
 
 void CpuDevice::scatter_rows_and_zero(DevMat src, DevIdx src_rows, DevIdx dst_rows, const HostMat& dst) {
+  check_pinned(dst, "scatter_rows_and_zero");
   HT_ASSERT(src.cols == dst.cols && src_rows.size == dst_rows.size);
   enqueue([=] {
 #pragma omp parallel for schedule(static)
@@ -648,7 +653,34 @@ void add_loss(DevMat logits, DevArray<int32_t> labels, DevArray<uint8_t> split, 
 
 CpuExecutor::CpuExecutor(int num_devices, CopyTiming timing) {
   HT_CHECK(num_devices >= 1, "the CPU executor needs at least one (emulated) device");
-  for (int i = 0; i < num_devices; ++i) devices_.push_back(std::make_unique<CpuDevice>(i, timing));
+  for (int i = 0; i < num_devices; ++i) devices_.push_back(std::make_unique<CpuDevice>(i, timing, unpinned_));
+}
+
+std::pair<uintptr_t, uintptr_t> UnpinnedHost::range(const HostMat& m) {
+  return {reinterpret_cast<uintptr_t>(m.row_bytes(m.held_first())), reinterpret_cast<uintptr_t>(m.row_bytes(m.held_last()))};
+}
+
+void UnpinnedHost::add(const HostMat& m) {
+  std::lock_guard lock(mutex_);
+  ranges_.push_back(range(m));
+}
+
+void UnpinnedHost::remove(const HostMat& m) {
+  const auto r = range(m);
+  std::lock_guard lock(mutex_);
+  std::erase(ranges_, r);
+}
+
+bool UnpinnedHost::overlaps(const HostMat& m) const {
+  if (m.on_device()) return false;
+  const auto [b, e] = range(m);
+  std::lock_guard lock(mutex_);
+  return std::any_of(ranges_.begin(), ranges_.end(), [&](const auto& r) { return b < r.second && r.first < e; });
+}
+
+void CpuDevice::check_pinned(const HostMat& m, const char* op) const {
+  HT_CHECK(!unpinned_ || !unpinned_->overlaps(m),
+           "{} on host rows that are not pinned (a GPU reaches host rows only through pinned, mapped memory)", op);
 }
 
 namespace {
@@ -660,7 +692,7 @@ HostAllocTimes CpuExecutor::host_alloc_times() const { return this_thread_times;
 // The buffers are made outside the lock; only the lists are shared with the
 // other allocating thread. Large ones get huge pages, faulted in by all cores
 // (resize_for_overwrite), then zeroed: the same zeros as a plain vector's.
-HostMat CpuExecutor::alloc_host(int64_t rows, int64_t cols, StoreDtype dtype) {
+HostMat CpuExecutor::alloc_host(int64_t rows, int64_t cols, StoreDtype dtype, bool pin) {
   const int64_t bytes = rows * cols * dtype_bytes(dtype);
   Timer pages;
   std::vector<float> v;
@@ -670,10 +702,13 @@ HostMat CpuExecutor::alloc_host(int64_t rows, int64_t cols, StoreDtype dtype) {
   std::lock_guard lock(host_mutex_);
   host_.push_back(std::move(v));  // (moving keeps the elements where they are)
   host_bytes_ += bytes;
-  return {p, rows, cols, -1, dtype};
+  const HostMat m{p, rows, cols, -1, dtype};
+  if (!pin) unpinned_->add(m);
+  return m;
 }
 
-HostMat CpuExecutor::alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end) {
+HostMat CpuExecutor::alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end,
+                                     bool pin) {
   const int64_t row_bytes = cols * dtype_bytes(dtype);
   Timer pages;
   RowWindow window(rows, row_bytes, begin, end);
@@ -682,7 +717,9 @@ HostMat CpuExecutor::alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtyp
   std::lock_guard lock(host_mutex_);
   windows_.push_back(std::move(window));
   host_bytes_ += (end - begin) * row_bytes;
-  return {p, rows, cols, -1, dtype, begin, end};
+  const HostMat m{p, rows, cols, -1, dtype, begin, end};
+  if (!pin) unpinned_->add(m);
+  return m;
 }
 
 void CpuExecutor::allreduce_sum(std::span<DevArray<float>> per_device) {

@@ -31,9 +31,28 @@ namespace ht {
 
 enum class CopyTiming { eager, late, late_compute, late_compute_early_peer };
 
+// The emulation of pinning: the host buffers allocated unpinned
+// (Executor::alloc_host with `pin` false) until pin_host. A device op that
+// reads or writes host rows of one throws, as a GPU could not reach them
+// through a mapped pointer. Shared by the executor (which writes it) and its
+// devices (which check at issue time).
+class UnpinnedHost {
+ public:
+  void add(const HostMat& m);
+  void remove(const HostMat& m);
+  bool overlaps(const HostMat& m) const;
+
+ private:
+  static std::pair<uintptr_t, uintptr_t> range(const HostMat& m);
+  mutable std::mutex mutex_;
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges_;  // [begin, end) of each unpinned buffer's rows
+};
+
 class CpuDevice final : public Device {
  public:
-  explicit CpuDevice(int index, CopyTiming timing = CopyTiming::eager) : index_(index), timing_(timing) {}
+  explicit CpuDevice(int index, CopyTiming timing = CopyTiming::eager,
+                     std::shared_ptr<const UnpinnedHost> unpinned = nullptr)
+      : index_(index), timing_(timing), unpinned_(std::move(unpinned)) {}
   int index() const override { return index_; }
 
   Event create_event() override;
@@ -138,8 +157,12 @@ class CpuDevice final : public Device {
   void run_until(Queue q, int64_t pos);
   QueueState& state(Queue q) { return queues_[static_cast<int>(q)]; }
 
+  // Throws when `m` is an unpinned host buffer (UnpinnedHost).
+  void check_pinned(const HostMat& m, const char* op) const;
+
   int index_;
   CopyTiming timing_;
+  std::shared_ptr<const UnpinnedHost> unpinned_;
   QueueState queues_[kNumQueues];
   std::vector<Mark> events_;
   std::vector<BusyInterval> intervals_;
@@ -159,8 +182,12 @@ class CpuExecutor final : public Executor {
   std::string name() const override { return "cpu"; }
   int num_devices() const override { return static_cast<int>(devices_.size()); }
   Device& device(int i) override { return *devices_.at(i); }
-  HostMat alloc_host(int64_t rows, int64_t cols, StoreDtype dtype = StoreDtype::f32) override;
-  HostMat alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end) override;
+  HostMat alloc_host(int64_t rows, int64_t cols, StoreDtype dtype = StoreDtype::f32, bool pin = true) override;
+  HostMat alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end,
+                          bool pin = true) override;
+  // Emulated: the buffer leaves the unpinned list (no time is counted).
+  void pin_host(const HostMat& m) override { unpinned_->remove(m); }
+  bool host_pinned(const HostMat& m) const override { return !unpinned_->overlaps(m); }
   std::byte* alloc_pinned_bytes(int64_t n) override;
   void allreduce_sum(std::span<DevArray<float>> per_device) override;
   // Over MPI (the job's Transport): each transfer runs when issued, after its
@@ -175,6 +202,7 @@ class CpuExecutor final : public Executor {
   HostAllocTimes host_alloc_times() const override;
 
  private:
+  std::shared_ptr<UnpinnedHost> unpinned_ = std::make_shared<UnpinnedHost>();
   std::vector<std::unique_ptr<CpuDevice>> devices_;
   mutable std::mutex host_mutex_;  // the lists below: the store may be allocated beside setup
   std::deque<std::vector<float>> host_;

@@ -472,11 +472,16 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
       sum[p] += t[p];
       most[p] = std::max(most[p], t[p]);
     }
-  log::debug("device plan steps, summed over {} steps (slowest step): topology {:.2f} s ({:.2f}), index lists {:.2f} "
-             "s ({:.2f}), pull lists {:.2f} s ({:.2f}), blocks {:.2f} s ({:.2f}), packing {:.2f} s ({:.2f}), load "
-             "pieces {:.2f} s ({:.2f})",
-             times.size(), sum[0], most[0], sum[1], most[1], sum[2], most[2], sum[3], most[3], sum[4], most[4], sum[5],
-             most[5]);
+  const std::string parts = fmt::format(
+      "device plan steps, summed over {} steps (slowest step): topology {:.2f} s ({:.2f}), index lists {:.2f} "
+      "s ({:.2f}), pull lists {:.2f} s ({:.2f}), blocks {:.2f} s ({:.2f}), packing {:.2f} s ({:.2f}), load "
+      "pieces {:.2f} s ({:.2f})",
+      times.size(), sum[0], most[0], sum[1], most[1], sum[2], most[2], sum[3], most[3], sum[4], most[4], sum[5],
+      most[5]);
+  // Said by default when a step takes seconds (large graphs: where setup's
+  // "steps" goes, blocks being the pinned allocations beside the store's).
+  if (std::accumulate(most.begin(), most.end(), 0.0) >= 1.0) log::info("{}", parts);
+  else log::debug("{}", parts);
   for (DevicePlan& dp : out)
     for (int j = 0; j < plan.n; ++j) {
       const DeviceStep& ds = dp.steps[j];

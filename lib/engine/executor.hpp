@@ -360,10 +360,27 @@ class Executor {
   // alloc_host, alloc_host_rows and alloc_pinned_bytes may run in two
   // threads at once (Trainer allocates the vertex store beside the device
   // plans); nothing else of an executor may.
-  virtual HostMat alloc_host(int64_t rows, int64_t cols, StoreDtype dtype = StoreDtype::f32) = 0;
+  // With `pin` false, a large buffer's pages are faulted in but not pinned
+  // until pin_host (the vertex store: a matrix the GPU cache holds whole is
+  // never read by a device from the host, so it is not pinned at all).
+  virtual HostMat alloc_host(int64_t rows, int64_t cols, StoreDtype dtype = StoreDtype::f32, bool pin = true) = 0;
   // Only rows [begin, end) of a rows x cols vertex buffer, at their places
   // (core/row_window.hpp), zeroed.
-  virtual HostMat alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end) = 0;
+  virtual HostMat alloc_host_rows(int64_t rows, int64_t cols, StoreDtype dtype, int64_t begin, int64_t end,
+                                  bool pin = true) = 0;
+  // Pins a buffer of alloc_host or alloc_host_rows made with `pin` false (its
+  // seconds in host_alloc_times' `pinned`); nothing when it is pinned.
+  // Device ops that read or write host rows (gather_from_host, copy_from_host,
+  // copy_to_host, add_rows_and_zero, scatter_rows_and_zero) need pinned
+  // buffers; copy_bytes_in and upload_bytes take any memory. Not beside
+  // device ops that touch the buffer.
+  virtual void pin_host(const HostMat& m) { (void)m; }
+  // Whether a host buffer of alloc_host or alloc_host_rows is pinned (the
+  // CUDA executor: small buffers always are; the CPU executor emulates it).
+  virtual bool host_pinned(const HostMat& m) const {
+    (void)m;
+    return true;
+  }
   // Host bytes the devices copy from (pinned for the CUDA executor), not zeroed.
   virtual std::byte* alloc_pinned_bytes(int64_t n) = 0;
   virtual HostAllocTimes host_alloc_times() const { return {}; }

@@ -1,8 +1,12 @@
 #include "engine/trainer.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <future>
+#include <numeric>
 #include <utility>
 
 #include <fmt/format.h>
@@ -96,10 +100,18 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
     double seconds = 0;
     HostAllocTimes times;
   };
-  auto allocate = [this, n, feature_cols] {
+  const std::vector<int64_t> room = cache_room_guess();  // (here: the thread reads no plan sizes)
+  auto allocate = [this, n, feature_cols, room] {
     const HostAllocTimes before = exec_.host_alloc_times();
     Timer own;
     Allocated a{alloc_vertex_store(n, feature_cols), 0, {}};
+    // Pinned here, beside the device plans, but for what the GPU cache is
+    // expected to hold whole (deferred_pins; pin_store_rest after it chose).
+    const std::vector<const HostMat*> deferred = deferred_pins(a.store, room);
+    for (const auto* list : {&a.store.h, &a.store.grad, &a.store.agg})
+      for (const HostMat& mat : *list)
+        if (mat.data && !mat.on_device() && std::find(deferred.begin(), deferred.end(), &mat) == deferred.end())
+          exec_.pin_host(mat);
     a.seconds = own.seconds();
     const HostAllocTimes after = exec_.host_alloc_times();
     a.times = {after.pages - before.pages, after.pinned - before.pinned};
@@ -135,6 +147,7 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
   report_store_pages();
   t.reset();
   setup_gpu_cache(in.orig_id);  // last: it takes what the working set leaves
+  if (store_.residence == Residence::host && !may_cache_whole()) pin_store_rest();  // (counts: all pinned)
   Timer part;
   exec_.synchronize_all();
   setup_phases_.add_part("GPU cache", "synchronize", part.seconds());
@@ -203,10 +216,13 @@ VertexStore Trainer::alloc_vertex_store(int64_t n, int64_t feature_cols) {
   return s;
 }
 
+// Host matrices unpinned when the GPU cache may hold some whole: the
+// allocating thread pins them after (Trainer's constructor, deferred_pins).
 HostMat Trainer::alloc_store(int64_t rows, int64_t cols) {
   if (store_.residence == Residence::device) return exec_.alloc_store_on_device(0, rows, cols);
-  if (exec_.multi_process()) return exec_.alloc_host_rows(rows, cols, opt_.host_dtype, held_begin_, held_end_);
-  return exec_.alloc_host(rows, cols, opt_.host_dtype);
+  const bool pin = !may_cache_whole();
+  if (exec_.multi_process()) return exec_.alloc_host_rows(rows, cols, opt_.host_dtype, held_begin_, held_end_, pin);
+  return exec_.alloc_host(rows, cols, opt_.host_dtype, pin);
 }
 
 std::vector<float> Trainer::logits() const { return layer_output(static_cast<int>(store_.h.size()) - 1); }
@@ -269,8 +285,11 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
   };
   std::vector<DevicePlan*> plans;
   const RemoteAreas areas = remote_areas(opt_, plan_.m, plan_.n);
+  Timer built_in;
   std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, traits_.edge_keys, alloc,
                                                      areas);
+  log::debug("device plans: placement checks {:.2f} s, steps built {:.2f} s", part.seconds() - built_in.seconds(),
+             built_in.seconds());
   const PlanShape shape = shape_of(plan_);
   // A device's sizes for the buffer list, from its device plan (the planners
   // take the same from the plan's shape).
@@ -293,6 +312,17 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
     return b;
   };
   lap("steps");
+  // Where "buffers" goes, summed over the devices (log: which driver calls
+  // take the time beside the store's pinning): device allocations, uploads of
+  // the per-vertex arrays and parameters, the staging ring's host buffers,
+  // scratch reserves, events, the second merged buffer.
+  enum { kAllocs, kUploads, kStaging, kScratch, kEvents, kSecond, kBufferParts };
+  std::array<double, kBufferParts> buffer_s{};
+  Timer buffer_part;
+  auto buffer_lap = [&](int k) {
+    buffer_s[static_cast<size_t>(k)] += buffer_part.seconds();
+    buffer_part.reset();
+  };
   for (int i = 0; i < local; ++i) {
     auto st = std::make_unique<DeviceState>();
     Device& d = exec_.device(i);
@@ -313,10 +343,14 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
       return d.upload(values);
     };
     st->layers.resize(static_cast<size_t>(L));
+    buffer_lap(kAllocs);
     // The list, in its order (device_buffers.hpp); the second merged buffer last, below.
     for (const DeviceBuffer& b : list) {
       const int k = b.slot;
       if (b.site != BufferSite::allocated) continue;
+      const bool uploads = b.use == BufferUse::keys || b.use == BufferUse::labels || b.use == BufferUse::split ||
+                           b.use == BufferUse::param;
+      buffer_lap(kAllocs);
       switch (b.use) {
         case BufferUse::merged: st->xs[0] = st->xs[1] = st->x = floats(b); break;
         case BufferUse::gradient: st->g = floats(b); break;
@@ -359,6 +393,7 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
         }
         case BufferUse::second_merged: break;  // last, below
       }
+      buffer_lap(uploads ? kUploads : b.use == BufferUse::staging ? kStaging : kAllocs);
     }
     const int64_t rows = shape_here.rows, nd = shape_here.nd, ne = shape_here.ne;
     if (traits_.attention)
@@ -366,6 +401,7 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
     d.reserve(d.row_ops_scratch(nd, max_out));  // partial sums: bias gradients, loss
     d.reserve(d.spmm_scratch(dp.max_segments, std::max({max_gather, max_in, max_out})));  // hub rows' partial sums
     st->staging_rows = std::max<int64_t>(1, std::min(dp.max_flush, staging_piece_rows(max_gather)));
+    buffer_lap(kScratch);
     for (int s = 0; s < kSlots; ++s)
       for (Event* e : {&st->loaded[s], &st->computed[s], &st->stored[s]}) *e = d.create_event();
     for (Event* e : {&st->x_ready, &st->pulled, &st->early_packed, &st->early_sent, &st->pushed, &st->flushed, &st->g_ready, &st->phase_stored,
@@ -379,6 +415,7 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
       st->copied[k] = d.create_event();
       st->added[k] = (own_host_queues() ? d : exec_.device(0)).create_event();  // recorded on the adding host queue
     }
+    buffer_lap(kEvents);
     // Last, so that it takes only what is left: the second merged buffer lets
     // a gathering pass load while the previous one computes.
     for (const DeviceBuffer& b : list) {
@@ -390,10 +427,18 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
                   st->job);
       }
     }
+    buffer_lap(kSecond);
     plans.push_back(&st->plan);
     dev_.push_back(std::move(st));
   }
   lap("buffers");
+  const std::string buffer_parts = fmt::format(
+      "device plans' buffers over {} device{}: allocations {:.2f} s, uploads {:.2f} s, staging host buffers {:.2f} s, "
+      "scratch {:.2f} s, events {:.2f} s, second merged buffers {:.2f} s",
+      local, local > 1 ? "s" : "", buffer_s[kAllocs], buffer_s[kUploads], buffer_s[kStaging], buffer_s[kScratch],
+      buffer_s[kEvents], buffer_s[kSecond]);
+  if (std::accumulate(buffer_s.begin(), buffer_s.end(), 0.0) >= 1.0) log::info("{}", buffer_parts);  // (large runs)
+  else log::debug("{}", buffer_parts);
   setup_net(max_gather);
   write_first_ = mark_first_flushes(plans, num_vertices_, held_begin_, held_end_);
   if (!write_first_) log::debug("some vertex is never returned: gradient stores are cleared per layer");
@@ -401,11 +446,25 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
   setup_forwarding();
   setup_handoff(plans);  // before the resident steps are copied: it reorders their flush lists
   lap("forwarding and handoff");
+  // The resident steps' uploads, a thread per device (each device's pinned
+  // pieces and copy engine its own; were device after device), each with its
+  // share of the cores for filling the pieces. The queues drained first:
+  // upload_bytes orders itself after its queue's earlier work, which then
+  // waits on no other device.
+  exec_.synchronize_all();
+  std::vector<std::future<void>> uploads;
+  const int cores = std::max(1, omp_get_max_threads() / std::max(local, 1));
   for (auto& st : dev_) {
     if (st->streamed) continue;
-    st->dev->use(Queue::compute);
-    for (int j = 0; j < plan_.n; ++j) st->dev->upload_bytes(st->plan.steps[j].bytes, st->ring[j]);
+    uploads.push_back(std::async(std::launch::async, [this, cores, s = st.get()] {
+      exec_.enter_thread();
+      omp_set_num_threads(cores);  // (this thread's own setting)
+      s->dev->use(Queue::compute);
+      for (int j = 0; j < plan_.n; ++j) s->dev->upload_bytes(s->plan.steps[j].bytes, s->ring[j]);
+    }));
   }
+  for (auto& u : uploads) u.wait();
+  for (auto& u : uploads) u.get();  // the first error, once every thread has ended
   exec_.synchronize_all();  // the uploads above read the caller's graph, which it may free next
   lap("upload");
 }

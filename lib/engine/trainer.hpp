@@ -123,6 +123,12 @@ class Trainer {
     std::string what;
   };
   const GpuCacheHeld& gpu_cache_held() const { return cache_held_; }
+  // Bytes of the host store pinned, and not pinned because the GPU cache
+  // holds those matrices whole (no device reads or writes their host rows).
+  struct StorePinned {
+    int64_t pinned_bytes = 0, unpinned_bytes = 0;
+  };
+  const StorePinned& store_pinned() const { return store_pinned_; }
   // Busy intervals of every device queue in the last training epoch, seconds
   // since its start (what --timeline-out writes).
   const std::vector<BusyInterval>& last_timeline() const { return last_timeline_; }
@@ -146,7 +152,18 @@ class Trainer {
   struct Candidate;
   std::vector<TierSplit> split_step_loads(const DeviceState& st, std::span<const std::span<const uint32_t>> lists,
                                           const TierIndex& index) const;
-  std::vector<Candidate> cache_candidates(bool written_too, int64_t own_rows) const;
+  // The candidates among the matrices of `s`, valued with g loads and r
+  // returns per own row and epoch.
+  std::vector<Candidate> cache_candidates(const VertexStore& s, bool written_too, double g, double r) const;
+  // The store's pinning: what the GPU cache may hold whole is allocated
+  // unpinned (may_cache_whole), the store's thread pins all but the
+  // matrices it expects the cache to take (deferred_pins, in the room of
+  // cache_room_guess), and
+  // pin_store_rest pins what the cache left once it has chosen.
+  bool may_cache_whole() const;
+  std::vector<int64_t> cache_room_guess() const;
+  std::vector<const HostMat*> deferred_pins(const VertexStore& s, std::span<const int64_t> room) const;
+  void pin_store_rest();
   const HostMat& source(const DeviceState& st, const HostMat& m) const;
   // The row tier (engine/row_tier.hpp): the hottest rows of the first
   // gathered matrix not cached whole, in what the cache left (`room`, bytes
@@ -307,6 +324,7 @@ class Trainer {
   bool forwarded_ = false;      // the previous pass forwarded the rows this one's first batch gathers
   EpochResult timing_;
   GpuCacheHeld cache_held_;
+  StorePinned store_pinned_;
 };
 
 }  // namespace ht

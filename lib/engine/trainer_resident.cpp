@@ -20,9 +20,11 @@
 #include "core/memory.hpp"
 #include "core/timer.hpp"
 #include "engine/cache_value.hpp"
+#include "engine/memory_plan.hpp"
 #include "engine/row_tier.hpp"
 #include "engine/trainer.hpp"
 #include "engine/trainer_state.hpp"
+#include "plan/plan_shape.hpp"
 
 namespace ht {
 
@@ -64,9 +66,8 @@ DevIdx upload_or_empty(Device& d, std::span<const uint32_t> v) {
 // by logits()). The host matrices stay (allocated before the cache is sized);
 // nothing reads the rows a device caches there.
 void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
-  if (opt_.gpu_cache == 0 || store_on_device()) return;
+  if (!may_cache_whole()) return;
   const bool automatic = opt_.gpu_cache == kGpuCacheAuto;
-  if (automatic && !exec_.has_device_memory()) return;
   const bool spread = opt_.comm != CommMode::baseline;
   Timer whole;
   std::vector<int64_t> left, row0, row1;
@@ -79,7 +80,14 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
     row0.push_back(spread ? plan_.part_offsets[first_ + i] : 0);
     row1.push_back(spread ? plan_.part_offsets[first_ + i + 1] : num_vertices_);
   }
-  std::vector<Candidate> wanted = cache_candidates(spread || plan_.m == 1, row1[0] - row0[0]);
+  int64_t loads = 0, returns = 0;  // device 0's, per own row and epoch
+  for (const DeviceStep& step : dev_[0]->plan.steps) {
+    loads += step.load_count();
+    returns += step.flush_count();
+  }
+  const double own_rows = static_cast<double>(std::max<int64_t>(row1[0] - row0[0], 1));
+  std::vector<Candidate> wanted = cache_candidates(store_, spread || plan_.m == 1, static_cast<double>(loads) / own_rows,
+                                                   static_cast<double>(returns) / own_rows);
   std::vector<CacheCandidate> values;
   for (const Candidate& c : wanted) values.push_back(c.value);
   // The test and diagnostic hook (cache_whole_max) takes the first matrices in layer order.
@@ -112,8 +120,20 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
       d.use(Queue::compute);
       if (widened) {  // an fp32 accumulator: written (or cleared) before any pass reads it
         d.zero(DevArray<float>{reinterpret_cast<float*>(copy.data), bytes / 4});
-      } else {
-        d.copy_bytes_in(mat->row_bytes(row0[i]), copy, bytes);  // (written matrices: rewritten before they are read)
+      } else if (mat != &store_.h[0]) {
+        // A written matrix (rewritten before it is read): its host copy is
+        // the store's zeros still, so zeros on the device are the same bits
+        // without a copy (an odd 16-bit tail copied: upload_bytes takes
+        // unpinned memory).
+        d.zero(DevArray<float>{reinterpret_cast<float*>(copy.data), bytes / 4});
+        const int64_t tail = bytes % 4;
+        if (tail > 0)
+          d.upload_bytes(std::span<const std::byte>(mat->row_bytes(row0[i]) + (bytes - tail), static_cast<size_t>(tail)),
+                         DevArray<std::byte>{copy.data + (bytes - tail), tail});
+      } else if (exec_.host_pinned(*mat)) {
+        d.copy_bytes_in(mat->row_bytes(row0[i]), copy, bytes);
+      } else {  // not pinned (held whole: deferred_pins): through upload_bytes' pinned pieces
+        d.upload_bytes(std::span<const std::byte>(mat->row_bytes(row0[i]), static_cast<size_t>(bytes)), copy);
       }
       // Indexed by store row like the host matrix; only rows [row0, row1) are ever touched.
       const auto base = reinterpret_cast<uintptr_t>(copy.data) - static_cast<uintptr_t>(row0[i] * row_bytes);
@@ -138,6 +158,7 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
   cache_held_.what = fmt::format("{}", fmt::join(cached, ", "));  // setup_row_tier adds its part
   cache_held_.saved_bytes = static_cast<int64_t>(saved);
   setup_phases_.add_part("GPU cache", "whole matrices", whole.seconds());
+  pin_store_rest();  // before the row tier, which reads its matrix's host rows
   setup_row_tier(left, orig_id);
   for (size_t i = 0; i < dev_.size(); ++i) {
     const HostMat& tier = dev_[i]->tier.rows;
@@ -145,21 +166,15 @@ void Trainer::setup_gpu_cache(std::span<const int64_t> orig_id) {
   }
 }
 
-// The matrices the cache may hold whole (all of them only when a device
-// writes the rows it caches: the p2p and full modes, or one device; else
-// h^0 alone), each valued from device 0's plan: per own row and epoch, g
-// loads of a gathered matrix (its load lists over its own rows, per pass
+// The matrices of `s` the cache may hold whole (all of them only when a
+// device writes the rows it caches: the p2p and full modes, or one device;
+// else h^0 alone), each valued from device 0's plan: per own row and epoch,
+// g loads of a gathered matrix (its load lists over its own rows, per pass
 // that gathers it), r returns of a gradient matrix (its flush lists), of
 // which all but the first are host adds.
-std::vector<Trainer::Candidate> Trainer::cache_candidates(bool written_too, int64_t own_rows) const {
+std::vector<Trainer::Candidate> Trainer::cache_candidates(const VertexStore& s, bool written_too, double g,
+                                                          double r) const {
   const ModelConfig& m = opt_.model;
-  int64_t loads = 0, returns = 0;
-  for (const DeviceStep& step : dev_[0]->plan.steps) {
-    loads += step.load_count();
-    returns += step.flush_count();
-  }
-  const double rows = static_cast<double>(std::max<int64_t>(own_rows, 1));
-  const double g = static_cast<double>(loads) / rows, r = static_cast<double>(returns) / rows;
   const double adds = std::max(0.0, r - 1.0);
   const bool accumulate = store_dtype() == StoreDtype::f32 || opt_.gpu_accumulate;
   std::vector<Candidate> out;
@@ -169,28 +184,113 @@ std::vector<Trainer::Candidate> Trainer::cache_candidates(bool written_too, int6
     const int64_t gpu_row = accumulator ? mat.cols * 4 : store_row;
     out.push_back({&mat, accumulator, CacheCandidate{std::move(name), gpu_row, store_row, crossings, host_adds}});
   };
-  // Reads of a matrix a layer gathers: its loads (GAT's backward gathers again).
+  // Reads of a matrix a layer gathers: its loads (GAT's backward gathers
+  // again). Layer l gathers t^l when it transforms first, else h^l (gathered).
   const double gather_reads = g * (gathers(Pass::backward) ? 2.0 : 1.0);
-  add(store_.h[0], "h^0", &gathered(0) == &store_.h[0] ? gather_reads : 2.0, 0, false);
+  add(s.h[0], "h^0", !transform_first(0) ? gather_reads : 2.0, 0, false);
   if (!written_too) return out;
-  // store_.agg: GCN's a^l (aggregate-first) or t^l (transform-first), SAGE's
+  // s.agg: GCN's a^l (aggregate-first) or t^l (transform-first), SAGE's
   // mean (named a^l too); empty where a layer stores nothing (add skips it).
   for (int l = 0; l < m.num_layers(); ++l)
-    if (!transform_first(l)) add(store_.agg[l], fmt::format("a^{}", l), 2.0, 0, false);  // written, read back
+    if (!transform_first(l)) add(s.agg[l], fmt::format("a^{}", l), 2.0, 0, false);  // written, read back
   for (int l = 1; l < m.num_layers(); ++l)  // written, gathered or read by a transform
-    add(store_.h[l], fmt::format("h^{}", l), 1.0 + (&gathered(l) == &store_.h[l] ? gather_reads : 1.0), 0, false);
+    add(s.h[l], fmt::format("h^{}", l), 1.0 + (!transform_first(l) ? gather_reads : 1.0), 0, false);
   if (!accumulate) return out;
   // Matrices gradients return into: the flushes add into them on the device,
   // in the order the host adds them (a device returns only its own rows,
   // batch by batch).
   for (int l = 0; l < m.num_layers(); ++l)
     if (transform_first(l))  // t written and gathered forward; ∇t returned and read back
-      add(store_.agg[l], fmt::format("t^{}", l), 1.0 + g + r + 1.0, adds, true);
+      add(s.agg[l], fmt::format("t^{}", l), 1.0 + g + r + 1.0, adds, true);
   for (int l = 1; l <= m.num_layers(); ++l)  // returned, read back (∇logits: written, read)
-    add(store_.grad[l], fmt::format("∇x^{}", l), l == m.num_layers() ? 2.0 : r + 1.0, l == m.num_layers() ? 0 : adds,
+    add(s.grad[l], fmt::format("∇x^{}", l), l == m.num_layers() ? 2.0 : r + 1.0, l == m.num_layers() ? 0 : adds,
         true);
   return out;
 }
+
+// Whether setup_gpu_cache may hold store matrices whole: a host store, a
+// cache asked for, and (automatic) device memory to put it in.
+bool Trainer::may_cache_whole() const {
+  if (opt_.gpu_cache == 0 || store_on_device()) return false;
+  return opt_.gpu_cache != kGpuCacheAuto || exec_.has_device_memory();
+}
+
+// The room the GPU cache is expected to find on each of this process's
+// devices once the buffers are allocated (setup_gpu_cache measures it then):
+// the limit less device_memory_need, the second merged buffer (which the
+// need leaves out and setup_devices takes when it fits) and the margin; or
+// the budget. Empty when the cache cannot hold matrices whole. Computed
+// before the store's thread starts (from the plan's sizes).
+std::vector<int64_t> Trainer::cache_room_guess() const {
+  if (!may_cache_whole()) return {};
+  const bool automatic = opt_.gpu_cache == kGpuCacheAuto;
+  const PlanShape shape = shape_of(plan_);
+  std::vector<int64_t> room;
+  for (int i = 0; i < exec_.num_devices(); ++i) {
+    const int job = first_ + i;
+    const int64_t limit = exec_.memory_limit(i);
+    const int64_t free = limit - device_memory_need(plan_, job, opt_, limit).total() -
+                         second_merged_buffer_bytes(shape, job, opt_);
+    room.push_back(automatic ? (limit > 0 ? free - gpu_cache_margin(limit) : 0)
+                             : (limit > 0 ? std::min(opt_.gpu_cache, free) : opt_.gpu_cache));
+  }
+  return room;
+}
+
+// The matrices of `s` the store's thread leaves unpinned: every candidate of
+// the GPU cache when all of them are expected to fit on every device (`room`:
+// cache_room_guess); else none, and the store is pinned beside the device
+// plans as before. The cache's choice needs the plans (its values) and the
+// buffers (its room), which come after the thread has started; a wrong guess
+// costs time (pin_store_rest pins what the cache leaves, or a matrix it takes
+// was pinned for nothing), never bits. Runs in the store's thread: reads the
+// options and the plan's partition offsets only.
+std::vector<const HostMat*> Trainer::deferred_pins(const VertexStore& s, std::span<const int64_t> room) const {
+  if (room.empty()) return {};
+  const bool spread = opt_.comm != CommMode::baseline;
+  const std::vector<Candidate> c = cache_candidates(s, spread || plan_.m == 1, 0, 0);
+  for (size_t i = 0; i < room.size(); ++i) {
+    const int job = first_ + static_cast<int>(i);
+    const int64_t rows = spread ? plan_.part_offsets[job + 1] - plan_.part_offsets[job] : num_vertices_;
+    int64_t want = 0;
+    for (const Candidate& k : c) want += rows * k.value.gpu_row_bytes;
+    if (want > room[i]) return {};
+  }
+  std::vector<const HostMat*> out;
+  for (const Candidate& k : c) out.push_back(k.stored);
+  return out;
+}
+
+// Once the cache has taken its whole matrices: every store matrix not yet
+// pinned is pinned now, except those the cache holds whole (no device reads
+// or writes their host rows: source() points every device at its copy).
+void Trainer::pin_store_rest() {
+  Timer t;
+  int64_t late = 0;
+  store_pinned_ = {};
+  for (const auto* list : {&store_.h, &store_.grad, &store_.agg})
+    for (const HostMat& mat : *list) {
+      if (!mat.data || mat.on_device()) continue;
+      const int64_t bytes = (mat.held_last() - mat.held_first()) * mat.cols * mat.elem_bytes();
+      if (!exec_.host_pinned(mat)) {
+        // Held whole by every device here (the cache takes a matrix on all or none).
+        const bool whole =
+            std::all_of(dev_.begin(), dev_.end(), [&](const auto& st) { return &source(*st, mat) != &mat; });
+        if (whole) {
+          store_pinned_.unpinned_bytes += bytes;
+          continue;
+        }
+        exec_.pin_host(mat);
+        late += bytes;
+      }
+      store_pinned_.pinned_bytes += bytes;
+    }
+  if (late > 0) setup_phases_.add_part("GPU cache", "store pinned", t.seconds());
+  if (store_pinned_.unpinned_bytes > 0 || late > 0)
+    log::info("vertex store: {} pinned ({} of it after the GPU cache chose), {} not (held whole by the GPU cache)",
+              format_bytes(store_pinned_.pinned_bytes), format_bytes(late), format_bytes(store_pinned_.unpinned_bytes));
+}
+
 // The matrix layer l gathers into the merged buffer: t^l (transform-first), else h^l.
 const HostMat& Trainer::gathered(int l) const { return transform_first(l) ? store_.agg[l] : store_.h[l]; }
 

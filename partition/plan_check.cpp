@@ -1,5 +1,7 @@
 #include "partition/plan_check.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <functional>
@@ -356,67 +358,136 @@ void check_topology(const Plan& plan, const GraphView& g, Problems& pr) {
 
 using Unions = std::vector<std::vector<vid_t>>;
 
+// Pieces of the vertex id range [0, N) per batch: with n batches and T
+// threads, n tasks kept 8 of 64 cores busy on a friendster-like plan (the
+// unions and volumes were a quarter of the check there); n * pieces tasks,
+// each over the ids of one equal range, keep them all. Equal id ranges, not
+// the builder's splitters (sorted_sets.hpp): the check stays an independent
+// oracle. The pieces only split the work: results do not depend on them.
+int id_pieces(const Plan& plan, int64_t entries) {
+  const int threads = omp_get_max_threads();
+  if (threads <= plan.n || entries < 4 * grain()) return 1;
+  return std::clamp<int>(4 * threads / plan.n, 1, 1024);
+}
+
+// Piece k's ids start here; the last one has no end (ids beyond N, of a
+// plan the structure check let through, still count).
+int64_t piece_bound(const Plan& plan, int pieces, int k) {
+  return k == pieces ? std::numeric_limits<int64_t>::max() : plan.num_vertices * k / pieces;
+}
+
+// The members of an ascending list in [lo, hi).
+std::span<const vid_t> id_range(std::span<const vid_t> l, int64_t lo, int64_t hi) {
+  const auto below = [](vid_t v, int64_t x) { return static_cast<int64_t>(v) < x; };
+  const auto a = std::lower_bound(l.begin(), l.end(), lo, below);
+  return {a, std::lower_bound(a, l.end(), hi, below)};
+}
+
+// Union of ascending lists: merged pairwise, level by level, in linear time
+// per level.
+std::vector<vid_t> merge_levels(std::vector<std::span<const vid_t>> lists) {
+  std::vector<std::vector<vid_t>> level;
+  for (const auto& l : lists) level.emplace_back(l.begin(), l.end());
+  while (level.size() > 1) {
+    std::vector<std::vector<vid_t>> next((level.size() + 1) / 2);
+    for (size_t k = 0; k + 1 < level.size(); k += 2) {
+      next[k / 2].reserve(level[k].size() + level[k + 1].size());
+      std::set_union(level[k].begin(), level[k].end(), level[k + 1].begin(), level[k + 1].end(),
+                     std::back_inserter(next[k / 2]));
+    }
+    if (level.size() % 2) next.back() = std::move(level.back());
+    level.swap(next);
+  }
+  return level.empty() ? std::vector<vid_t>{} : std::move(level[0]);
+}
+
+// Any lists (a broken plan's): concatenated, sorted, deduplicated.
+std::vector<vid_t> sort_unique(const std::vector<const ChunkPlan*>& batch) {
+  std::vector<vid_t> u;
+  size_t total = 0;
+  for (const ChunkPlan* cp : batch) total += cp->nbr.size();
+  u.reserve(total);
+  for (const ChunkPlan* cp : batch) u.insert(u.end(), cp->nbr.begin(), cp->nbr.end());
+  std::sort(u.begin(), u.end());
+  u.erase(std::unique(u.begin(), u.end()), u.end());
+  return u;
+}
+
 // 𝕅∪_j of the plan's batches, or (identity) of the partitioner's: batch j =
-// chunk j of every partition.
+// chunk j of every partition. A batch of ascending sets (a right plan) is
+// merged piece by piece of the id range, all batches' pieces in one loop.
 Unions batch_unions(const Plan& plan, bool identity) {
   std::vector<std::vector<const ChunkPlan*>> batch(plan.n);
+  int64_t entries = 0;
   for (int j = 0; j < plan.n; ++j)
     for (int i = 0; i < plan.m; ++i) {
       const ChunkPlan& cp = plan.step(j, i);
       batch[identity ? cp.chunk : j].push_back(&cp);
+      entries += static_cast<int64_t>(cp.nbr.size());
     }
-  Unions u(plan.n);
-#pragma omp parallel for schedule(dynamic, 1) if (plan.n > 1)
-  for (int j = 0; j < plan.n; ++j) {
-    const bool ascending = std::all_of(batch[j].begin(), batch[j].end(), [](const ChunkPlan* cp) {
-      return std::adjacent_find(cp->nbr.begin(), cp->nbr.end(), std::greater_equal<vid_t>()) == cp->nbr.end();
-    });
-    if (ascending) {
-      // Ascending sets (a right plan): merged pairwise, level by level, in
-      // linear time per level.
-      std::vector<std::vector<vid_t>> level;
-      for (const ChunkPlan* cp : batch[j]) level.push_back(cp->nbr);
-      while (level.size() > 1) {
-        std::vector<std::vector<vid_t>> next((level.size() + 1) / 2);
-        for (size_t k = 0; k + 1 < level.size(); k += 2) {
-          next[k / 2].reserve(level[k].size() + level[k + 1].size());
-          std::set_union(level[k].begin(), level[k].end(), level[k + 1].begin(), level[k + 1].end(),
-                         std::back_inserter(next[k / 2]));
-        }
-        if (level.size() % 2) next.back() = std::move(level.back());
-        level.swap(next);
-      }
-      if (!level.empty()) u[j] = std::move(level[0]);
+  std::vector<char> ascending(plan.n, 1);
+  for (int j = 0; j < plan.n; ++j)
+    for (const ChunkPlan* cp : batch[j])
+      ascending[j] = ascending[j] &&
+                     first_bad(static_cast<int64_t>(cp->nbr.size()) - 1,
+                               [&](int64_t k) { return cp->nbr[k] >= cp->nbr[k + 1]; }) < 0;
+  const int pieces = id_pieces(plan, entries);
+  std::vector<std::vector<vid_t>> piece(static_cast<size_t>(plan.n) * pieces);
+  const auto tasks = static_cast<int64_t>(piece.size());
+#pragma omp parallel for schedule(dynamic, 1) if (tasks > 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int j = static_cast<int>(t / pieces), k = static_cast<int>(t % pieces);
+    if (!ascending[j]) {
+      if (k == 0) piece[t] = sort_unique(batch[j]);
       continue;
     }
+    std::vector<std::span<const vid_t>> lists;
+    for (const ChunkPlan* cp : batch[j])
+      lists.push_back(id_range(cp->nbr, piece_bound(plan, pieces, k), piece_bound(plan, pieces, k + 1)));
+    piece[t] = merge_levels(std::move(lists));
+  }
+  Unions u(plan.n);
+  for (int j = 0; j < plan.n; ++j) {
     size_t total = 0;
-    for (const ChunkPlan* cp : batch[j]) total += cp->nbr.size();
+    for (int k = 0; k < pieces; ++k) total += piece[static_cast<size_t>(j) * pieces + k].size();
     u[j].reserve(total);
-    for (const ChunkPlan* cp : batch[j]) u[j].insert(u[j].end(), cp->nbr.begin(), cp->nbr.end());
-    std::sort(u[j].begin(), u[j].end());
-    u[j].erase(std::unique(u[j].begin(), u[j].end()), u[j].end());
+    for (int k = 0; k < pieces; ++k) {
+      std::vector<vid_t>& p = piece[static_cast<size_t>(j) * pieces + k];
+      u[j].insert(u[j].end(), p.begin(), p.end());
+      std::vector<vid_t>().swap(p);
+    }
   }
   return u;
 }
 
+// Members of a (ascending) not in b (ascending): a merge walk.
+int64_t count_not_in(std::span<const vid_t> a, std::span<const vid_t> b) {
+  int64_t c = 0;
+  size_t at = 0;
+  for (vid_t v : a) {
+    while (at < b.size() && b[at] < v) ++at;
+    if (at == b.size() || b[at] != v) ++c;
+  }
+  return c;
+}
+
+// V_ru: the vertices of 𝕅∪_j not in 𝕅∪_j-1, per batch and piece of the id
+// range (the unions are ascending), summed: the same for any piece count.
 PlanVolumes volumes_of(const Plan& plan, const Unions& u) {
   PlanVolumes vol;
+  int64_t entries = 0;
   for (const ChunkPlan& cp : plan.steps) vol.v_ori += static_cast<int64_t>(cp.nbr.size());
+  for (const auto& x : u) entries += static_cast<int64_t>(x.size());
+  const int pieces = id_pieces(plan, entries);
   int64_t p2p = 0, ru = 0;
-#pragma omp parallel for schedule(dynamic, 1) reduction(+ : p2p, ru) if (plan.n > 1)
-  for (int j = 0; j < plan.n; ++j) {
-    p2p += static_cast<int64_t>(u[j].size());
-    if (j == 0) {
-      ru += static_cast<int64_t>(u[j].size());
-      continue;
-    }
-    // Vertices of 𝕅∪_j not in 𝕅∪_j-1: a merge walk over two ascending lists.
-    const std::vector<vid_t>& prev = u[j - 1];
-    size_t a = 0;
-    for (vid_t v : u[j]) {
-      while (a < prev.size() && prev[a] < v) ++a;
-      if (a == prev.size() || prev[a] != v) ++ru;
-    }
+  for (const auto& x : u) p2p += static_cast<int64_t>(x.size());
+  const auto tasks = static_cast<int64_t>(plan.n) * pieces;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : ru) if (tasks > 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int j = static_cast<int>(t / pieces), k = static_cast<int>(t % pieces);
+    const int64_t lo = piece_bound(plan, pieces, k), hi = piece_bound(plan, pieces, k + 1);
+    const std::span<const vid_t> cur = id_range(u[j], lo, hi);
+    ru += j == 0 ? static_cast<int64_t>(cur.size()) : count_not_in(cur, id_range(u[j - 1], lo, hi));
   }
   vol.v_p2p = p2p;
   vol.v_ru = ru;

@@ -167,7 +167,10 @@ struct BatchRows {
   }
 };
 
-BatchRows batch_rows(const Plan& plan, int j, VertexBits& bits) {
+// `threads` > 1: the bits set and ranked by that many threads (batches fewer
+// than threads: 8 batches kept 8 of 64 cores busy); rows.vid is ascending
+// (each GPU's transition set is, and GPUs own ascending id ranges).
+BatchRows batch_rows(const Plan& plan, int j, VertexBits& bits, int threads) {
   BatchRows rows;
   for (int k = 0; k < plan.m; ++k) {
     const ChunkPlan& cp = plan.step(j, k);
@@ -176,13 +179,21 @@ BatchRows batch_rows(const Plan& plan, int j, VertexBits& bits) {
     rows.slot.insert(rows.slot.end(), cp.trans_slot.begin(), cp.trans_slot.end());
   }
   rows.start.push_back(rows.vid.size());
+  if (threads > 1) {
+    const auto size = static_cast<int64_t>(rows.vid.size());
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t k = 0; k < size; ++k) bits.insert_shared(rows.vid[k]);
+    bits.prepare_rank_parallel(rows.vid, threads);
+    return rows;
+  }
   for (vid_t v : rows.vid) bits.insert(v);
   bits.prepare_rank(rows.vid);
   return rows;
 }
 
-// Remote rows and src_merged of step (j, i).
-void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const VertexBits& bits) {
+// Remote rows and src_merged of step (j, i); the edges by `threads` threads
+// (steps fewer than threads: 32 steps kept 32 of 64 cores busy).
+void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const VertexBits& bits, int threads) {
   ChunkPlan& cp = plan.step(j, i);
   const uint32_t base = plan.trans_capacity[i];
   std::vector<uint32_t> merged(cp.nbr.size());
@@ -213,7 +224,9 @@ void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const V
   // blocks over all steps' edges measured 0.4-1.4 s slower on one thread at
   // 154 M edges (misses on the merged rows).
   cp.src_merged.resize(cp.src_local.size());
-  for (size_t e = 0; e < cp.src_local.size(); ++e) cp.src_merged[e] = merged[cp.src_local[e]];
+  const auto edges = static_cast<int64_t>(cp.src_local.size());
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t e = 0; e < edges; ++e) cp.src_merged[e] = merged[cp.src_local[e]];
 }
 
 // After batch j: slots whose vertex is not in 𝕅_i,j+1 (all after the last
@@ -297,12 +310,15 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
   plan.cost_after = comm_cost(plan.volumes, profile, 1.0);
 
   const bool parallel = plan.volumes.v_ori >= kParallelMin;
+  const int threads = omp_get_max_threads();
+  Timer t;
   plan.trans_capacity.assign(m, 0);
   // GPUs in parallel when there are as many as threads; else one GPU after
   // another, each step in parallel blocks (step_slots' own loops, which run
   // serially inside the loop over GPUs: m = 4 kept 4 of 64 cores busy).
 #pragma omp parallel for schedule(dynamic, 1) if (parallel && m > 1 && m >= omp_get_max_threads())
   for (int i = 0; i < m; ++i) plan.trans_capacity[i] = assign_slots(plan, i);
+  const double slots_seconds = t.seconds();
   // Remote rows, src_merged and flushes step by step in parallel (one task
   // per batch kept n = 8 of 64 cores busy on a friendster-like graph):
   // batches in groups of one per thread (as many rank bits as before, one
@@ -312,15 +328,25 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
   std::vector<VertexBits> bits;
   for (int g = 0; g < group; ++g) bits.emplace_back(num_vertices);
   std::vector<BatchRows> rows(static_cast<size_t>(group));
+  // Fewer tasks than threads: each task's inner loops by a team of the
+  // threads left over (nested; the results do not depend on the teams).
+  const int saved_levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(std::max(saved_levels, 2));
+  double rows_seconds = 0;
+  t.reset();
   for (int first = 0; first < n; first += group) {
     const int count = std::min(group, n - first);
+    Timer r;
+    const int row_team = parallel ? std::max(1, threads / count) : 1;
 #pragma omp parallel for schedule(dynamic, 1) if (parallel && count > 1)
-    for (int g = 0; g < count; ++g) rows[g] = batch_rows(plan, first + g, bits[g]);
+    for (int g = 0; g < count; ++g) rows[g] = batch_rows(plan, first + g, bits[g], row_team);
+    rows_seconds += r.seconds();
     const int64_t steps = static_cast<int64_t>(count) * m;
+    const int step_team = parallel ? static_cast<int>(std::max<int64_t>(1, threads / steps)) : 1;
 #pragma omp parallel for schedule(dynamic, 1) if (parallel && steps > 1)
-    for (int64_t t = 0; t < steps; ++t) {
-      const int g = static_cast<int>(t / m), i = static_cast<int>(t % m), j = first + g;
-      set_merged_indices(plan, j, i, rows[g], bits[g]);
+    for (int64_t s = 0; s < steps; ++s) {
+      const int g = static_cast<int>(s / m), i = static_cast<int>(s % m), j = first + g;
+      set_merged_indices(plan, j, i, rows[g], bits[g], step_team);
       set_flushes(plan, j, i);
     }
     for (int g = 0; g < count; ++g) {
@@ -328,6 +354,9 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
       rows[g] = BatchRows{};
     }
   }
+  omp_set_max_active_levels(saved_levels);
+  log::debug("assembly: slots {:.2f} s, batch rows {:.2f} s, remote rows, merged indices and flushes {:.2f} s",
+             slots_seconds, rows_seconds, t.seconds() - rows_seconds);
   set_capacities(plan);
   for (int i = 0; i < m; ++i)
     HT_CHECK(static_cast<uint64_t>(plan.trans_capacity[i]) + plan.remote_capacity[i] <= UINT32_MAX,

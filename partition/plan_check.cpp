@@ -14,6 +14,8 @@
 
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/timer.hpp"
 
 // Parallel and deterministic: every pass runs over blocks of at most one
 // grain (bulk_tuning()) of a step's or a batch's lists; each block collects
@@ -133,9 +135,11 @@ int owner(const Plan& plan, vid_t v) {
                           plan.part_offsets.begin()) - 1;
 }
 
+// In parallel blocks (first_bad): the structure check runs step after step,
+// each over all threads; one task per step kept 32 of 64 cores busy.
 template <typename T>
 bool all_below(const std::vector<T>& v, uint64_t bound) {
-  return std::all_of(v.begin(), v.end(), [&](T x) { return static_cast<uint64_t>(x) < bound; });
+  return first_bad(static_cast<int64_t>(v.size()), [&](int64_t k) { return static_cast<uint64_t>(v[k]) >= bound; }) < 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -166,7 +170,8 @@ void check_step_ranges(const Plan& plan, size_t s, Found& pr) {
   const uint64_t nv = static_cast<uint64_t>(plan.num_vertices);
   const int i = cp.part;
   const bool offsets_ok = cp.num_dst() >= 0 && cp.offsets.size() == static_cast<size_t>(cp.num_dst() + 1) &&
-                          cp.offsets[0] == 0 && std::is_sorted(cp.offsets.begin(), cp.offsets.end());
+                          cp.offsets[0] == 0 &&
+                          first_bad(cp.num_dst(), [&](int64_t d) { return cp.offsets[d] > cp.offsets[d + 1]; }) < 0;
   const int64_t e = offsets_ok ? cp.offsets.back() : 0;
   if (!offsets_ok)
     pr.add("step {}: offsets are not a CSC offset array over its {} destinations", s, cp.num_dst());
@@ -181,9 +186,10 @@ void check_step_ranges(const Plan& plan, size_t s, Found& pr) {
     pr.add("step {}: transition arrays are inconsistent or out of range", s);
   bool remote_ok = cp.remote_gpu.size() == cp.remote_vid.size() && cp.remote_slot.size() == cp.remote_vid.size() &&
                    all_below(cp.remote_vid, nv);
-  for (size_t r = 0; remote_ok && r < cp.remote_gpu.size(); ++r)
-    remote_ok = cp.remote_gpu[r] >= 0 && cp.remote_gpu[r] < plan.m &&
-                cp.remote_slot[r] < plan.trans_capacity[cp.remote_gpu[r]];
+  remote_ok = remote_ok && first_bad(static_cast<int64_t>(cp.remote_gpu.size()), [&](int64_t r) {
+                return cp.remote_gpu[r] < 0 || cp.remote_gpu[r] >= plan.m ||
+                       cp.remote_slot[r] >= plan.trans_capacity[cp.remote_gpu[r]];
+              }) < 0;
   if (!remote_ok) pr.add("step {}: remote arrays are inconsistent or out of range", s);
   if (cp.flush_vid.size() != cp.flush_slot.size() || !all_below(cp.flush_vid, nv) ||
       !all_below(cp.flush_slot, plan.trans_capacity[i]))
@@ -197,12 +203,11 @@ bool check_structure(const Plan& plan, Problems& pr) {
     const ChunkPlan& cp = plan.steps[s];
     return cp.part == static_cast<int>(s % plan.m) && cp.chunk >= 0 && cp.chunk < plan.n;
   };
-  // The range scans (every list of every step) in parallel, one task per step.
+  // The range scans (every list of every step): step after step, each list
+  // in parallel blocks.
   std::vector<Found> ranges(steps, pr.collector());
-  const auto nsteps = static_cast<int64_t>(steps);
-#pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1)
-  for (int64_t s = 0; s < nsteps; ++s)
-    if (placed(static_cast<size_t>(s))) check_step_ranges(plan, static_cast<size_t>(s), ranges[s]);
+  for (size_t s = 0; s < steps; ++s)
+    if (placed(s)) check_step_ranges(plan, s, ranges[s]);
   std::vector<char> seen(steps, 0);
   for (size_t s = 0; s < steps; ++s) {
     const ChunkPlan& cp = plan.steps[s];
@@ -321,13 +326,14 @@ void check_topology(const Plan& plan, const GraphView& g, Problems& pr) {
     }
   }
   // nbr = set of sources: strictly ascending, every entry some edge's source.
+  // Step after step, each in parallel blocks.
   std::vector<char> nbr_bad(steps, 0);
-  const auto nsteps = static_cast<int64_t>(steps);
-#pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1)
-  for (int64_t s = 0; s < nsteps; ++s) {
+  for (size_t s = 0; s < steps; ++s) {
     const ChunkPlan& cp = plan.steps[s];
-    nbr_bad[s] = std::adjacent_find(cp.nbr.begin(), cp.nbr.end(), std::greater_equal<vid_t>()) != cp.nbr.end() ||
-                 std::find(used[s].begin(), used[s].end(), 0) != used[s].end();
+    const std::vector<char>& mark = used[s];
+    nbr_bad[s] = first_bad(static_cast<int64_t>(cp.nbr.size()), [&](int64_t x) {
+                   return mark[x] == 0 || (x > 0 && cp.nbr[x - 1] >= cp.nbr[x]);
+                 }) >= 0;
   }
   size_t t = 0;
   for (size_t s = 0; s < steps; ++s) {
@@ -822,9 +828,14 @@ void CommEmulator::check_capacities() {
 }
 
 void check_communication(const Plan& plan, Problems& pr) {
+  Timer t;
   const Unions unions = batch_unions(plan, false);
+  const double union_seconds = t.seconds();
   CommEmulator(plan, unions, pr).run();
+  const double emulation_seconds = t.seconds() - union_seconds;
   check_volumes(plan, unions, pr);
+  log::debug("plan check: batch unions {:.2f} s, emulation {:.2f} s, volumes {:.2f} s", union_seconds,
+             emulation_seconds, t.seconds() - union_seconds - emulation_seconds);
 }
 
 }  // namespace
@@ -839,11 +850,16 @@ std::vector<std::string> check_plan_comm(const Plan& plan, size_t max_problems) 
 std::vector<std::string> check_plan(const Plan& plan, const GraphView& g_new, const Partition& p,
                                     size_t max_problems) {
   Problems pr(max_problems);
+  Timer t;
   if (!check_structure(plan, pr)) return pr.result();
   check_against_partition(plan, p, pr);
   if (pr.any()) return pr.result();
+  const double structure = t.seconds();
   check_topology(plan, g_new, pr);
+  const double topology = t.seconds() - structure;
   check_communication(plan, pr);
+  log::debug("plan check: structure {:.2f} s, topology {:.2f} s, communication and volumes {:.2f} s", structure,
+             topology, t.seconds() - structure - topology);
   return pr.result();
 }
 

@@ -507,10 +507,20 @@ std::string find_derivation_mismatch(const Plan& plan) {
   std::vector<std::vector<uint32_t>> merged(steps);
   int64_t work = 0;
   for (const ChunkPlan& cp : plan.steps) work += static_cast<int64_t>(cp.src_local.size() + cp.nbr.size());
+  // Fewer steps than threads (32 on 64 cores): each step's derivation loops
+  // (step_slots' blocks) by a team of the threads left over; derivations are
+  // the same for any thread count.
+  const int threads = omp_get_max_threads();
+  const int team = nsteps > 0 && nsteps < threads ? static_cast<int>(threads / nsteps) : 1;
+  const int saved_levels = omp_get_max_active_levels();
+  if (team > 1) omp_set_max_active_levels(std::max(saved_levels, 2));
 #pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1 && work > grain())
-  for (int64_t s = 0; s < nsteps; ++s)
+  for (int64_t s = 0; s < nsteps; ++s) {
+    if (team > 1) omp_set_num_threads(team);
     found[s] = step_mismatch(plan, static_cast<size_t>(s), before[s], static_cast<uint32_t>(used[s % plan.m]),
                              merged[s]);
+  }
+  omp_set_max_active_levels(saved_levels);
   // The edges in blocks over all steps (edge_blocks); a step's own lists
   // come before its edges: the same first mismatch as step by step.
   const std::vector<EdgeBlock> blocks = edge_blocks(plan, [&](size_t s) { return !found[s].empty(); });

@@ -9,6 +9,7 @@
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/nested_levels.hpp"
 #include "core/progress.hpp"
 #include "core/timer.hpp"
 #include "partition/plan_cost.hpp"
@@ -330,8 +331,7 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
   std::vector<BatchRows> rows(static_cast<size_t>(group));
   // Fewer tasks than threads: each task's inner loops by a team of the
   // threads left over (nested; the results do not depend on the teams).
-  const int saved_levels = omp_get_max_active_levels();
-  omp_set_max_active_levels(std::max(saved_levels, 2));
+  const ScopedNestedLevels nested;
   double rows_seconds = 0;
   t.reset();
   for (int first = 0; first < n; first += group) {
@@ -354,7 +354,6 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
       rows[g] = BatchRows{};
     }
   }
-  omp_set_max_active_levels(saved_levels);
   log::debug("assembly: slots {:.2f} s, batch rows {:.2f} s, remote rows, merged indices and flushes {:.2f} s",
              slots_seconds, rows_seconds, t.seconds() - rows_seconds);
   set_capacities(plan);
@@ -375,8 +374,7 @@ void build_chunks_in_teams(const GraphView& g, const Partition& p, std::vector<C
   const int n = p.n();
   const int teams = static_cast<int>(chunks.size());
   std::vector<std::exception_ptr> errors(chunks.size());
-  const int saved_levels = omp_get_max_active_levels();
-  omp_set_max_active_levels(std::max(saved_levels, 2));
+  const ScopedNestedLevels nested;
 #pragma omp parallel for num_threads(teams) schedule(dynamic, 1)
   for (int64_t k = 0; k < teams; ++k) {
     omp_set_num_threads(threads / teams + (omp_get_thread_num() < threads % teams ? 1 : 0));
@@ -389,7 +387,6 @@ void build_chunks_in_teams(const GraphView& g, const Partition& p, std::vector<C
       errors[k] = std::current_exception();
     }
   }
-  omp_set_max_active_levels(saved_levels);
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
 }

@@ -11,6 +11,7 @@
 
 #include "core/bulk_memory.hpp"
 #include "core/log.hpp"
+#include "core/nested_levels.hpp"
 #include "core/timer.hpp"
 
 namespace ht {
@@ -512,15 +513,15 @@ std::string find_derivation_mismatch(const Plan& plan) {
   // the same for any thread count.
   const int threads = omp_get_max_threads();
   const int team = nsteps > 0 && nsteps < threads ? static_cast<int>(threads / nsteps) : 1;
-  const int saved_levels = omp_get_max_active_levels();
-  if (team > 1) omp_set_max_active_levels(std::max(saved_levels, 2));
+  {
+    const ScopedNestedLevels nested(team > 1 ? 2 : 1);
 #pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1 && work > grain())
-  for (int64_t s = 0; s < nsteps; ++s) {
-    if (team > 1) omp_set_num_threads(team);
-    found[s] = step_mismatch(plan, static_cast<size_t>(s), before[s], static_cast<uint32_t>(used[s % plan.m]),
-                             merged[s]);
+    for (int64_t s = 0; s < nsteps; ++s) {
+      if (team > 1) omp_set_num_threads(team);
+      found[s] = step_mismatch(plan, static_cast<size_t>(s), before[s], static_cast<uint32_t>(used[s % plan.m]),
+                               merged[s]);
+    }
   }
-  omp_set_max_active_levels(saved_levels);
   // The edges in blocks over all steps (edge_blocks); a step's own lists
   // come before its edges: the same first mismatch as step by step.
   const std::vector<EdgeBlock> blocks = edge_blocks(plan, [&](size_t s) { return !found[s].empty(); });

@@ -75,12 +75,15 @@ class ActiveSet {
 
 template <typename G>
 void ActiveSet::mark_neighbors(const G& g, std::span<const Move> moves) {
-  // Idempotent byte stores: the result does not depend on the order.
+  // Idempotent byte stores: the result does not depend on the order. A mark
+  // already set is only read: on a coarse level (10^4 vertices, 10^6 marks
+  // per sub-round) every store was a cache line taken from another core.
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t i = 0; i < static_cast<int64_t>(moves.size()); ++i)
     g.for_each_neighbor(moves[i].v, [&](vid_t u, weight_t) {
-      std::atomic_ref<uint8_t>(now_[u]).store(1, std::memory_order_relaxed);
-      std::atomic_ref<uint8_t>(next_[u]).store(1, std::memory_order_relaxed);
+      std::atomic_ref<uint8_t> now(now_[u]), next(next_[u]);
+      if (now.load(std::memory_order_relaxed) == 0) now.store(1, std::memory_order_relaxed);
+      if (next.load(std::memory_order_relaxed) == 0) next.store(1, std::memory_order_relaxed);
     });
 }
 

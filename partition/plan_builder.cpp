@@ -1,6 +1,7 @@
 #include "partition/plan_builder.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <tuple>
 
 #include <omp.h>
@@ -8,6 +9,7 @@
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/nested_levels.hpp"
 #include "core/progress.hpp"
 #include "core/timer.hpp"
 #include "partition/plan_cost.hpp"
@@ -86,15 +88,21 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
 #pragma omp parallel for schedule(dynamic, 4096)
   for (int64_t r = 0; r < rows; ++r) {
     const vid_t v = static_cast<vid_t>(begin + r);
-    auto out = cp.src_vid.begin() + cp.offsets[r];
+    const auto first = cp.src_vid.begin() + cp.offsets[r];
+    auto out = first;
+    bool sorted = true;
     for (vid_t s : g.in_neighbors(v))
       if (s != v) {
+        sorted = sorted && (out == first || *(out - 1) <= s);
         *out++ = s;
         seen.insert_shared(s);
       }
     *out = v;
     seen.insert_shared(v);
-    std::sort(cp.src_vid.begin() + cp.offsets[r], cp.src_vid.begin() + cp.offsets[r + 1]);
+    // As chunk_topology: a sorted row (a renumbered graph's) takes its
+    // self-loop by a rotation, not a sort.
+    if (sorted) std::rotate(std::upper_bound(first, out, v), out, out + 1);
+    else std::sort(first, out + 1);
   }
   cp.nbr = seen.members_and_rank();
   cp.src_local.resize(cp.src_vid.size());
@@ -160,7 +168,10 @@ struct BatchRows {
   }
 };
 
-BatchRows batch_rows(const Plan& plan, int j, VertexBits& bits) {
+// `threads` > 1: the bits set and ranked by that many threads (batches fewer
+// than threads: 8 batches kept 8 of 64 cores busy); rows.vid is ascending
+// (each GPU's transition set is, and GPUs own ascending id ranges).
+BatchRows batch_rows(const Plan& plan, int j, VertexBits& bits, int threads) {
   BatchRows rows;
   for (int k = 0; k < plan.m; ++k) {
     const ChunkPlan& cp = plan.step(j, k);
@@ -169,13 +180,21 @@ BatchRows batch_rows(const Plan& plan, int j, VertexBits& bits) {
     rows.slot.insert(rows.slot.end(), cp.trans_slot.begin(), cp.trans_slot.end());
   }
   rows.start.push_back(rows.vid.size());
+  if (threads > 1) {
+    const auto size = static_cast<int64_t>(rows.vid.size());
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t k = 0; k < size; ++k) bits.insert_shared(rows.vid[k]);
+    bits.prepare_rank_parallel(rows.vid, threads);
+    return rows;
+  }
   for (vid_t v : rows.vid) bits.insert(v);
   bits.prepare_rank(rows.vid);
   return rows;
 }
 
-// Remote rows and src_merged of step (j, i).
-void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const VertexBits& bits) {
+// Remote rows and src_merged of step (j, i); the edges by `threads` threads
+// (steps fewer than threads: 32 steps kept 32 of 64 cores busy).
+void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const VertexBits& bits, int threads) {
   ChunkPlan& cp = plan.step(j, i);
   const uint32_t base = plan.trans_capacity[i];
   std::vector<uint32_t> merged(cp.nbr.size());
@@ -206,7 +225,9 @@ void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const V
   // blocks over all steps' edges measured 0.4-1.4 s slower on one thread at
   // 154 M edges (misses on the merged rows).
   cp.src_merged.resize(cp.src_local.size());
-  for (size_t e = 0; e < cp.src_local.size(); ++e) cp.src_merged[e] = merged[cp.src_local[e]];
+  const auto edges = static_cast<int64_t>(cp.src_local.size());
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t e = 0; e < edges; ++e) cp.src_merged[e] = merged[cp.src_local[e]];
 }
 
 // After batch j: slots whose vertex is not in 𝕅_i,j+1 (all after the last
@@ -290,12 +311,15 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
   plan.cost_after = comm_cost(plan.volumes, profile, 1.0);
 
   const bool parallel = plan.volumes.v_ori >= kParallelMin;
+  const int threads = omp_get_max_threads();
+  Timer t;
   plan.trans_capacity.assign(m, 0);
   // GPUs in parallel when there are as many as threads; else one GPU after
   // another, each step in parallel blocks (step_slots' own loops, which run
   // serially inside the loop over GPUs: m = 4 kept 4 of 64 cores busy).
 #pragma omp parallel for schedule(dynamic, 1) if (parallel && m > 1 && m >= omp_get_max_threads())
   for (int i = 0; i < m; ++i) plan.trans_capacity[i] = assign_slots(plan, i);
+  const double slots_seconds = t.seconds();
   // Remote rows, src_merged and flushes step by step in parallel (one task
   // per batch kept n = 8 of 64 cores busy on a friendster-like graph):
   // batches in groups of one per thread (as many rank bits as before, one
@@ -305,15 +329,24 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
   std::vector<VertexBits> bits;
   for (int g = 0; g < group; ++g) bits.emplace_back(num_vertices);
   std::vector<BatchRows> rows(static_cast<size_t>(group));
+  // Fewer tasks than threads: each task's inner loops by a team of the
+  // threads left over (nested; the results do not depend on the teams).
+  const ScopedNestedLevels nested;
+  double rows_seconds = 0;
+  t.reset();
   for (int first = 0; first < n; first += group) {
     const int count = std::min(group, n - first);
+    Timer r;
+    const int row_team = parallel ? std::max(1, threads / count) : 1;
 #pragma omp parallel for schedule(dynamic, 1) if (parallel && count > 1)
-    for (int g = 0; g < count; ++g) rows[g] = batch_rows(plan, first + g, bits[g]);
+    for (int g = 0; g < count; ++g) rows[g] = batch_rows(plan, first + g, bits[g], row_team);
+    rows_seconds += r.seconds();
     const int64_t steps = static_cast<int64_t>(count) * m;
+    const int step_team = parallel ? static_cast<int>(std::max<int64_t>(1, threads / steps)) : 1;
 #pragma omp parallel for schedule(dynamic, 1) if (parallel && steps > 1)
-    for (int64_t t = 0; t < steps; ++t) {
-      const int g = static_cast<int>(t / m), i = static_cast<int>(t % m), j = first + g;
-      set_merged_indices(plan, j, i, rows[g], bits[g]);
+    for (int64_t s = 0; s < steps; ++s) {
+      const int g = static_cast<int>(s / m), i = static_cast<int>(s % m), j = first + g;
+      set_merged_indices(plan, j, i, rows[g], bits[g], step_team);
       set_flushes(plan, j, i);
     }
     for (int g = 0; g < count; ++g) {
@@ -321,11 +354,41 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
       rows[g] = BatchRows{};
     }
   }
+  log::debug("assembly: slots {:.2f} s, batch rows {:.2f} s, remote rows, merged indices and flushes {:.2f} s",
+             slots_seconds, rows_seconds, t.seconds() - rows_seconds);
   set_capacities(plan);
   for (int i = 0; i < m; ++i)
     HT_CHECK(static_cast<uint64_t>(plan.trans_capacity[i]) + plan.remote_capacity[i] <= UINT32_MAX,
              "GPU {}: merged buffer exceeds 32-bit indices", i);
   return plan;
+}
+
+// Fewer chunks than half the threads (m = 4 x n = 8 on 64 cores): one
+// chunk per thread kept half the cores idle and the largest chunk set the
+// time (topology 4.7 s on friendster-like). Each chunk is built by a team of
+// threads instead (chunk_topology_parallel: the same ChunkPlan as
+// chunk_topology), the chunks side by side; which team builds a chunk, with
+// how many threads, changes nothing.
+void build_chunks_in_teams(const GraphView& g, const Partition& p, std::vector<ChunkPlan>& chunks, int threads,
+                           Progress& progress) {
+  const int n = p.n();
+  const int teams = static_cast<int>(chunks.size());
+  std::vector<std::exception_ptr> errors(chunks.size());
+  const ScopedNestedLevels nested;
+#pragma omp parallel for num_threads(teams) schedule(dynamic, 1)
+  for (int64_t k = 0; k < teams; ++k) {
+    omp_set_num_threads(threads / teams + (omp_get_thread_num() < threads % teams ? 1 : 0));
+    const int i = static_cast<int>(k / n), c = static_cast<int>(k % n);
+    try {
+      VertexBits seen(g.num_vertices);
+      chunks[k] = chunk_topology_parallel(g, i, c, p.chunk_begin(i, c), p.chunk_end(i, c), seen);
+      progress.add(chunks[k].num_edges());
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
+  }
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 }  // namespace
@@ -361,6 +424,12 @@ std::vector<ChunkPlan> build_chunks(const GraphView& g, const Partition& p) {
   if (chunks.size() == 1 && g.num_edges >= kParallelMin && omp_get_max_threads() > 1) {
     VertexBits seen(g.num_vertices);
     chunks[0] = chunk_topology_parallel(g, 0, 0, p.chunk_begin(0, 0), p.chunk_end(0, 0), seen);
+    progress.finish();
+    return chunks;
+  }
+  const int threads = omp_get_max_threads();
+  if (g.num_edges >= kParallelMin && chunks.size() > 1 && static_cast<int>(chunks.size()) * 2 <= threads) {
+    build_chunks_in_teams(g, p, chunks, threads, progress);
     progress.finish();
     return chunks;
   }

@@ -1,5 +1,7 @@
 #include "partition/plan_check.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <functional>
@@ -12,6 +14,8 @@
 
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/timer.hpp"
 
 // Parallel and deterministic: every pass runs over blocks of at most one
 // grain (bulk_tuning()) of a step's or a batch's lists; each block collects
@@ -131,9 +135,11 @@ int owner(const Plan& plan, vid_t v) {
                           plan.part_offsets.begin()) - 1;
 }
 
+// In parallel blocks (first_bad): the structure check runs step after step,
+// each over all threads; one task per step kept 32 of 64 cores busy.
 template <typename T>
 bool all_below(const std::vector<T>& v, uint64_t bound) {
-  return std::all_of(v.begin(), v.end(), [&](T x) { return static_cast<uint64_t>(x) < bound; });
+  return first_bad(static_cast<int64_t>(v.size()), [&](int64_t k) { return static_cast<uint64_t>(v[k]) >= bound; }) < 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -164,7 +170,8 @@ void check_step_ranges(const Plan& plan, size_t s, Found& pr) {
   const uint64_t nv = static_cast<uint64_t>(plan.num_vertices);
   const int i = cp.part;
   const bool offsets_ok = cp.num_dst() >= 0 && cp.offsets.size() == static_cast<size_t>(cp.num_dst() + 1) &&
-                          cp.offsets[0] == 0 && std::is_sorted(cp.offsets.begin(), cp.offsets.end());
+                          cp.offsets[0] == 0 &&
+                          first_bad(cp.num_dst(), [&](int64_t d) { return cp.offsets[d] > cp.offsets[d + 1]; }) < 0;
   const int64_t e = offsets_ok ? cp.offsets.back() : 0;
   if (!offsets_ok)
     pr.add("step {}: offsets are not a CSC offset array over its {} destinations", s, cp.num_dst());
@@ -179,9 +186,10 @@ void check_step_ranges(const Plan& plan, size_t s, Found& pr) {
     pr.add("step {}: transition arrays are inconsistent or out of range", s);
   bool remote_ok = cp.remote_gpu.size() == cp.remote_vid.size() && cp.remote_slot.size() == cp.remote_vid.size() &&
                    all_below(cp.remote_vid, nv);
-  for (size_t r = 0; remote_ok && r < cp.remote_gpu.size(); ++r)
-    remote_ok = cp.remote_gpu[r] >= 0 && cp.remote_gpu[r] < plan.m &&
-                cp.remote_slot[r] < plan.trans_capacity[cp.remote_gpu[r]];
+  remote_ok = remote_ok && first_bad(static_cast<int64_t>(cp.remote_gpu.size()), [&](int64_t r) {
+                return cp.remote_gpu[r] < 0 || cp.remote_gpu[r] >= plan.m ||
+                       cp.remote_slot[r] >= plan.trans_capacity[cp.remote_gpu[r]];
+              }) < 0;
   if (!remote_ok) pr.add("step {}: remote arrays are inconsistent or out of range", s);
   if (cp.flush_vid.size() != cp.flush_slot.size() || !all_below(cp.flush_vid, nv) ||
       !all_below(cp.flush_slot, plan.trans_capacity[i]))
@@ -195,12 +203,11 @@ bool check_structure(const Plan& plan, Problems& pr) {
     const ChunkPlan& cp = plan.steps[s];
     return cp.part == static_cast<int>(s % plan.m) && cp.chunk >= 0 && cp.chunk < plan.n;
   };
-  // The range scans (every list of every step) in parallel, one task per step.
+  // The range scans (every list of every step): step after step, each list
+  // in parallel blocks.
   std::vector<Found> ranges(steps, pr.collector());
-  const auto nsteps = static_cast<int64_t>(steps);
-#pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1)
-  for (int64_t s = 0; s < nsteps; ++s)
-    if (placed(static_cast<size_t>(s))) check_step_ranges(plan, static_cast<size_t>(s), ranges[s]);
+  for (size_t s = 0; s < steps; ++s)
+    if (placed(s)) check_step_ranges(plan, s, ranges[s]);
   std::vector<char> seen(steps, 0);
   for (size_t s = 0; s < steps; ++s) {
     const ChunkPlan& cp = plan.steps[s];
@@ -319,13 +326,14 @@ void check_topology(const Plan& plan, const GraphView& g, Problems& pr) {
     }
   }
   // nbr = set of sources: strictly ascending, every entry some edge's source.
+  // Step after step, each in parallel blocks.
   std::vector<char> nbr_bad(steps, 0);
-  const auto nsteps = static_cast<int64_t>(steps);
-#pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1)
-  for (int64_t s = 0; s < nsteps; ++s) {
+  for (size_t s = 0; s < steps; ++s) {
     const ChunkPlan& cp = plan.steps[s];
-    nbr_bad[s] = std::adjacent_find(cp.nbr.begin(), cp.nbr.end(), std::greater_equal<vid_t>()) != cp.nbr.end() ||
-                 std::find(used[s].begin(), used[s].end(), 0) != used[s].end();
+    const std::vector<char>& mark = used[s];
+    nbr_bad[s] = first_bad(static_cast<int64_t>(cp.nbr.size()), [&](int64_t x) {
+                   return mark[x] == 0 || (x > 0 && cp.nbr[x - 1] >= cp.nbr[x]);
+                 }) >= 0;
   }
   size_t t = 0;
   for (size_t s = 0; s < steps; ++s) {
@@ -356,67 +364,136 @@ void check_topology(const Plan& plan, const GraphView& g, Problems& pr) {
 
 using Unions = std::vector<std::vector<vid_t>>;
 
+// Pieces of the vertex id range [0, N) per batch: with n batches and T
+// threads, n tasks kept 8 of 64 cores busy on a friendster-like plan (the
+// unions and volumes were a quarter of the check there); n * pieces tasks,
+// each over the ids of one equal range, keep them all. Equal id ranges, not
+// the builder's splitters (sorted_sets.hpp): the check stays an independent
+// oracle. The pieces only split the work: results do not depend on them.
+int id_pieces(const Plan& plan, int64_t entries) {
+  const int threads = omp_get_max_threads();
+  if (threads <= plan.n || entries < 4 * grain()) return 1;
+  return std::clamp<int>(4 * threads / plan.n, 1, 1024);
+}
+
+// Piece k's ids start here; the last one has no end (ids beyond N, of a
+// plan the structure check let through, still count).
+int64_t piece_bound(const Plan& plan, int pieces, int k) {
+  return k == pieces ? std::numeric_limits<int64_t>::max() : plan.num_vertices * k / pieces;
+}
+
+// The members of an ascending list in [lo, hi).
+std::span<const vid_t> id_range(std::span<const vid_t> l, int64_t lo, int64_t hi) {
+  const auto below = [](vid_t v, int64_t x) { return static_cast<int64_t>(v) < x; };
+  const auto a = std::lower_bound(l.begin(), l.end(), lo, below);
+  return {a, std::lower_bound(a, l.end(), hi, below)};
+}
+
+// Union of ascending lists: merged pairwise, level by level, in linear time
+// per level.
+std::vector<vid_t> merge_levels(std::vector<std::span<const vid_t>> lists) {
+  std::vector<std::vector<vid_t>> level;
+  for (const auto& l : lists) level.emplace_back(l.begin(), l.end());
+  while (level.size() > 1) {
+    std::vector<std::vector<vid_t>> next((level.size() + 1) / 2);
+    for (size_t k = 0; k + 1 < level.size(); k += 2) {
+      next[k / 2].reserve(level[k].size() + level[k + 1].size());
+      std::set_union(level[k].begin(), level[k].end(), level[k + 1].begin(), level[k + 1].end(),
+                     std::back_inserter(next[k / 2]));
+    }
+    if (level.size() % 2) next.back() = std::move(level.back());
+    level.swap(next);
+  }
+  return level.empty() ? std::vector<vid_t>{} : std::move(level[0]);
+}
+
+// Any lists (a broken plan's): concatenated, sorted, deduplicated.
+std::vector<vid_t> sort_unique(const std::vector<const ChunkPlan*>& batch) {
+  std::vector<vid_t> u;
+  size_t total = 0;
+  for (const ChunkPlan* cp : batch) total += cp->nbr.size();
+  u.reserve(total);
+  for (const ChunkPlan* cp : batch) u.insert(u.end(), cp->nbr.begin(), cp->nbr.end());
+  std::sort(u.begin(), u.end());
+  u.erase(std::unique(u.begin(), u.end()), u.end());
+  return u;
+}
+
 // 𝕅∪_j of the plan's batches, or (identity) of the partitioner's: batch j =
-// chunk j of every partition.
+// chunk j of every partition. A batch of ascending sets (a right plan) is
+// merged piece by piece of the id range, all batches' pieces in one loop.
 Unions batch_unions(const Plan& plan, bool identity) {
   std::vector<std::vector<const ChunkPlan*>> batch(plan.n);
+  int64_t entries = 0;
   for (int j = 0; j < plan.n; ++j)
     for (int i = 0; i < plan.m; ++i) {
       const ChunkPlan& cp = plan.step(j, i);
       batch[identity ? cp.chunk : j].push_back(&cp);
+      entries += static_cast<int64_t>(cp.nbr.size());
     }
-  Unions u(plan.n);
-#pragma omp parallel for schedule(dynamic, 1) if (plan.n > 1)
-  for (int j = 0; j < plan.n; ++j) {
-    const bool ascending = std::all_of(batch[j].begin(), batch[j].end(), [](const ChunkPlan* cp) {
-      return std::adjacent_find(cp->nbr.begin(), cp->nbr.end(), std::greater_equal<vid_t>()) == cp->nbr.end();
-    });
-    if (ascending) {
-      // Ascending sets (a right plan): merged pairwise, level by level, in
-      // linear time per level.
-      std::vector<std::vector<vid_t>> level;
-      for (const ChunkPlan* cp : batch[j]) level.push_back(cp->nbr);
-      while (level.size() > 1) {
-        std::vector<std::vector<vid_t>> next((level.size() + 1) / 2);
-        for (size_t k = 0; k + 1 < level.size(); k += 2) {
-          next[k / 2].reserve(level[k].size() + level[k + 1].size());
-          std::set_union(level[k].begin(), level[k].end(), level[k + 1].begin(), level[k + 1].end(),
-                         std::back_inserter(next[k / 2]));
-        }
-        if (level.size() % 2) next.back() = std::move(level.back());
-        level.swap(next);
-      }
-      if (!level.empty()) u[j] = std::move(level[0]);
+  std::vector<char> ascending(plan.n, 1);
+  for (int j = 0; j < plan.n; ++j)
+    for (const ChunkPlan* cp : batch[j])
+      ascending[j] = ascending[j] &&
+                     first_bad(static_cast<int64_t>(cp->nbr.size()) - 1,
+                               [&](int64_t k) { return cp->nbr[k] >= cp->nbr[k + 1]; }) < 0;
+  const int pieces = id_pieces(plan, entries);
+  std::vector<std::vector<vid_t>> piece(static_cast<size_t>(plan.n) * pieces);
+  const auto tasks = static_cast<int64_t>(piece.size());
+#pragma omp parallel for schedule(dynamic, 1) if (tasks > 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int j = static_cast<int>(t / pieces), k = static_cast<int>(t % pieces);
+    if (!ascending[j]) {
+      if (k == 0) piece[t] = sort_unique(batch[j]);
       continue;
     }
+    std::vector<std::span<const vid_t>> lists;
+    for (const ChunkPlan* cp : batch[j])
+      lists.push_back(id_range(cp->nbr, piece_bound(plan, pieces, k), piece_bound(plan, pieces, k + 1)));
+    piece[t] = merge_levels(std::move(lists));
+  }
+  Unions u(plan.n);
+  for (int j = 0; j < plan.n; ++j) {
     size_t total = 0;
-    for (const ChunkPlan* cp : batch[j]) total += cp->nbr.size();
+    for (int k = 0; k < pieces; ++k) total += piece[static_cast<size_t>(j) * pieces + k].size();
     u[j].reserve(total);
-    for (const ChunkPlan* cp : batch[j]) u[j].insert(u[j].end(), cp->nbr.begin(), cp->nbr.end());
-    std::sort(u[j].begin(), u[j].end());
-    u[j].erase(std::unique(u[j].begin(), u[j].end()), u[j].end());
+    for (int k = 0; k < pieces; ++k) {
+      std::vector<vid_t>& p = piece[static_cast<size_t>(j) * pieces + k];
+      u[j].insert(u[j].end(), p.begin(), p.end());
+      std::vector<vid_t>().swap(p);
+    }
   }
   return u;
 }
 
+// Members of a (ascending) not in b (ascending): a merge walk.
+int64_t count_not_in(std::span<const vid_t> a, std::span<const vid_t> b) {
+  int64_t c = 0;
+  size_t at = 0;
+  for (vid_t v : a) {
+    while (at < b.size() && b[at] < v) ++at;
+    if (at == b.size() || b[at] != v) ++c;
+  }
+  return c;
+}
+
+// V_ru: the vertices of 𝕅∪_j not in 𝕅∪_j-1, per batch and piece of the id
+// range (the unions are ascending), summed: the same for any piece count.
 PlanVolumes volumes_of(const Plan& plan, const Unions& u) {
   PlanVolumes vol;
+  int64_t entries = 0;
   for (const ChunkPlan& cp : plan.steps) vol.v_ori += static_cast<int64_t>(cp.nbr.size());
+  for (const auto& x : u) entries += static_cast<int64_t>(x.size());
+  const int pieces = id_pieces(plan, entries);
   int64_t p2p = 0, ru = 0;
-#pragma omp parallel for schedule(dynamic, 1) reduction(+ : p2p, ru) if (plan.n > 1)
-  for (int j = 0; j < plan.n; ++j) {
-    p2p += static_cast<int64_t>(u[j].size());
-    if (j == 0) {
-      ru += static_cast<int64_t>(u[j].size());
-      continue;
-    }
-    // Vertices of 𝕅∪_j not in 𝕅∪_j-1: a merge walk over two ascending lists.
-    const std::vector<vid_t>& prev = u[j - 1];
-    size_t a = 0;
-    for (vid_t v : u[j]) {
-      while (a < prev.size() && prev[a] < v) ++a;
-      if (a == prev.size() || prev[a] != v) ++ru;
-    }
+  for (const auto& x : u) p2p += static_cast<int64_t>(x.size());
+  const auto tasks = static_cast<int64_t>(plan.n) * pieces;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : ru) if (tasks > 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int j = static_cast<int>(t / pieces), k = static_cast<int>(t % pieces);
+    const int64_t lo = piece_bound(plan, pieces, k), hi = piece_bound(plan, pieces, k + 1);
+    const std::span<const vid_t> cur = id_range(u[j], lo, hi);
+    ru += j == 0 ? static_cast<int64_t>(cur.size()) : count_not_in(cur, id_range(u[j - 1], lo, hi));
   }
   vol.v_p2p = p2p;
   vol.v_ru = ru;
@@ -457,7 +534,7 @@ class CommEmulator {
   }
   void check_transition_set(int j, int i, Found& f) const;
   void load(int j);
-  bool remote_set_matches(int j, int i) const;
+  bool remote_set_matches(int j, int i);
   void read(int j);
   void flush(int j);
   void check_capacities();
@@ -470,6 +547,7 @@ class CommEmulator {
   std::vector<std::vector<uint64_t>> claim_;   // per GPU: slot -> (batch + 1) << 32 | last entry that claimed it
   std::vector<std::vector<uint64_t>> fclaim_;  // per GPU: slot -> (batch + 1) << 32 | ~(first flush naming it)
   std::vector<std::vector<uint8_t>> live_;     // per GPU: slot holds a gradient not yet flushed
+  std::vector<uint8_t> expected_;              // per vertex: 1 while an expected remote row, 0 after
 };
 
 // Sets or clears the window bit of 𝕅∪_t (distinct vertices: distinct bytes).
@@ -486,6 +564,7 @@ void CommEmulator::mark_union(int t, bool on) {
 void CommEmulator::run() {
   const int m = plan_.m, n = plan_.n;
   window_.assign(static_cast<size_t>(plan_.num_vertices), 0);
+  expected_.assign(static_cast<size_t>(plan_.num_vertices), 0);
   mark_union(0, true);
   mark_union(1, true);
   buf_.resize(m);
@@ -580,7 +659,7 @@ void CommEmulator::load(int j) {
 }
 
 // The remote rows are exactly the neighbors owned by other GPUs.
-bool CommEmulator::remote_set_matches(int j, int i) const {
+bool CommEmulator::remote_set_matches(int j, int i) {
   const ChunkPlan& cp = plan_.step(j, i);
   // The members of nbr owned by other GPUs, in nbr's order: counted and
   // copied in parallel blocks (one loop per step, GPU after GPU, was a
@@ -612,13 +691,24 @@ bool CommEmulator::remote_set_matches(int j, int i) const {
     std::sort(got.begin(), got.end());
     return got == expect;
   }
-  // Every row is an expected vertex, none twice: a permutation.
-  std::vector<uint8_t> seen(expect.size(), 0);
-  return first_bad(static_cast<int64_t>(cp.remote_vid.size()), [&](int64_t r) {
-           const auto it = std::lower_bound(expect.begin(), expect.end(), cp.remote_vid[r]);
-           if (it == expect.end() || *it != cp.remote_vid[r]) return true;
-           return std::atomic_ref<uint8_t>(seen[it - expect.begin()]).exchange(1, std::memory_order_relaxed) != 0;
-         }) < 0;
+  // Every row is an expected vertex, none twice: a permutation. Each row
+  // takes its vertex's mark (a byte per vertex: a binary search over the
+  // expected set per row was a fifth of the check); the marks left are
+  // cleared after.
+  const auto expected = static_cast<int64_t>(expect.size());
+  parallel_blocks(expected, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) expected_[expect[k]] = 1;
+  });
+  const bool permutation =
+      first_bad(static_cast<int64_t>(cp.remote_vid.size()), [&](int64_t r) {
+        const vid_t v = cp.remote_vid[r];
+        return v >= expected_.size() ||
+               std::atomic_ref<uint8_t>(expected_[v]).exchange(0, std::memory_order_relaxed) != 1;
+      }) < 0;
+  parallel_blocks(expected, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) expected_[expect[k]] = 0;
+  });
+  return permutation;
 }
 
 void CommEmulator::read(int j) {
@@ -751,9 +841,14 @@ void CommEmulator::check_capacities() {
 }
 
 void check_communication(const Plan& plan, Problems& pr) {
+  Timer t;
   const Unions unions = batch_unions(plan, false);
+  const double union_seconds = t.seconds();
   CommEmulator(plan, unions, pr).run();
+  const double emulation_seconds = t.seconds() - union_seconds;
   check_volumes(plan, unions, pr);
+  log::debug("plan check: batch unions {:.2f} s, emulation {:.2f} s, volumes {:.2f} s", union_seconds,
+             emulation_seconds, t.seconds() - union_seconds - emulation_seconds);
 }
 
 }  // namespace
@@ -768,11 +863,16 @@ std::vector<std::string> check_plan_comm(const Plan& plan, size_t max_problems) 
 std::vector<std::string> check_plan(const Plan& plan, const GraphView& g_new, const Partition& p,
                                     size_t max_problems) {
   Problems pr(max_problems);
+  Timer t;
   if (!check_structure(plan, pr)) return pr.result();
   check_against_partition(plan, p, pr);
   if (pr.any()) return pr.result();
+  const double structure = t.seconds();
   check_topology(plan, g_new, pr);
+  const double topology = t.seconds() - structure;
   check_communication(plan, pr);
+  log::debug("plan check: structure {:.2f} s, topology {:.2f} s, communication and volumes {:.2f} s", structure,
+             topology, t.seconds() - structure - topology);
   return pr.result();
 }
 

@@ -29,6 +29,15 @@ class VertexBits {
   void prepare_rank(const std::vector<vid_t>& members) {
     for (size_t k = members.size(); k-- > 0;) first_[members[k] >> 6] = static_cast<uint32_t>(k);
   }
+  // prepare_rank by `threads` threads: in an ascending list the first member
+  // of each word is the one whose word differs from its predecessor's, so
+  // every word is written once, whatever the split.
+  void prepare_rank_parallel(const std::vector<vid_t>& members, int threads) {
+    const auto size = static_cast<int64_t>(members.size());
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t k = 0; k < size; ++k)
+      if (k == 0 || (members[k - 1] >> 6) != (members[k] >> 6)) first_[members[k] >> 6] = static_cast<uint32_t>(k);
+  }
   uint32_t rank(vid_t v) const {
     const uint64_t below = words_[v >> 6] & ((uint64_t{1} << (v & 63)) - 1);
     return first_[v >> 6] + static_cast<uint32_t>(std::popcount(below));

@@ -284,6 +284,31 @@ TEST(PlanBuilder, LargePlanSameAtAnyThreadCount) {
   omp_set_num_threads(threads);
 }
 
+// Fewer chunks and steps than threads (m = 4 x n = 8 on 64 cores): chunk
+// topologies by teams of threads, a batch's rows and a step's merged
+// indices by the threads left over (nested), and the write check's steps:
+// the same plan and verdicts as one thread.
+TEST(PlanBuilder, FewStepsByTeamsSameAsOneThread) {
+  const Graph g = test::make_graph(test::GraphKind::community, 60000, 1200000, 13);
+  const int threads = omp_get_max_threads();
+  for (auto [m, n] : {std::pair{1, 2}, std::pair{2, 2}, std::pair{1, 3}}) {
+    const auto [g_new, p] = test::shuffled_partition(g, m, n, 7);
+    omp_set_num_threads(1);
+    const Plan one = build_plan(g_new.view(), p, {});
+    // The write check's steps by teams too: the same verdicts.
+    Plan spoiled = one;
+    std::swap(spoiled.steps.back().trans_slot[0], spoiled.steps.back().trans_slot[1]);
+    const std::string first = find_derivation_mismatch(spoiled);
+    EXPECT_NE(first, "");
+    omp_set_num_threads(8);
+    const Plan teams = build_plan(g_new.view(), p, {});
+    EXPECT_EQ(find_derivation_mismatch(teams), "") << "m " << m << " n " << n;
+    EXPECT_EQ(find_derivation_mismatch(spoiled), first) << "m " << m << " n " << n;
+    omp_set_num_threads(threads);
+    EXPECT_TRUE(same_plan(one, teams)) << "m " << m << " n " << n;
+  }
+}
+
 // One chunk: built by all threads (rows filled and sorted in parallel, the
 // neighbor set as shared bits); the same plan as one thread building it, on
 // graphs above the parallel threshold (and several chunks, side by side).

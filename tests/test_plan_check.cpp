@@ -190,6 +190,41 @@ TEST(PlanCheck, SameProblemsWhateverTheThreadCount) {
   }
 }
 
+// The batch unions and volumes are recomputed per batch and piece of the id
+// range when threads outnumber batches (n = 4 here; 8 threads and blocks of
+// 7 make 8 pieces a batch): a right plan's volumes still match, wrong ones
+// are caught, and a neighbor list out of order (its batch merged as a whole)
+// gives the same problems as one thread in one piece.
+TEST(PlanCheck, UnionsAndVolumesInPiecesOfTheIdRange) {
+  const std::vector<std::pair<const char*, std::function<void(Plan&)>>> spoils = {
+      {"none", [](Plan&) {}},
+      {"V_ru", [](Plan& pl) { pl.volumes.v_ru += 1; }},
+      {"volumes_before", [](Plan& pl) { pl.volumes_before.v_p2p -= 1; }},
+      {"nbr order", [](Plan& pl) { std::swap(pl.step(1, 0).nbr[0], pl.step(1, 0).nbr[1]); }},
+  };
+  const int threads = omp_get_max_threads();
+  for (const auto& [what, spoil] : spoils) {
+    SCOPED_TRACE(what);
+    Fixture f;
+    spoil(f.plan);
+    std::vector<std::vector<std::string>> lists;
+    for (BulkTuning t : {BulkTuning{}, BulkTuning{0, 7}})
+      for (int k : {1, 8}) {
+        ScopedBulkTuning scope(t);
+        omp_set_num_threads(k);
+        lists.push_back(check_plan(f.plan, f.g.view(), f.p, 12));
+      }
+    omp_set_num_threads(threads);
+    ASSERT_EQ(lists[0].empty(), std::string(what) == "none") << (lists[0].empty() ? "" : lists[0][0]);
+    if (std::string(what) != "none" && std::string(what) != "nbr order") {
+      bool named = false;
+      for (const auto& s : lists[0]) named |= s.find(what) != std::string::npos;
+      EXPECT_TRUE(named) << lists[0][0];
+    }
+    for (size_t k = 1; k < lists.size(); ++k) EXPECT_EQ(lists[k], lists[0]) << "run " << k;
+  }
+}
+
 TEST(PlanCheck, RefusesAnotherPartition) {
   Fixture f;
   Partition other = f.p;

@@ -11,6 +11,7 @@
 
 #include "core/bulk_memory.hpp"
 #include "core/log.hpp"
+#include "core/nested_levels.hpp"
 #include "core/timer.hpp"
 
 namespace ht {
@@ -77,13 +78,16 @@ std::span<const uint32_t> slots_before(const Plan& plan, size_t s) {
 }
 
 // What read_plan requires of a step's stored lists before it derives.
+// In parallel blocks of the step's lists: one task per step kept 32 of 64
+// cores busy (m = 4 x n = 8) over a friendster-like plan's 2.5 B edges.
 bool stored_lists_valid(const Plan& plan, const ChunkPlan& cp) {
   const auto nv = static_cast<uint64_t>(plan.num_vertices);
-  for (size_t x = 0; x < cp.nbr.size(); ++x)
-    if (cp.nbr[x] >= nv || (x > 0 && cp.nbr[x - 1] >= cp.nbr[x])) return false;
-  for (uint32_t x : cp.src_local)
-    if (x >= cp.nbr.size()) return false;
-  return true;
+  if (first_bad(static_cast<int64_t>(cp.nbr.size()), [&](int64_t x) {
+        return cp.nbr[x] >= nv || (x > 0 && cp.nbr[x - 1] >= cp.nbr[x]);
+      }) >= 0)
+    return false;
+  return first_bad(static_cast<int64_t>(cp.src_local.size()),
+                   [&](int64_t e) { return cp.src_local[e] >= cp.nbr.size(); }) < 0;
 }
 
 // Step s's own lists but its edges' against their derivation, given the
@@ -473,10 +477,8 @@ std::string find_derivation_mismatch(const Plan& plan) {
   const size_t steps = plan.steps.size();
   const auto nsteps = static_cast<int64_t>(steps);
   // A step's derivation reads the stored lists of its whole batch.
-  std::vector<char> valid(steps, 1);
-#pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1)
-  for (int64_t s = 0; s < nsteps; ++s) valid[s] = stored_lists_valid(plan, plan.steps[s]) ? 1 : 0;
-  if (std::find(valid.begin(), valid.end(), 0) != valid.end()) return "";
+  for (const ChunkPlan& cp : plan.steps)
+    if (!stored_lists_valid(plan, cp)) return "";
   // Lengths next: the derivations below index with them.
   for (size_t s = 0; s < steps; ++s) {
     const ChunkPlan& cp = plan.steps[s];
@@ -506,10 +508,20 @@ std::string find_derivation_mismatch(const Plan& plan) {
   std::vector<std::vector<uint32_t>> merged(steps);
   int64_t work = 0;
   for (const ChunkPlan& cp : plan.steps) work += static_cast<int64_t>(cp.src_local.size() + cp.nbr.size());
+  // Fewer steps than threads (32 on 64 cores): each step's derivation loops
+  // (step_slots' blocks) by a team of the threads left over; derivations are
+  // the same for any thread count.
+  const int threads = omp_get_max_threads();
+  const int team = nsteps > 0 && nsteps < threads ? static_cast<int>(threads / nsteps) : 1;
+  {
+    const ScopedNestedLevels nested(team > 1 ? 2 : 1);
 #pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1 && work > grain())
-  for (int64_t s = 0; s < nsteps; ++s)
-    found[s] = step_mismatch(plan, static_cast<size_t>(s), before[s], static_cast<uint32_t>(used[s % plan.m]),
-                             merged[s]);
+    for (int64_t s = 0; s < nsteps; ++s) {
+      if (team > 1) omp_set_num_threads(team);
+      found[s] = step_mismatch(plan, static_cast<size_t>(s), before[s], static_cast<uint32_t>(used[s % plan.m]),
+                               merged[s]);
+    }
+  }
   // The edges in blocks over all steps (edge_blocks); a step's own lists
   // come before its edges: the same first mismatch as step by step.
   const std::vector<EdgeBlock> blocks = edge_blocks(plan, [&](size_t s) { return !found[s].empty(); });

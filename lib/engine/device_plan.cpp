@@ -40,14 +40,20 @@ void transpose_edges(std::span<const uint32_t> src, int64_t rows, std::vector<in
   const int64_t ne = static_cast<int64_t>(src.size());
   HT_CHECK(ne <= int64_t{std::numeric_limits<uint32_t>::max()}, "a step of {} edges: edge ids are 32-bit", ne);
   const int64_t parts = std::clamp<int64_t>(std::min(loop_threads(), ne / std::max<int64_t>(rows, 1)), 1, 1 << 10);
-  std::vector<uint32_t> at(static_cast<size_t>(parts * rows), 0);  // at[p * rows + r]: part p's count, then slot
+  // at[p * rows + r]: part p's count, then slot. Zeroed in huge pages
+  // faulted in by the step's threads (resize_for_overwrite), as t_offsets:
+  // hundreds of MB per step, built by every step at once beside the vertex
+  // store's own page faults (4 KiB faults from one thread each took most of
+  // setup's "topology" at friendster size, bench/RESULTS.md session 13).
+  std::vector<uint32_t> at;
+  resize_for_overwrite(at, static_cast<size_t>(parts * rows));
   auto piece = [&](int64_t p) { return ne * p / parts; };
 #pragma omp parallel for schedule(static, 1) if (parts > 1)
   for (int64_t p = 0; p < parts; ++p) {
     uint32_t* c = at.data() + p * rows;
     for (int64_t e = piece(p); e < piece(p + 1); ++e) ++c[src[e]];
   }
-  t_offsets.assign(static_cast<size_t>(rows) + 1, 0);
+  resize_for_overwrite(t_offsets, static_cast<size_t>(rows) + 1);  // zeros
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     int64_t sum = 0;

@@ -32,11 +32,14 @@ inline constexpr vid_t kNoTarget = ~vid_t{0};
 inline constexpr int64_t kSerialBelow = int64_t{1} << 14;
 
 // Threads for a step over `count` items of work_of(i) each (at least 1): one
-// per kWorkPerThread, at most omp_get_max_threads(), counted only as far as
-// that needs (a bounded serial scan). A sub-round of a coarse level has a few
-// thousand rows; all threads for it meant a fork and barrier of all of them
-// for a millisecond of work, and a wait for any one thread preempted.
-inline constexpr int64_t kWorkPerThread = int64_t{1} << 14;
+// per kWorkPerThread (adjacency entries: a few hundred microseconds, far more
+// than a fork and barrier), at most omp_get_max_threads(), counted only as
+// far as that needs (a bounded serial scan). A sub-round of a coarse level
+// has a few thousand rows; all threads for it meant a fork and barrier of all
+// of them for a millisecond of work, and a wait for any one thread preempted
+// (2 threads on 2 busy cores: 10-20 ms per sub-round on levels of 2-8 k
+// vertices, against 0.3-1 ms on one thread).
+inline constexpr int64_t kWorkPerThread = int64_t{1} << 16;
 template <typename Work>
 int threads_for(int64_t count, Work work_of) {
   const int most = omp_get_max_threads();

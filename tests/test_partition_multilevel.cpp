@@ -362,7 +362,7 @@ TEST(MultilevelPieces, PerThreadGivesEachThreadItsOwnObject) {
 // threads while the coarse ones run on one: the same assignment at 1, 2 and
 // 4 threads (the small graphs above run every sub-round on one thread).
 TEST(Multilevel, SameAssignmentWhereSubRoundsUseOneOrManyThreads) {
-  const Graph graphs[] = {community_graph(8, 5000, 400000, 3), random_graph(40000, 400000, 5)};
+  const Graph graphs[] = {community_graph(8, 10000, 1200000, 3), random_graph(80000, 1200000, 5)};
   for (const Graph& g : graphs) {
     const PartitionParams q = params(PartitionMethod::multilevel, 4, 2, 3);
     Partition one, two, four;

@@ -114,7 +114,7 @@ class PerThread {
 };
 
 // Seconds of a call's label-propagation steps, summed over its sub-rounds,
-// for the -v log of each level: what a level costs beyond its size shows as
+// for the log line of each level: what a level costs beyond its size shows as
 // a step that does not shrink with it.
 struct StepTimes {
   double setup = 0;    // sub-round orders, the active set's next round

@@ -7,6 +7,7 @@
 #include "core/bulk_memory.hpp"
 #include "core/log.hpp"
 #include "core/rng.hpp"
+#include "core/timer.hpp"
 #include "partition/ml_moves.hpp"
 #include "partition/ml_rating.hpp"
 
@@ -129,17 +130,30 @@ std::vector<vid_t> cluster_vertices(const G& g, const ClusterOptions& opt, Progr
   resize_for_overwrite(incoming, static_cast<size_t>(n));  // zeros
   std::vector<Move> proposals;
   ActiveSet active(n);
+  PerThread<Scratch> scratches;
+  StepTimes times;
+  Timer step;
   for (int round = 0; round < opt.rounds; ++round) {
+    step.reset();
     const uint64_t key = rng::hash(opt.seed, 0x636C7573ULL /* "clus" */, opt.level, static_cast<uint64_t>(round));
     const SubRounds sr = make_sub_rounds(n, opt.sub_rounds, opt.seed, key);
+    times.setup += step.seconds();
+    ++times.rounds;
     int64_t moved = 0;
     for (int s = 0; s < opt.sub_rounds; ++s) {
+      step.reset();
+      ++times.sub_rounds;
       const int64_t b = sr.begin[s], e = sr.begin[s + 1];
       // Every entry is written below (inactive vertices propose nothing).
       if (proposals.size() < static_cast<size_t>(e - b)) resize_for_overwrite(proposals, static_cast<size_t>(e - b));
-#pragma omp parallel
+      // Inactive vertices cost a byte load each, active ones their row.
+      const int threads = threads_for(e - b, [&](int64_t i) {
+        const vid_t v = sr.order[b + i];
+        return active.active(v) ? 1 + g.degree(v) : int64_t{1};
+      });
+#pragma omp parallel num_threads(threads) if (threads > 1)
       {
-        Scratch scratch;
+        Scratch& scratch = scratches.local();
         const int64_t grain = proposal_grain(e - b);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t i0 = b; i0 < e; i0 += grain) {
@@ -147,28 +161,38 @@ std::vector<vid_t> cluster_vertices(const G& g, const ClusterOptions& opt, Progr
             const vid_t v = sr.order[i];
             proposals[i - b] = active.active(v) ? best_cluster(g, v, label, weight, cap, key, scratch) : Move{};
           }
-          progress.add(std::min(e, i0 + grain) - i0);
         }
       }
+      progress.add(e - b);
+      times.propose += step.seconds();
+      step.reset();
       std::vector<Move> moves = compact_moves(std::span<const Move>(proposals).first(static_cast<size_t>(e - b)));
       accept_moves(moves, weight, cap, incoming);
-#pragma omp parallel for schedule(static)
+      times.select += step.seconds();
+      step.reset();
+#pragma omp parallel for schedule(static) if (static_cast<int64_t>(moves.size()) >= kSerialBelow)
       for (int64_t i = 0; i < static_cast<int64_t>(moves.size()); ++i) {
         const Move& m = moves[i];
         std::atomic_ref<weight_t>(weight[label[m.v]]).fetch_sub(m.w, std::memory_order_relaxed);
         std::atomic_ref<weight_t>(weight[m.target]).fetch_add(m.w, std::memory_order_relaxed);
         label[m.v] = m.target;
       }
+      times.apply += step.seconds();
+      step.reset();
       active.mark_neighbors(g, std::span<const Move>(moves));
       moved += static_cast<int64_t>(moves.size());
+      times.mark += step.seconds();
     }
+    step.reset();
     active.next_round();
+    times.setup += step.seconds();
     log::debug("multilevel: level {} clustering round {}: {} moves", opt.level, round, moved);
     if (static_cast<double>(moved) < kSettled * static_cast<double>(n)) {
       progress.add(static_cast<int64_t>(opt.rounds - round - 1) * n);  // rounds not needed
       break;
     }
   }
+  log::info("multilevel: level {} clustering, {} vertices: {}", opt.level, n, times.summary());
   return label;
 }
 

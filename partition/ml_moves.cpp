@@ -8,6 +8,7 @@
 #include <atomic>
 
 #include "core/bulk_memory.hpp"
+#include "core/log.hpp"
 #include "core/rng.hpp"
 
 namespace ht::ml {
@@ -36,7 +37,7 @@ SubRounds make_sub_rounds(int64_t n, int count, uint64_t seed, uint64_t key) {
   // Per block and sub-round: how many vertices, then where they go.
   std::vector<int64_t> at(static_cast<size_t>(blocks) * c, 0);
   auto bucket = [&](int64_t v) { return static_cast<size_t>(rng::hash(seed, key, static_cast<uint64_t>(v)) % c); };
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (blocks > 1)
   for (int64_t b = 0; b < blocks; ++b)
     for (int64_t v = b * kBlock; v < std::min(n, (b + 1) * kBlock); ++v) ++at[static_cast<size_t>(b) * c + bucket(v)];
   SubRounds s;
@@ -52,7 +53,7 @@ SubRounds make_sub_rounds(int64_t n, int count, uint64_t seed, uint64_t key) {
   }
   s.begin[c] = sum;
   resize_for_overwrite(s.order, static_cast<size_t>(n));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (blocks > 1)
   for (int64_t b = 0; b < blocks; ++b)
     for (int64_t v = b * kBlock; v < std::min(n, (b + 1) * kBlock); ++v)
       s.order[at[static_cast<size_t>(b) * c + bucket(v)]++] = static_cast<vid_t>(v);
@@ -69,14 +70,14 @@ std::vector<Move> compact_moves(std::span<const Move> proposals) {
   const int64_t n = static_cast<int64_t>(proposals.size());
   const int64_t blocks = blocks_of(n);
   std::vector<int64_t> start(static_cast<size_t>(blocks) + 1, 0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (blocks > 1)
   for (int64_t b = 0; b < blocks; ++b)
     start[b + 1] = std::count_if(proposals.begin() + b * kBlock, proposals.begin() + std::min(n, (b + 1) * kBlock),
                                  [](const Move& m) { return m.target != kNoTarget; });
   for (int64_t b = 0; b < blocks; ++b) start[b + 1] += start[b];
   std::vector<Move> moves;
   resize_for_overwrite(moves, static_cast<size_t>(start[blocks]));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (blocks > 1)
   for (int64_t b = 0; b < blocks; ++b)
     std::copy_if(proposals.begin() + b * kBlock, proposals.begin() + std::min(n, (b + 1) * kBlock),
                  moves.begin() + start[b], [](const Move& m) { return m.target != kNoTarget; });
@@ -87,19 +88,19 @@ void accept_moves(std::vector<Move>& moves, std::span<const weight_t> load, weig
                   std::vector<weight_t>& incoming) {
   const int64_t n = static_cast<int64_t>(moves.size());
   // Integer sums: the same whatever order the threads add in.
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= kSerialBelow)
   for (int64_t i = 0; i < n; ++i)
     std::atomic_ref<weight_t>(incoming[moves[i].target]).fetch_add(moves[i].w, std::memory_order_relaxed);
   // Targets with room for everything take everything; the others' moves are
   // "contested".
   auto fits = [&](const Move& m) { return load[m.target] + incoming[m.target] <= limit; };
   auto reset = [&](std::span<const Move> ms) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (static_cast<int64_t>(ms.size()) >= kSerialBelow)
     for (int64_t i = 0; i < static_cast<int64_t>(ms.size()); ++i)
       std::atomic_ref<weight_t>(incoming[ms[i].target]).store(0, std::memory_order_relaxed);
   };
   int64_t contested_count = 0;
-#pragma omp parallel for schedule(static) reduction(+ : contested_count)
+#pragma omp parallel for schedule(static) reduction(+ : contested_count) if (n >= kSerialBelow)
   for (int64_t i = 0; i < n; ++i) contested_count += fits(moves[i]) ? 0 : 1;
   if (contested_count == 0) {  // the common case while clustering
     reset(moves);
@@ -111,14 +112,14 @@ void accept_moves(std::vector<Move>& moves, std::span<const weight_t> load, weig
   // passes that did not scale).
   const int64_t blocks = blocks_of(n);
   std::vector<int64_t> kept_at(static_cast<size_t>(blocks) + 1, 0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (blocks > 1)
   for (int64_t b = 0; b < blocks; ++b)
     kept_at[b + 1] = std::count_if(moves.begin() + b * kBlock, moves.begin() + std::min(n, (b + 1) * kBlock), fits);
   for (int64_t b = 0; b < blocks; ++b) kept_at[b + 1] += kept_at[b];
   std::vector<Move> kept, contested;
   resize_for_overwrite(kept, static_cast<size_t>(kept_at[blocks]));
   resize_for_overwrite(contested, static_cast<size_t>(n - kept_at[blocks]));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (blocks > 1)
   for (int64_t b = 0; b < blocks; ++b) {
     int64_t k = kept_at[b], c = b * kBlock - kept_at[b];
     for (int64_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) {
@@ -146,12 +147,18 @@ void accept_moves(std::vector<Move>& moves, std::span<const weight_t> load, weig
   }
 }
 
+std::string StepTimes::summary() const {
+  return fmt::format("{} rounds / {} sub-rounds: setup {:.3f} s, propose {:.3f} s, select {:.3f} s, apply {:.3f} s, "
+                     "mark {:.3f} s",
+                     rounds, sub_rounds, setup, propose, select, apply, mark);
+}
+
 ActiveSet::ActiveSet(int64_t n) : now_(static_cast<size_t>(n), 1), next_(static_cast<size_t>(n), 0) {}
 
 void ActiveSet::next_round() {
   now_.swap(next_);
   const int64_t n = static_cast<int64_t>(next_.size());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= kSerialBelow)
   for (int64_t v = 0; v < n; ++v) next_[v] = 0;
 }
 

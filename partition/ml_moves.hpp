@@ -7,9 +7,13 @@
 // hash of (seed, round key, vertex), and the moves a target takes when it
 // cannot take them all are chosen by a total order; so the result does not
 // depend on the thread count or on timing.
+#include <omp.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "graph/types.hpp"
@@ -18,6 +22,32 @@
 namespace ht::ml {
 
 inline constexpr vid_t kNoTarget = ~vid_t{0};
+
+// Steps of a sub-round with less work than this (moves, vertices or adjacency
+// entries) run on the calling thread alone. A sub-round has up to ten
+// parallel steps; on coarse levels most of them have a few thousand items,
+// and their fork and barrier (all threads, each a chance to wait for a
+// preempted one) cost more than the work at any thread count. Every step
+// gives the same result on one thread as on many.
+inline constexpr int64_t kSerialBelow = int64_t{1} << 14;
+
+// Threads for a step over `count` items of work_of(i) each (at least 1): one
+// per kWorkPerThread (adjacency entries: a few hundred microseconds, far more
+// than a fork and barrier), at most omp_get_max_threads(), counted only as
+// far as that needs (a bounded serial scan). A sub-round of a coarse level
+// has a few thousand rows; all threads for it meant a fork and barrier of all
+// of them for a millisecond of work, and a wait for any one thread preempted
+// (2 threads on 2 busy cores: 10-20 ms per sub-round on levels of 2-8 k
+// vertices, against 0.3-1 ms on one thread).
+inline constexpr int64_t kWorkPerThread = int64_t{1} << 16;
+template <typename Work>
+int threads_for(int64_t count, Work work_of) {
+  const int most = omp_get_max_threads();
+  const int64_t enough = kWorkPerThread * most;
+  int64_t work = 0;
+  for (int64_t i = 0; i < count && work < enough; ++i) work += work_of(i);
+  return static_cast<int>(std::clamp<int64_t>(work / kWorkPerThread, 1, most));
+}
 
 // Vertices 0..n-1 split into `count` sub-rounds: order[begin[s] ..
 // begin[s + 1]) are those of sub-round s, ascending.
@@ -56,6 +86,47 @@ std::vector<Move> compact_moves(std::span<const Move> proposals);
 void accept_moves(std::vector<Move>& moves, std::span<const weight_t> load, weight_t limit,
                   std::vector<weight_t>& incoming);
 
+// One T per thread of the calling team, each on cache lines of its own, kept
+// across the sub-rounds and rounds of a call: the per-thread scratch of the
+// proposal steps (rating tables sized for the largest row seen, label
+// buffers). Built per sub-round inside the parallel region, a hub row's table
+// of megabytes was allocated, page-faulted and zeroed again by every thread
+// in every sub-round, whatever the level's size. The scratch never changes
+// a proposal.
+template <typename T>
+class PerThread {
+ public:
+  template <typename... Args>
+  explicit PerThread(const Args&... args) {
+    const size_t threads = static_cast<size_t>(omp_get_max_threads());
+    slots_.reserve(threads);
+    for (size_t t = 0; t < threads; ++t) slots_.push_back(Slot{T(args...)});
+  }
+  // The calling thread's T (inside a parallel region of at most
+  // omp_get_max_threads() threads, as seen when this was built).
+  T& local() { return slots_[static_cast<size_t>(omp_get_thread_num())].value; }
+
+ private:
+  struct alignas(64) Slot {
+    T value;
+  };
+  std::vector<Slot> slots_;
+};
+
+// Seconds of a call's label-propagation steps, summed over its sub-rounds,
+// for the log line of each level: what a level costs beyond its size shows as
+// a step that does not shrink with it.
+struct StepTimes {
+  double setup = 0;    // sub-round orders, the active set's next round
+  double propose = 0;  // the parallel proposals
+  double select = 0;   // compact_moves and accept_moves
+  double apply = 0;    // weights and labels updated
+  double mark = 0;     // ActiveSet::mark_neighbors
+  int rounds = 0;
+  int sub_rounds = 0;
+  std::string summary() const;  // "R rounds / S sub-rounds: propose x s, ..."
+};
+
 // Which vertices a round looks at: every vertex in the first round, then
 // those next to a vertex that moved (nothing else changed around the
 // others). A move marks its neighbors both for the rest of the current round
@@ -78,7 +149,9 @@ void ActiveSet::mark_neighbors(const G& g, std::span<const Move> moves) {
   // Idempotent byte stores: the result does not depend on the order. A mark
   // already set is only read: on a coarse level (10^4 vertices, 10^6 marks
   // per sub-round) every store was a cache line taken from another core.
-#pragma omp parallel for schedule(dynamic, 64)
+  const int threads =
+      threads_for(static_cast<int64_t>(moves.size()), [&](int64_t i) { return 1 + g.degree(moves[i].v); });
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
   for (int64_t i = 0; i < static_cast<int64_t>(moves.size()); ++i)
     g.for_each_neighbor(moves[i].v, [&](vid_t u, weight_t) {
       std::atomic_ref<uint8_t> now(now_[u]), next(next_[u]);

@@ -10,6 +10,7 @@
 #include "core/bulk_memory.hpp"
 #include "core/log.hpp"
 #include "core/rng.hpp"
+#include "core/timer.hpp"
 #include "partition/ml_moves.hpp"
 #include "partition/ml_rating.hpp"
 
@@ -112,44 +113,70 @@ int64_t refine_partition(const G& g, std::vector<int32_t>& part, std::vector<wei
   std::vector<weight_t> incoming(static_cast<size_t>(opt.k), 0);
   std::vector<Move> proposals;
   ActiveSet active(n);
+  struct Scratch {
+    explicit Scratch(int k) : conn(k) {}
+    BlockRatings conn;
+    std::vector<std::pair<vid_t, weight_t>> buffer;
+  };
+  PerThread<Scratch> scratches(opt.k);
+  StepTimes times;
+  Timer step;
   int64_t total = 0;
   for (int round = 0; round < opt.rounds; ++round) {
+    step.reset();
     const uint64_t key = rng::hash(opt.seed, 0x726566ULL /* "ref" */, opt.level, static_cast<uint64_t>(round));
     const SubRounds sr = make_sub_rounds(n, opt.sub_rounds, opt.seed, key);
+    times.setup += step.seconds();
+    ++times.rounds;
     int64_t moved = 0;
     for (int s = 0; s < opt.sub_rounds; ++s) {
+      step.reset();
+      ++times.sub_rounds;
       const int64_t b = sr.begin[s], e = sr.begin[s + 1];
       // Every entry is written below (inactive vertices propose nothing).
       if (proposals.size() < static_cast<size_t>(e - b)) resize_for_overwrite(proposals, static_cast<size_t>(e - b));
-#pragma omp parallel
+      // Inactive vertices cost a byte load each, active ones their row.
+      const int threads = threads_for(e - b, [&](int64_t i) {
+        const vid_t v = sr.order[b + i];
+        return active.active(v) ? 1 + g.degree(v) : int64_t{1};
+      });
+#pragma omp parallel num_threads(threads) if (threads > 1)
       {
-        BlockRatings conn(opt.k);
-        std::vector<std::pair<vid_t, weight_t>> buffer;
+        Scratch& scratch = scratches.local();
         const int64_t grain = proposal_grain(e - b);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t i0 = b; i0 < e; i0 += grain) {
           for (int64_t i = i0; i < std::min(e, i0 + grain); ++i) {
             const vid_t v = sr.order[i];
-            proposals[i - b] = active.active(v)
-                                   ? refinement_move(g, v, part, weights, opt.max_block_weight, key, conn, buffer)
-                                   : Move{};
+            proposals[i - b] = active.active(v) ? refinement_move(g, v, part, weights, opt.max_block_weight, key,
+                                                                  scratch.conn, scratch.buffer)
+                                                : Move{};
           }
-          progress.add(std::min(e, i0 + grain) - i0);
         }
       }
+      progress.add(e - b);
+      times.propose += step.seconds();
+      step.reset();
       std::vector<Move> moves = compact_moves(std::span<const Move>(proposals).first(static_cast<size_t>(e - b)));
       accept_moves(moves, weights, opt.max_block_weight, incoming);
-#pragma omp parallel for schedule(static)
+      times.select += step.seconds();
+      step.reset();
+#pragma omp parallel for schedule(static) if (static_cast<int64_t>(moves.size()) >= kSerialBelow)
       for (int64_t i = 0; i < static_cast<int64_t>(moves.size()); ++i) {
         const Move& m = moves[i];
         std::atomic_ref<weight_t>(weights[part[m.v]]).fetch_sub(m.w, std::memory_order_relaxed);
         std::atomic_ref<weight_t>(weights[m.target]).fetch_add(m.w, std::memory_order_relaxed);
         part[m.v] = static_cast<int32_t>(m.target);
       }
+      times.apply += step.seconds();
+      step.reset();
       active.mark_neighbors(g, std::span<const Move>(moves));
       moved += static_cast<int64_t>(moves.size());
+      times.mark += step.seconds();
     }
+    step.reset();
     active.next_round();
+    times.setup += step.seconds();
     total += moved;
     log::debug("multilevel: level {} refinement round {}: {} moves", opt.level, round, moved);
     if (static_cast<double>(moved) < kSettled * static_cast<double>(n)) {
@@ -157,6 +184,7 @@ int64_t refine_partition(const G& g, std::vector<int32_t>& part, std::vector<wei
       break;
     }
   }
+  log::info("multilevel: level {} refinement, {} vertices: {}", opt.level, n, times.summary());
   return total;
 }
 

@@ -324,6 +324,59 @@ TEST(MultilevelPieces, SubRoundsArePermutationsIndependentOfThreads) {
   }
 }
 
+// Sub-round steps take one thread per kWorkPerThread of work, all of them at
+// most, and count no further than that needs.
+TEST(MultilevelPieces, ThreadsForFollowsTheWorkAndStopsCounting) {
+  with_threads(4, [&] {
+    int64_t looked = 0;
+    auto unit = [&](int64_t) {
+      ++looked;
+      return int64_t{1};
+    };
+    EXPECT_EQ(ml::threads_for(100, unit), 1);
+    EXPECT_EQ(ml::threads_for(ml::kWorkPerThread * 5 / 2, unit), 2);
+    looked = 0;
+    EXPECT_EQ(ml::threads_for(int64_t{1} << 40, unit), 4);
+    EXPECT_EQ(looked, 4 * ml::kWorkPerThread);
+    EXPECT_EQ(ml::threads_for(3, [](int64_t) { return ml::kWorkPerThread * 100; }), 4);
+    EXPECT_EQ(ml::threads_for(0, unit), 1);
+  });
+}
+
+// Each thread of a team gets its own object, the same one in every region.
+TEST(MultilevelPieces, PerThreadGivesEachThreadItsOwnObject) {
+  with_threads(3, [&] {
+    ml::PerThread<std::vector<int>> slots(2, 7);
+    std::vector<std::vector<int>*> first(3, nullptr), second(3, nullptr);
+#pragma omp parallel num_threads(3)
+    first[omp_get_thread_num()] = &slots.local();
+#pragma omp parallel num_threads(3)
+    second[omp_get_thread_num()] = &slots.local();
+    EXPECT_EQ(first, second);
+    EXPECT_EQ(std::set<std::vector<int>*>(first.begin(), first.end()).size(), 3u);
+    EXPECT_EQ(*first[0], (std::vector<int>{7, 7}));
+  });
+}
+
+// Graphs large enough that sub-rounds of the input level run on several
+// threads while the coarse ones run on one: the same assignment at 1, 2 and
+// 4 threads (the small graphs above run every sub-round on one thread).
+TEST(Multilevel, SameAssignmentWhereSubRoundsUseOneOrManyThreads) {
+  const Graph graphs[] = {community_graph(8, 10000, 1200000, 3), random_graph(80000, 1200000, 5)};
+  for (const Graph& g : graphs) {
+    const PartitionParams q = params(PartitionMethod::multilevel, 4, 2, 3);
+    Partition one, two, four;
+    with_threads(1, [&] { one = partition_of(g, q); });
+    with_threads(2, [&] { two = partition_of(g, q); });
+    with_threads(4, [&] { four = partition_of(g, q); });
+    EXPECT_EQ(one.new_to_old, two.new_to_old);
+    EXPECT_EQ(one.part_offsets, two.part_offsets);
+    EXPECT_EQ(one.chunk_offsets, two.chunk_offsets);
+    EXPECT_EQ(one.new_to_old, four.new_to_old);
+    EXPECT_EQ(one.chunk_offsets, four.chunk_offsets);
+  }
+}
+
 TEST(MultilevelPieces, MovesRespectTheLimitBestFirst) {
   // Target 0 has room for 10 of the 13 offered; target 1 for everything.
   const std::vector<ml::weight_t> load{90, 0};

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <exception>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -14,6 +14,7 @@
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/thread_teams.hpp"
 #include "core/timer.hpp"
 #include "engine/pull_lists.hpp"
 
@@ -360,7 +361,7 @@ namespace {
 using StepTimes = std::array<double, 6>;
 
 void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePlan& dp, const EdgeKeys& k,
-                const StepAlloc& alloc, DeviceStep& ds, StepTimes& times) {
+                const StepAlloc& alloc, std::mutex& alloc_mutex, DeviceStep& ds, StepTimes& times) {
   Timer clock;
   auto lap = [&](int part) {
     times[static_cast<size_t>(part)] = clock.seconds();
@@ -381,8 +382,10 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   Packer pk;
   lay_out(ds, pk, t, x, mode == CommMode::baseline ? 0 : s.remote_slot.size(), early);
   std::byte* base = nullptr;
-#pragma omp critical(ht_step_alloc)
-  base = alloc(gpu, pk.bytes());
+  {
+    const std::lock_guard<std::mutex> one_at_a_time(alloc_mutex);
+    base = alloc(gpu, pk.bytes());
+  }
   lap(3);
   pack(ds, base, pk.bytes(), t, x, s, early);
   lap(4);
@@ -394,46 +397,20 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   lap(5);
 }
 
-// Sets OpenMP's limit of active nested levels to at least `levels` for its
-// lifetime (run_steps: a step's loops inside the loop over the steps).
-class NestedLevels {
- public:
-  explicit NestedLevels(int levels) : saved_(omp_get_max_active_levels()) {
-    omp_set_max_active_levels(std::max(saved_, levels));
-  }
-  ~NestedLevels() { omp_set_max_active_levels(saved_); }
-  NestedLevels(const NestedLevels&) = delete;
-  NestedLevels& operator=(const NestedLevels&) = delete;
-
- private:
-  int saved_;
-};
-
 // body(q) for the steps q in [0, tasks), side by side, the threads shared
 // out: with as many steps as threads or more, one thread each (their loops
 // run serially); with fewer, each step gets threads / tasks of its own for
-// its loops (nested parallelism), so that no core idles while, say, the four
-// steps of m = 1, n = 4 are built on 16 cores. (Measured there, session 9:
-// the steps one after another, each by all threads, took 3.8-5.1 s against
-// 2.1 s side by side, one thread each.) The bytes do not depend on it.
+// its loops, so that no core idles while, say, the four steps of m = 1,
+// n = 4 are built on 16 cores. (Measured there, session 9: the steps one
+// after another, each by all threads, took 3.8-5.1 s against 2.1 s side by
+// side, one thread each.) The bytes do not depend on it. The steps' teams
+// are std::threads (run_in_teams), not a nested OpenMP team: libgomp starts
+// fresh threads for every region nested in a team, and a step opens a dozen.
 template <typename Body>
 void run_steps(int64_t tasks, Body body) {
   const int64_t threads = loop_threads();
   if (tasks <= 1 || tasks >= threads) return parallel_tasks(tasks, body);
-  const int inner = static_cast<int>(threads / tasks);
-  const NestedLevels nested(omp_get_active_level() + 2);
-  std::exception_ptr error;
-#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(tasks))
-  for (int64_t q = 0; q < tasks; ++q) {
-    omp_set_num_threads(inner);  // this step's loops
-    try {
-      body(q);
-    } catch (...) {
-#pragma omp critical(ht_run_steps_error)
-      if (!error) error = std::current_exception();
-    }
-  }
-  if (error) std::rethrow_exception(error);
+  run_in_teams(tasks, static_cast<int>(tasks), static_cast<int>(threads), body);
 }
 
 }  // namespace
@@ -461,10 +438,11 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
   // step is built by all threads (make_topology; measured on 16 cores,
   // bench/RESULTS.md, session 9: 5.80 -> 4.74 s at 2.45 M vertices).
   std::vector<StepTimes> times(static_cast<size_t>(count) * plan.n, StepTimes{});
+  std::mutex alloc_mutex;  // (the teams are std::threads and OpenMP threads)
   run_steps(static_cast<int64_t>(count) * plan.n, [&](int64_t q) {
     const int i = static_cast<int>(q / plan.n), j = static_cast<int>(q % plan.n);
     DevicePlan& dp = out[static_cast<size_t>(i)];
-    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, dp.steps[j], times[static_cast<size_t>(q)]);
+    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, alloc_mutex, dp.steps[j], times[static_cast<size_t>(q)]);
   });
   StepTimes sum{}, most{};
   for (const StepTimes& t : times)

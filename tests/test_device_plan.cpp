@@ -9,10 +9,12 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/rng.hpp"
 #include "engine/device_plan.hpp"
 #include "partition/plan_builder.hpp"
@@ -254,6 +256,98 @@ TEST(DevicePlan, PackedBytesSameInAnyMemoryAndThreadShare) {
           }
       }
     }
+}
+
+template <typename T>
+std::vector<T> listed(DevArray<T> a) {
+  return {a.data, a.data + a.size};
+}
+
+// A packed step's topology is written straight into its block (counted
+// first, then filled): its lists are make_topology's, for every comm mode,
+// remote area layout (odd steps' remote rows shifted), GCN's weights with
+// edge keys and SAGE's mean, the hub's long rows included.
+TEST(DevicePlan, PackedTopologyIsMakeTopologys) {
+  Graph g = test::make_graph(test::GraphKind::rmat, 3000, 40000, 9);
+  std::vector<float> inv_sqrt_deg(g.num_vertices), inv_deg(g.num_vertices);
+  std::vector<int64_t> orig(g.num_vertices);
+  for (int64_t v = 0; v < g.num_vertices; ++v) {
+    inv_sqrt_deg[v] = 1.0f / static_cast<float>(2 + v % 7);
+    inv_deg[v] = 1.0f / static_cast<float>(1 + v % 5);
+    orig[v] = 5 * v + 2;
+  }
+  const EdgeKeys gcn{inv_sqrt_deg, orig}, sage{{}, {}, inv_deg};
+  for (int n : {1, 3})
+    for (CommMode mode : {CommMode::baseline, CommMode::p2p, CommMode::full})
+      for (RemoteAreas areas : {RemoteAreas::one, RemoteAreas::early_pulls, RemoteAreas::kept_rows})
+        for (const EdgeKeys* keys : {&gcn, &sage}) {
+          if (areas != RemoteAreas::one && mode != CommMode::full) continue;
+          const Plan plan = build_plan(g.view(), test::range_partition(g, 2, n));
+          std::vector<std::vector<std::byte>> blocks;
+          const std::vector<DevicePlan> dps =
+              build_device_plans(plan, 0, 2, mode, *keys, keys == &gcn, [&](int64_t bytes) {
+                blocks.emplace_back(static_cast<size_t>(bytes), std::byte{0x77});
+                return blocks.back().data();
+              }, areas);
+          for (int i = 0; i < 2; ++i)
+            for (int j = 0; j < n; ++j) {
+              const DevicePlan& dp = dps[static_cast<size_t>(i)];
+              const DeviceStep& ds = dp.steps[static_cast<size_t>(j)];
+              const HostTopology ref = make_topology(plan.step(j, i), mode, dp.buffer_rows, *keys, dp.trans_capacity,
+                                                     (j & 1) ? dp.remote_shift : 0);
+              const DevTopology t = ds.bind({ds.bytes.data(), static_cast<int64_t>(ds.bytes.size())}).topo;
+              const std::string where = "n " + std::to_string(n) + " mode " + std::to_string(static_cast<int>(mode)) +
+                                        " areas " + std::to_string(static_cast<int>(areas)) + " device " +
+                                        std::to_string(i) + " step " + std::to_string(j);
+              EXPECT_EQ(t.num_dst, ref.num_dst) << where;
+              EXPECT_EQ(t.num_src_rows, ref.num_src_rows) << where;
+              EXPECT_EQ(listed(t.offsets), ref.offsets) << where;
+              EXPECT_EQ(listed(t.src), ref.src) << where;
+              EXPECT_EQ(listed(t.weight), ref.weight) << where;
+              EXPECT_EQ(listed(t.dst_row), ref.dst_row) << where;
+              EXPECT_EQ(listed(t.t_offsets), ref.t_offsets) << where;
+              EXPECT_EQ(listed(t.t_edge), ref.t_edge) << where;
+              EXPECT_EQ(listed(t.edge_dst), ref.edge_dst) << where;
+              EXPECT_EQ(listed(t.edge_src_key), ref.src_key) << where;
+              EXPECT_EQ(listed(t.edge_dst_key), ref.dst_key) << where;
+              EXPECT_EQ(listed(t.seg_row), ref.seg_row) << where;
+              EXPECT_EQ(listed(t.seg_edge), ref.seg_edge) << where;
+              EXPECT_EQ(listed(t.t_seg_row), ref.t_seg_row) << where;
+              EXPECT_EQ(listed(t.t_seg_edge), ref.t_seg_edge) << where;
+              EXPECT_EQ(ds.segments, ref.segments()) << where;
+            }
+        }
+}
+
+// An edge whose row lies beyond the buffer (a plan that does not fit its
+// capacities) stops the packed build with make_topology's error, before any
+// block is taken.
+TEST(DevicePlan, PackedStepBeyondTheBufferSaysWhichRow) {
+  Graph g = test::make_graph(test::GraphKind::rmat, 1000, 8000, 3);
+  Plan plan = build_plan(g.view(), test::range_partition(g, 1, 2));
+  ChunkPlan& s = plan.steps[1];
+  ASSERT_GT(s.src_merged.size(), 10u);
+  s.src_merged[7] = 1u << 30;
+  std::string expected;
+  try {
+    make_topology(s, CommMode::full, plan.merged_capacity(0), {});
+  } catch (const Error& e) {
+    expected = e.what();
+  }
+  ASSERT_NE(expected.find("beyond the buffer"), std::string::npos) << expected;
+  int64_t blocks = 0;
+  std::vector<std::vector<std::byte>> kept;
+  try {
+    build_device_plans(plan, 0, 1, CommMode::full, {}, false, [&](int64_t bytes) {
+      ++blocks;
+      kept.emplace_back(static_cast<size_t>(bytes));
+      return kept.back().data();
+    });
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), expected);
+  }
+  EXPECT_LE(blocks, 1) << "step 0 may be packed; step 1 takes no block";
 }
 
 // After mark_first_flushes, each step's flush list is its first returns, then

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
@@ -145,6 +146,29 @@ TEST(PlanFile, RoundTripEveryFieldForEveryShape) {
                       std::tie(b.dst, b.edges, b.nbr, b.trans, b.reused, b.remote, b.flush));
           }
         }
+}
+
+// Fewer GPUs than threads: read_plan derives each GPU's slots side by side
+// on teams of the threads (std::threads, each step's blocks by its team);
+// the plan read at 8 threads is the plan written, as at one thread.
+TEST(PlanFile, SlotsByTeamsSameAsOneThread) {
+  test::TempDir dir;
+  const Graph g = test::make_graph(test::GraphKind::rmat, 800, 6000, 17);
+  const int threads = omp_get_max_threads();
+  for (int m : {2, 3}) {
+    SCOPED_TRACE(fmt::format("m = {}", m));
+    const auto [g_new, p] = test::shuffled_partition(g, m, 4, 5);
+    const Plan plan = build_plan(g_new.view(), p, {});
+    const std::string path = dir.file(fmt::format("teams{}.htplan", m));
+    write_plan(path, plan);
+    ScopedBulkTuning tiny(BulkTuning{0, 7});
+    for (int t : {1, 8}) {
+      omp_set_num_threads(t);
+      const Plan read = read_plan(path);
+      omp_set_num_threads(threads);
+      expect_same(plan, read);
+    }
+  }
 }
 
 // The file holds 4 bytes per edge (src_local), not 12.

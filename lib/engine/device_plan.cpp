@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <exception>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -14,6 +14,7 @@
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/thread_teams.hpp"
 #include "core/timer.hpp"
 #include "engine/pull_lists.hpp"
 
@@ -34,80 +35,124 @@ int64_t loop_threads() {
 // one thread, each then placed in order from its own start in every row, so
 // that a row's edges come out ascending with no atomics and no sort, the
 // same at any thread count. The parts' counters (parts x rows) never
-// outweigh the edge list: at most ne / rows parts.
+// outweigh the edge list: at most ne / rows parts. Counting and placing are
+// apart so that a packed step knows its transpose's sizes (its long rows)
+// before its block is taken, and places the edges straight into it.
+class EdgeTranspose {
+ public:
+  // Counts the edges by row(e); an edge whose row is `rows` or more is not
+  // counted, the last such edge in beyond() (-1: none).
+  template <typename Row>
+  EdgeTranspose(int64_t ne, int64_t rows, Row row) : ne_(ne), rows_(rows) {
+    HT_CHECK(ne <= int64_t{std::numeric_limits<uint32_t>::max()}, "a step of {} edges: edge ids are 32-bit", ne);
+    parts_ = std::clamp<int64_t>(std::min(loop_threads(), ne / std::max<int64_t>(rows, 1)), 1, 1 << 10);
+    // at[p * rows + r]: part p's count, then slot. Zeroed in huge pages
+    // faulted in by the step's threads (resize_for_overwrite), as offsets_:
+    // hundreds of MB per step, built by every step at once beside the vertex
+    // store's own page faults (bench/RESULTS.md, session 13: the slowest
+    // step's topology took 26.6 s at friendster size).
+    resize_for_overwrite(at_, static_cast<size_t>(parts_ * rows));
+    int64_t beyond = -1;
+#pragma omp parallel for schedule(static, 1) if (parts_ > 1) reduction(max : beyond)
+    for (int64_t p = 0; p < parts_; ++p) {
+      uint32_t* c = at_.data() + p * rows;
+      for (int64_t e = piece(p); e < piece(p + 1); ++e) {
+        const uint32_t r = row(e);
+        if (r < rows) ++c[r];
+        else beyond = std::max(beyond, e);
+      }
+    }
+    beyond_ = beyond;
+    if (beyond_ >= 0) return;
+    resize_for_overwrite(offsets_, static_cast<size_t>(rows) + 1);  // zeros
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t sum = 0;
+      for (int64_t p = 0; p < parts_; ++p) sum += at_[p * rows + r];
+      offsets_[r + 1] = sum;
+    }
+    parallel_inclusive_scan(offsets_);
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      auto slot = static_cast<uint32_t>(offsets_[r]);
+      for (int64_t p = 0; p < parts_; ++p) slot += std::exchange(at_[p * rows + r], slot);
+    }
+  }
+  int64_t beyond() const { return beyond_; }
+  std::vector<int64_t>& offsets() { return offsets_; }
+  // t_edge[0, ne): each row's edges, ascending (the same row(e) as counted).
+  template <typename Row>
+  void place(Row row, uint32_t* t_edge) {
+    HT_ASSERT(beyond_ < 0);
+#pragma omp parallel for schedule(static, 1) if (parts_ > 1)
+    for (int64_t p = 0; p < parts_; ++p) {
+      uint32_t* c = at_.data() + p * rows_;
+      for (int64_t e = piece(p); e < piece(p + 1); ++e) t_edge[c[row(e)]++] = static_cast<uint32_t>(e);
+    }
+  }
+
+ private:
+  int64_t piece(int64_t p) const { return ne_ * p / parts_; }
+  int64_t ne_, rows_, parts_ = 1, beyond_ = -1;
+  std::vector<uint32_t> at_;
+  std::vector<int64_t> offsets_;
+};
+
 void transpose_edges(std::span<const uint32_t> src, int64_t rows, std::vector<int64_t>& t_offsets,
                      std::vector<uint32_t>& t_edge) {
-  const int64_t ne = static_cast<int64_t>(src.size());
-  HT_CHECK(ne <= int64_t{std::numeric_limits<uint32_t>::max()}, "a step of {} edges: edge ids are 32-bit", ne);
-  const int64_t parts = std::clamp<int64_t>(std::min(loop_threads(), ne / std::max<int64_t>(rows, 1)), 1, 1 << 10);
-  // at[p * rows + r]: part p's count, then slot. Zeroed in huge pages
-  // faulted in by the step's threads (resize_for_overwrite), as t_offsets:
-  // hundreds of MB per step, built by every step at once beside the vertex
-  // store's own page faults (4 KiB faults from one thread each took most of
-  // setup's "topology" at friendster size, bench/RESULTS.md session 13).
-  std::vector<uint32_t> at;
-  resize_for_overwrite(at, static_cast<size_t>(parts * rows));
-  auto piece = [&](int64_t p) { return ne * p / parts; };
-#pragma omp parallel for schedule(static, 1) if (parts > 1)
-  for (int64_t p = 0; p < parts; ++p) {
-    uint32_t* c = at.data() + p * rows;
-    for (int64_t e = piece(p); e < piece(p + 1); ++e) ++c[src[e]];
-  }
-  resize_for_overwrite(t_offsets, static_cast<size_t>(rows) + 1);  // zeros
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t sum = 0;
-    for (int64_t p = 0; p < parts; ++p) sum += at[p * rows + r];
-    t_offsets[r + 1] = sum;
-  }
-  parallel_inclusive_scan(t_offsets);
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    auto slot = static_cast<uint32_t>(t_offsets[r]);
-    for (int64_t p = 0; p < parts; ++p) slot += std::exchange(at[p * rows + r], slot);
-  }
-  resize_for_overwrite(t_edge, static_cast<size_t>(ne));  // (every entry written below)
-#pragma omp parallel for schedule(static, 1) if (parts > 1)
-  for (int64_t p = 0; p < parts; ++p) {
-    uint32_t* c = at.data() + p * rows;
-    for (int64_t e = piece(p); e < piece(p + 1); ++e) t_edge[c[src[e]]++] = static_cast<uint32_t>(e);
-  }
+  auto row = [&](int64_t e) { return src[e]; };
+  EdgeTranspose tr(static_cast<int64_t>(src.size()), rows, row);
+  HT_ASSERT(tr.beyond() < 0);  // (make_topology checked the rows)
+  resize_for_overwrite(t_edge, src.size());  // (every entry written below)
+  tr.place(row, t_edge.data());
+  t_offsets = std::move(tr.offsets());
 }
 
 }  // namespace
 
-// Parallel within the step (OpenMP; inside build_device_plans' loop over the
-// steps, with the threads the step gets there): every loop writes its own
-// elements, and the transpose is a stable counting sort (transpose_edges),
-// so the result is the same at any thread count.
-HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_rows, const EdgeKeys& keys,
-                           int64_t remote_row0, int64_t remote_shift) {
-  HostTopology t;
-  const int64_t nd = s.num_dst(), ne = s.num_edges();
-  t.num_dst = nd;
-  t.num_src_rows = num_src_rows;
-  t.offsets = copy_to_vector(std::span<const int64_t>(s.offsets));
-  const auto& src = mode == CommMode::baseline ? s.src_local : s.src_merged;
-  HT_CHECK(static_cast<int64_t>(src.size()) == ne, "plan step ({}, {}) has inconsistent topology arrays", s.part,
-           s.chunk);
-  // Per-edge lists: huge pages faulted in by the step's threads
-  // (resize_for_overwrite), not zeroed by one thread 4 KiB page by page.
-  resize_for_overwrite(t.src, static_cast<size_t>(ne));
-  t.dst_row.assign(nd, UINT32_MAX);
-  resize_for_overwrite(t.edge_dst, static_cast<size_t>(ne));
+namespace {
+
+// Where a step's per-edge and per-destination lists go: a HostTopology's
+// vectors (make_topology) or the slices of the step's block (build_step).
+// weight null: unweighted; src_key null: no edge keys.
+struct TopologyOut {
+  uint32_t *src, *dst_row, *edge_dst;
+  float* weight;
+  int64_t *src_key, *dst_key;
+};
+
+// The source row of edge e in the step's buffer: src_local (baseline) or
+// src_merged, merged rows from `remote_row0` on `remote_shift` rows further.
+struct SourceRows {
+  SourceRows(const ChunkPlan& s, CommMode mode, int64_t remote_row0, int64_t remote_shift)
+      : src(mode == CommMode::baseline ? s.src_local : s.src_merged),
+        shift_from(remote_shift > 0 ? static_cast<uint32_t>(remote_row0) : UINT32_MAX),
+        shift(static_cast<uint32_t>(remote_shift)) {}
+  uint32_t operator()(int64_t e) const { return src[e] >= shift_from ? src[e] + shift : src[e]; }
+  const std::vector<uint32_t>& src;
+  uint32_t shift_from, shift;
+};
+
+// The step's lists but the offsets and the transpose, into `t` (sized by the
+// caller), each destination's self-loop checked and every source row below
+// num_src_rows. Parallel within the step (OpenMP; inside build_device_plans'
+// loop over the steps, with the threads the step gets there): every loop
+// writes its own elements, so the result is the same at any thread count.
+void fill_topology(const ChunkPlan& s, const SourceRows& row, int64_t num_src_rows, const EdgeKeys& keys,
+                   const TopologyOut& t) {
+  const int64_t nd = s.num_dst();
   const bool mean = !keys.inv_deg.empty();  // SAGE's rule, else GCN's
   HT_ASSERT(!mean || keys.inv_sqrt_deg.empty());
   const bool weighted = !keys.inv_sqrt_deg.empty() || mean;
-  if (weighted) resize_for_overwrite(t.weight, static_cast<size_t>(ne));
-  const uint32_t shift_from = remote_shift > 0 ? static_cast<uint32_t>(remote_row0) : UINT32_MAX;
-  const auto shift = static_cast<uint32_t>(remote_shift);
+  HT_ASSERT(weighted == (t.weight != nullptr));
   int64_t no_self_loop = -1, beyond = -1;  // the first bad destination / edge (checked after the loops)
 #pragma omp parallel for schedule(dynamic, 4096) reduction(max : no_self_loop, beyond)
   for (int64_t d = 0; d < nd; ++d) {
     const vid_t v = static_cast<vid_t>(s.dst_begin + d);
     const float dst_w = !weighted ? 0.0f : mean ? keys.inv_deg[s.dst_begin + d] : keys.inv_sqrt_deg[s.dst_begin + d];
+    t.dst_row[d] = UINT32_MAX;
     for (int64_t e = s.offsets[d]; e < s.offsets[d + 1]; ++e) {
-      t.src[e] = src[e] >= shift_from ? src[e] + shift : src[e];
+      t.src[e] = row(e);
       if (t.src[e] >= num_src_rows) beyond = std::max(beyond, e);
       t.edge_dst[e] = static_cast<uint32_t>(d);
       if (s.src_vid[e] == v) t.dst_row[d] = t.src[e];  // the self-loop reads the destination's own row
@@ -120,15 +165,42 @@ HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_ro
            s.dst_begin + no_self_loop);
   HT_CHECK(beyond < 0, "plan step ({}, {}): edge reads row {} beyond the buffer ({} rows)", s.part, s.chunk,
            beyond < 0 ? 0 : t.src[beyond], num_src_rows);
-  if (!keys.orig_id.empty()) {
-    resize_for_overwrite(t.src_key, static_cast<size_t>(ne));
-    resize_for_overwrite(t.dst_key, static_cast<size_t>(ne));
+  if (t.src_key) {
 #pragma omp parallel for schedule(static)
-    for (int64_t e = 0; e < ne; ++e) {
+    for (int64_t e = 0; e < s.num_edges(); ++e) {
       t.src_key[e] = keys.orig_id[s.src_vid[e]];
       t.dst_key[e] = keys.orig_id[s.dst_begin + t.edge_dst[e]];
     }
   }
+}
+
+bool weighted(const EdgeKeys& keys) { return !keys.inv_sqrt_deg.empty() || !keys.inv_deg.empty(); }
+
+}  // namespace
+
+HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_rows, const EdgeKeys& keys,
+                           int64_t remote_row0, int64_t remote_shift) {
+  HostTopology t;
+  const int64_t nd = s.num_dst(), ne = s.num_edges();
+  t.num_dst = nd;
+  t.num_src_rows = num_src_rows;
+  t.offsets = copy_to_vector(std::span<const int64_t>(s.offsets));
+  const SourceRows row(s, mode, remote_row0, remote_shift);
+  HT_CHECK(static_cast<int64_t>(row.src.size()) == ne, "plan step ({}, {}) has inconsistent topology arrays", s.part,
+           s.chunk);
+  // Per-edge lists: huge pages faulted in by the step's threads
+  // (resize_for_overwrite), not zeroed by one thread 4 KiB page by page.
+  resize_for_overwrite(t.src, static_cast<size_t>(ne));
+  resize_for_overwrite(t.dst_row, static_cast<size_t>(nd));
+  resize_for_overwrite(t.edge_dst, static_cast<size_t>(ne));
+  if (weighted(keys)) resize_for_overwrite(t.weight, static_cast<size_t>(ne));
+  if (!keys.orig_id.empty()) {
+    resize_for_overwrite(t.src_key, static_cast<size_t>(ne));
+    resize_for_overwrite(t.dst_key, static_cast<size_t>(ne));
+  }
+  fill_topology(s, row, num_src_rows, keys,
+                {t.src.data(), t.dst_row.data(), t.edge_dst.data(), t.weight.empty() ? nullptr : t.weight.data(),
+                 t.src_key.empty() ? nullptr : t.src_key.data(), t.dst_key.empty() ? nullptr : t.dst_key.data()});
   // Transpose: the edges of each source row, ascending edge id.
   transpose_edges(t.src, num_src_rows, t.t_offsets, t.t_edge);
   split_long_rows(t.offsets, t.seg_row, t.seg_edge);
@@ -207,16 +279,39 @@ class Packer {
   int64_t end_ = 0;
 };
 
+template <typename T>
+T* slice_data(std::byte* base, Slice sl) {
+  return reinterpret_cast<T*>(base + sl.offset);
+}
+
+// Zeros from the end of a slice's `count` elements to the next slice.
+template <typename T>
+void pad(std::byte* base, Slice sl) {
+  const size_t bytes = static_cast<size_t>(sl.count) * sizeof(T);
+  std::memset(base + sl.offset + bytes, 0, (bytes + 255) / 256 * 256 - bytes);
+}
+
 // A slice's elements, and zeros up to the next slice (Packer's 256-byte
 // alignment): every byte of the block is written, whatever memory it is.
 template <typename T>
-void put(std::byte* base, Slice sl, const std::vector<T>& v) {
+void put(std::byte* base, Slice sl, std::span<const T> v) {
   HT_ASSERT(static_cast<int64_t>(v.size()) == sl.count);
   const size_t bytes = v.size() * sizeof(T);
   if (bytes >= (size_t{1} << 20)) parallel_copy(base + sl.offset, v.data(), bytes);  // the step's threads
   else if (bytes > 0) std::memcpy(base + sl.offset, v.data(), bytes);
-  std::memset(base + sl.offset + bytes, 0, (bytes + 255) / 256 * 256 - bytes);
+  pad<T>(base, sl);
 }
+
+template <typename T>
+void put(std::byte* base, Slice sl, const std::vector<T>& v) {
+  put(base, sl, std::span<const T>(v));
+}
+
+// A step's long rows' segments in both directions (split_long_rows).
+struct SegmentLists {
+  std::vector<uint32_t> row, t_row;
+  std::vector<int64_t> edge, t_edge;
+};
 
 template <typename T>
 DevArray<T> at(DevArray<std::byte> base, Slice sl) {
@@ -274,24 +369,32 @@ std::vector<Slice> load_pieces(const std::vector<uint32_t>& v, const Plan& plan,
   return out;
 }
 
-void lay_out(DeviceStep& ds, Packer& pk, const HostTopology& t, const StepIndexLists& x, size_t remote,
+// The sizes of a step's topology lists (what a packed step lays out).
+struct TopologySizes {
+  int64_t num_dst = 0, num_edges = 0, num_src_rows = 0;
+  bool weighted = false, keys = false;
+  int64_t segments = 0, t_segments = 0;  // long rows' segments, both directions
+};
+
+void lay_out(DeviceStep& ds, Packer& pk, const TopologySizes& t, const StepIndexLists& x, size_t remote,
              const PullLists& early) {
   ds.num_dst = t.num_dst;
-  ds.num_edges = static_cast<int64_t>(t.src.size());
+  ds.num_edges = t.num_edges;
   ds.num_src_rows = t.num_src_rows;
-  ds.offsets = pk.add<int64_t>(static_cast<int64_t>(t.offsets.size()));
-  ds.src = pk.add<uint32_t>(ds.num_edges);
-  ds.weight = pk.add<float>(static_cast<int64_t>(t.weight.size()));
+  const int64_t ne = t.num_edges, weights = t.weighted ? ne : 0, keys = t.keys ? ne : 0;
+  ds.offsets = pk.add<int64_t>(t.num_dst + 1);
+  ds.src = pk.add<uint32_t>(ne);
+  ds.weight = pk.add<float>(weights);
   ds.dst_row = pk.add<uint32_t>(t.num_dst);
-  ds.t_offsets = pk.add<int64_t>(static_cast<int64_t>(t.t_offsets.size()));
-  ds.t_edge = pk.add<uint32_t>(ds.num_edges);
-  ds.edge_dst = pk.add<uint32_t>(ds.num_edges);
-  ds.src_key = pk.add<int64_t>(static_cast<int64_t>(t.src_key.size()));
-  ds.dst_key = pk.add<int64_t>(static_cast<int64_t>(t.dst_key.size()));
-  ds.seg_row = pk.add<uint32_t>(static_cast<int64_t>(t.seg_row.size()));
-  ds.seg_edge = pk.add<int64_t>(static_cast<int64_t>(t.seg_edge.size()));
-  ds.t_seg_row = pk.add<uint32_t>(static_cast<int64_t>(t.t_seg_row.size()));
-  ds.t_seg_edge = pk.add<int64_t>(static_cast<int64_t>(t.t_seg_edge.size()));
+  ds.t_offsets = pk.add<int64_t>(t.num_src_rows + 1);
+  ds.t_edge = pk.add<uint32_t>(ne);
+  ds.edge_dst = pk.add<uint32_t>(ne);
+  ds.src_key = pk.add<int64_t>(keys);
+  ds.dst_key = pk.add<int64_t>(keys);
+  ds.seg_row = pk.add<uint32_t>(t.segments);
+  ds.seg_edge = pk.add<int64_t>(t.segments);
+  ds.t_seg_row = pk.add<uint32_t>(t.t_segments);
+  ds.t_seg_edge = pk.add<int64_t>(t.t_segments);
   ds.load_vids = pk.add<uint32_t>(static_cast<int64_t>(x.load_vids.size()));
   ds.load_rows = pk.add<uint32_t>(static_cast<int64_t>(x.load_rows.size()));
   ds.remote_slots = pk.add<uint32_t>(static_cast<int64_t>(remote));
@@ -301,22 +404,17 @@ void lay_out(DeviceStep& ds, Packer& pk, const HostTopology& t, const StepIndexL
   ds.pull_dst = pk.add<uint32_t>(static_cast<int64_t>(early.dst.size()));
 }
 
-void pack(const DeviceStep& ds, std::byte* base, int64_t block_bytes, const HostTopology& t, const StepIndexLists& x,
-          const ChunkPlan& s, const PullLists& early) {
-  std::memset(base, 0, static_cast<size_t>(std::min<int64_t>(block_bytes, 256)));  // a block of empty slices
-  put(base, ds.offsets, t.offsets);
-  put(base, ds.src, t.src);
-  put(base, ds.weight, t.weight);
-  put(base, ds.dst_row, t.dst_row);
-  put(base, ds.t_offsets, t.t_offsets);
-  put(base, ds.t_edge, t.t_edge);
-  put(base, ds.edge_dst, t.edge_dst);
-  put(base, ds.src_key, t.src_key);
-  put(base, ds.dst_key, t.dst_key);
-  put(base, ds.seg_row, t.seg_row);
-  put(base, ds.seg_edge, t.seg_edge);
-  put(base, ds.t_seg_row, t.t_seg_row);
-  put(base, ds.t_seg_edge, t.t_seg_edge);
+// The lists of a step that are copied into its block: the offsets, the
+// transpose's offsets, the long rows' segments, the index and pull lists.
+// (The per-edge lists and dst_row are written there in place: build_step.)
+void pack_lists(const DeviceStep& ds, std::byte* base, const ChunkPlan& s, std::span<const int64_t> t_offsets,
+                const SegmentLists& seg, const StepIndexLists& x, const PullLists& early) {
+  put(base, ds.offsets, std::span<const int64_t>(s.offsets));
+  put(base, ds.t_offsets, t_offsets);
+  put(base, ds.seg_row, seg.row);
+  put(base, ds.seg_edge, seg.edge);
+  put(base, ds.t_seg_row, seg.t_row);
+  put(base, ds.t_seg_edge, seg.t_edge);
   put(base, ds.load_vids, x.load_vids);
   put(base, ds.load_rows, x.load_rows);
   if (ds.remote_slots.count) put(base, ds.remote_slots, s.remote_slot);  // (an empty slice has no bytes)
@@ -361,20 +459,36 @@ namespace {
 
 // One step of device `gpu` (build_device_plans): topology, index lists, packed
 // into a block from `alloc` (called one at a time).
-// Seconds of a step's parts (build_device_plans' debug log): topology, index
-// lists, pull lists, block, packing, load pieces.
+// Seconds of a step's parts (build_device_plans' debug log): topology (its
+// counts, and its lists written into the block), index lists, pull lists,
+// block, packing (the lists copied into the block), load pieces.
 using StepTimes = std::array<double, 6>;
 
 void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePlan& dp, const EdgeKeys& k,
-                const StepAlloc& alloc, DeviceStep& ds, StepTimes& times) {
+                const StepAlloc& alloc, std::mutex& alloc_mutex, DeviceStep& ds, StepTimes& times) {
   Timer clock;
   auto lap = [&](int part) {
-    times[static_cast<size_t>(part)] = clock.seconds();
+    times[static_cast<size_t>(part)] += clock.seconds();
     clock.reset();
   };
   const ChunkPlan& s = plan.step(j, gpu);
   ds.plan = &s;
-  const HostTopology t = make_topology(s, mode, dp.buffer_rows, k, dp.trans_capacity, (j & 1) ? dp.remote_shift : 0);
+  const int64_t rows = dp.buffer_rows, ne = s.num_edges();
+  const int64_t remote_row0 = dp.trans_capacity, remote_shift = (j & 1) ? dp.remote_shift : 0;
+  // The topology is written straight into the block (no vectors copied in
+  // afterwards): first what sizes the block, the transpose's row counts
+  // (its long rows) and the segments.
+  const SourceRows row(s, mode, remote_row0, remote_shift);
+  HT_CHECK(static_cast<int64_t>(row.src.size()) == ne, "plan step ({}, {}) has inconsistent topology arrays", s.part,
+           s.chunk);
+  EdgeTranspose transpose(ne, rows, row);
+  if (transpose.beyond() >= 0) {
+    make_topology(s, mode, rows, k, remote_row0, remote_shift);  // throws its error (also for bad self-loops first)
+    HT_CHECK(false, "plan step ({}, {}): edge {} reads a row beyond the buffer", s.part, s.chunk, transpose.beyond());
+  }
+  SegmentLists seg;
+  split_long_rows(s.offsets, seg.row, seg.edge);
+  split_long_rows(transpose.offsets(), seg.t_row, seg.t_edge);
   lap(0);
   const StepIndexLists x = index_lists(s, mode);
   lap(1);
@@ -385,61 +499,54 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
     early = kept_remote_lists(plan, j, gpu, dp, ds.peers, ds.kept_remote);
   lap(2);
   Packer pk;
-  lay_out(ds, pk, t, x, mode == CommMode::baseline ? 0 : s.remote_slot.size(), early);
+  const TopologySizes sizes{s.num_dst(), ne, rows, weighted(k), !k.orig_id.empty(),
+                            static_cast<int64_t>(seg.row.size()), static_cast<int64_t>(seg.t_row.size())};
+  lay_out(ds, pk, sizes, x, mode == CommMode::baseline ? 0 : s.remote_slot.size(), early);
   std::byte* base = nullptr;
-#pragma omp critical(ht_step_alloc)
-  base = alloc(gpu, pk.bytes());
+  {
+    const std::lock_guard<std::mutex> one_at_a_time(alloc_mutex);
+    base = alloc(gpu, pk.bytes());
+  }
   lap(3);
-  pack(ds, base, pk.bytes(), t, x, s, early);
+  std::memset(base, 0, static_cast<size_t>(std::min<int64_t>(pk.bytes(), 256)));  // a block of empty slices
+  const TopologyOut out{slice_data<uint32_t>(base, ds.src),      slice_data<uint32_t>(base, ds.dst_row),
+                        slice_data<uint32_t>(base, ds.edge_dst), sizes.weighted ? slice_data<float>(base, ds.weight) : nullptr,
+                        sizes.keys ? slice_data<int64_t>(base, ds.src_key) : nullptr,
+                        sizes.keys ? slice_data<int64_t>(base, ds.dst_key) : nullptr};
+  fill_topology(s, row, rows, k, out);
+  transpose.place([src = out.src](int64_t e) { return src[e]; }, slice_data<uint32_t>(base, ds.t_edge));
+  pad<uint32_t>(base, ds.src);
+  pad<float>(base, ds.weight);
+  pad<uint32_t>(base, ds.dst_row);
+  pad<uint32_t>(base, ds.t_edge);
+  pad<uint32_t>(base, ds.edge_dst);
+  pad<int64_t>(base, ds.src_key);
+  pad<int64_t>(base, ds.dst_key);
+  lap(0);
+  pack_lists(ds, base, s, transpose.offsets(), seg, x, early);
   lap(4);
   ds.bytes = {base, static_cast<size_t>(pk.bytes())};
   ds.flush_vids_host = x.flush_vids_host;
   ds.reused_rows = x.reused;
-  ds.segments = t.segments();
+  ds.segments = static_cast<int64_t>(std::max(seg.row.size(), seg.t_row.size()));
   if (mode != CommMode::baseline) ds.load_by_producer = load_pieces(x.load_vids, plan, gpu);
   lap(5);
 }
 
-// Sets OpenMP's limit of active nested levels to at least `levels` for its
-// lifetime (run_steps: a step's loops inside the loop over the steps).
-class NestedLevels {
- public:
-  explicit NestedLevels(int levels) : saved_(omp_get_max_active_levels()) {
-    omp_set_max_active_levels(std::max(saved_, levels));
-  }
-  ~NestedLevels() { omp_set_max_active_levels(saved_); }
-  NestedLevels(const NestedLevels&) = delete;
-  NestedLevels& operator=(const NestedLevels&) = delete;
-
- private:
-  int saved_;
-};
-
 // body(q) for the steps q in [0, tasks), side by side, the threads shared
 // out: with as many steps as threads or more, one thread each (their loops
 // run serially); with fewer, each step gets threads / tasks of its own for
-// its loops (nested parallelism), so that no core idles while, say, the four
-// steps of m = 1, n = 4 are built on 16 cores. (Measured there, session 9:
-// the steps one after another, each by all threads, took 3.8-5.1 s against
-// 2.1 s side by side, one thread each.) The bytes do not depend on it.
+// its loops, so that no core idles while, say, the four steps of m = 1,
+// n = 4 are built on 16 cores. (Measured there, session 9: the steps one
+// after another, each by all threads, took 3.8-5.1 s against 2.1 s side by
+// side, one thread each.) The bytes do not depend on it. The steps' teams
+// are std::threads (run_in_teams), not a nested OpenMP team: libgomp starts
+// fresh threads for every region nested in a team, and a step opens a dozen.
 template <typename Body>
 void run_steps(int64_t tasks, Body body) {
   const int64_t threads = loop_threads();
   if (tasks <= 1 || tasks >= threads) return parallel_tasks(tasks, body);
-  const int inner = static_cast<int>(threads / tasks);
-  const NestedLevels nested(omp_get_active_level() + 2);
-  std::exception_ptr error;
-#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(tasks))
-  for (int64_t q = 0; q < tasks; ++q) {
-    omp_set_num_threads(inner);  // this step's loops
-    try {
-      body(q);
-    } catch (...) {
-#pragma omp critical(ht_run_steps_error)
-      if (!error) error = std::current_exception();
-    }
-  }
-  if (error) std::rethrow_exception(error);
+  run_in_teams(tasks, static_cast<int>(tasks), static_cast<int>(threads), body);
 }
 
 }  // namespace
@@ -467,10 +574,11 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
   // step is built by all threads (make_topology; measured on 16 cores,
   // bench/RESULTS.md, session 9: 5.80 -> 4.74 s at 2.45 M vertices).
   std::vector<StepTimes> times(static_cast<size_t>(count) * plan.n, StepTimes{});
+  std::mutex alloc_mutex;  // (the teams are std::threads and OpenMP threads)
   run_steps(static_cast<int64_t>(count) * plan.n, [&](int64_t q) {
     const int i = static_cast<int>(q / plan.n), j = static_cast<int>(q % plan.n);
     DevicePlan& dp = out[static_cast<size_t>(i)];
-    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, dp.steps[j], times[static_cast<size_t>(q)]);
+    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, alloc_mutex, dp.steps[j], times[static_cast<size_t>(q)]);
   });
   StepTimes sum{}, most{};
   for (const StepTimes& t : times)

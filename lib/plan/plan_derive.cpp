@@ -11,7 +11,7 @@
 
 #include "core/bulk_memory.hpp"
 #include "core/log.hpp"
-#include "core/nested_levels.hpp"
+#include "core/thread_teams.hpp"
 #include "core/timer.hpp"
 
 namespace ht {
@@ -376,20 +376,29 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
                          plan.steps[s].trans_vid.size(), recorded[s].trans);
   lap("transition sets");
 
-  // 2. Slots, batch after batch on each GPU: GPUs in parallel when there are
-  //    at least as many as threads, else GPU after GPU, each step in
-  //    parallel blocks (step_slots' own loops run serially inside the loop
-  //    over GPUs: 4 GPUs kept 4 of 64 cores busy). The same slots either way.
+  // 2. Slots, batch after batch on each GPU: GPUs in parallel, one thread
+  //    each when there are at least as many as threads, else side by side
+  //    on teams of the threads (std::threads: no nested OpenMP region, whose
+  //    threads libgomp starts afresh each time), each step in parallel
+  //    blocks (a GPU at a time, its steps' serial parts, the slot maps of
+  //    `capacity` bytes, kept 1 of 64 cores busy). The same slots either way.
   std::vector<int64_t> kept(steps, 0), capacity(static_cast<size_t>(plan.m), 0);
-  const bool by_gpu = parallel && plan.m > 1 && plan.m >= omp_get_max_threads();
-#pragma omp parallel for schedule(dynamic, 1) if (by_gpu)
-  for (int i = 0; i < plan.m; ++i)
+  auto gpu_slots = [&](int64_t i) {
     for (int j = 0; j < plan.n && capacity[i] >= 0; ++j) {
-      const size_t s = static_cast<size_t>(j) * plan.m + i;
+      const size_t s = static_cast<size_t>(j) * plan.m + static_cast<size_t>(i);
       ChunkPlan& cp = plan.steps[s];
       capacity[i] = step_slots(vids_before(plan, s), slots_before(plan, s), cp.trans_vid, capacity[i], cp.trans_slot,
                                cp.trans_reused, &kept[s]);
     }
+  };
+  const int threads = omp_get_max_threads();
+  if (parallel && plan.m > 1 && plan.m < threads) {
+    run_in_teams(plan.m, plan.m, threads, gpu_slots);
+  } else {
+    const bool by_gpu = parallel && plan.m > 1;
+#pragma omp parallel for schedule(dynamic, 1) if (by_gpu)
+    for (int i = 0; i < plan.m; ++i) gpu_slots(i);
+  }
   for (int i = 0; i < plan.m; ++i) {
     if (capacity[i] < 0) return fmt::format("GPU {}: inconsistent slots (internal error)", i);
     if (capacity[i] != static_cast<int64_t>(plan.trans_capacity[i]))
@@ -509,18 +518,19 @@ std::string find_derivation_mismatch(const Plan& plan) {
   int64_t work = 0;
   for (const ChunkPlan& cp : plan.steps) work += static_cast<int64_t>(cp.src_local.size() + cp.nbr.size());
   // Fewer steps than threads (32 on 64 cores): each step's derivation loops
-  // (step_slots' blocks) by a team of the threads left over; derivations are
-  // the same for any thread count.
+  // (step_slots' blocks) by a team of the threads left over, the teams
+  // std::threads (run_in_teams: libgomp starts fresh threads for every
+  // nested OpenMP region); derivations are the same for any thread count.
   const int threads = omp_get_max_threads();
-  const int team = nsteps > 0 && nsteps < threads ? static_cast<int>(threads / nsteps) : 1;
-  {
-    const ScopedNestedLevels nested(team > 1 ? 2 : 1);
+  auto derive_step = [&](int64_t s) {
+    found[s] = step_mismatch(plan, static_cast<size_t>(s), before[s], static_cast<uint32_t>(used[s % plan.m]),
+                             merged[s]);
+  };
+  if (nsteps > 1 && work > grain() && nsteps < threads) {
+    run_in_teams(nsteps, static_cast<int>(nsteps), threads, derive_step);
+  } else {
 #pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1 && work > grain())
-    for (int64_t s = 0; s < nsteps; ++s) {
-      if (team > 1) omp_set_num_threads(team);
-      found[s] = step_mismatch(plan, static_cast<size_t>(s), before[s], static_cast<uint32_t>(used[s % plan.m]),
-                               merged[s]);
-    }
+    for (int64_t s = 0; s < nsteps; ++s) derive_step(s);
   }
   // The edges in blocks over all steps (edge_blocks); a step's own lists
   // come before its edges: the same first mismatch as step by step.

@@ -105,8 +105,9 @@ struct LayerBatch {
   int64_t head_rows = 0, remote_row0 = 0, remote_rows = 0;
   // The merged data buffer's gathered rows (t^l when transform-first, else
   // x^l: buffer_rows x gather width) and, in backward, their gradients.
-  // A backward that gathers nothing (backward_gathers(opt, l) false) has no
-  // X: only G, where its gradients return.
+  // A backward that gathers nothing (backward_gathers(opt, l) false) must
+  // not read X (it holds no rows of its batch): only G, where its gradients
+  // return.
   DevMat X, G;
   // nd x out width: pre-activation and output, and (backward) their gradients.
   DevMat Z, H, dZ, dH;

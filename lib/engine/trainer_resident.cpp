@@ -189,7 +189,7 @@ std::vector<Trainer::Candidate> Trainer::cache_candidates(const VertexStore& s, 
   // Layer l gathers t^l when it transforms first, else h^l (gathered).
   auto gather_reads = [&](int l) {
     if (gathers(Pass::backward, l)) return 2.0 * g;
-    return g + (stores_layer_matrix(opt_, l) && traits_.backward_gathers ? 1.0 : 0.0);
+    return g + (loads_own_rows(l) ? 1.0 : 0.0);
   };
   add(s.h[0], "h^0", !transform_first(0) ? gather_reads(0) : 2.0, 0, false);
   if (!written_too) return out;

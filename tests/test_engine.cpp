@@ -895,6 +895,40 @@ TEST(Engine, SageStoredMeanEqualsReference) {
     }
 }
 
+// SAGE's backward gathers only at its transform-first layers: an
+// aggregate-first layer loads its destinations' own rows of x^l instead
+// (backward_gathers). In the p2p mode every pass that gathers pulls the
+// plan's peer ranges (P rows) and every pass that returns pushes the same
+// rows back: a training epoch of 6-8-8-4 pulls in its 3 forward passes and
+// in layer 2's backward and pushes in layer 2's and layer 1's (6 P; 8 P when
+// layers 1 and 0 gathered too); 6-4-8-4 also gathers in layer 0's backward
+// (7 P). An evaluation's forward pulls 3 P.
+TEST(Engine, SageAggregateFirstBackwardGathersNothing) {
+  Graph g = make_graph(60, 300, 6, 4, 11);
+  Partition p = make_partition(g, 2, 3, 17);
+  Graph gn = renumber(g.view(), p);
+  Plan plan = build_plan(gn.view(), p);
+  std::vector<int64_t> orig(p.new_to_old.begin(), p.new_to_old.end());
+  for (const auto& [dims, passes] : {std::pair{std::vector<int>{6, 8, 8, 4}, 6}, std::pair{std::vector<int>{6, 4, 8, 4}, 7}}) {
+    SCOPED_TRACE(fmt::format("layer 1 width {}", dims[1]));
+    ModelConfig cfg;
+    cfg.kind = ModelKind::sage;
+    cfg.dims = dims;
+    cfg.dropout = 0.5f;
+    cfg.seed = 5;
+    TrainerOptions opt{cfg, {}, CommMode::p2p};
+    for (int l = 0; l < 3; ++l) EXPECT_EQ(backward_gathers(opt, l), cfg.narrows(l)) << l;
+    CpuExecutor exec(2, CopyTiming::late);
+    Trainer tr(exec, gn.view(), orig, plan, opt);
+    tr.evaluate();
+    const int64_t forward = exec.counters().p2p_rows;
+    ASSERT_GT(forward, 0);
+    ASSERT_EQ(forward % 3, 0);
+    tr.compute_gradients(1);
+    EXPECT_EQ(exec.counters().p2p_rows - forward, forward / 3 * passes);
+  }
+}
+
 // The packed steps' weights for SAGE: 1/deg(v) on v's in-edges, 0 on the
 // self-loop the plan adds; GCN's rule unchanged beside it.
 TEST(Engine, SageMeanWeightsInTheTopology) {

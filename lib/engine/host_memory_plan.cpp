@@ -78,11 +78,10 @@ bool hands_off_some_layer(const TrainerOptions& opt, bool two_buffers) {
   const ModelConfig& m = opt.model;
   if (!opt.handoff_gradients) return false;
   auto tf = [&](int l) { return transform_first(m, opt.gcn_order, l); };
-  // Trainer::hands_off's last case: a backward that gathers uses both merged buffers.
-  const bool two_buffers_hand_off = two_buffers && !model_traits(m.kind).backward_gathers;
   for (int l = 1; l < m.num_layers(); ++l) {
     if (tf(l) && !fuses_transform(opt, l)) continue;
-    if ((l == 1 && !tf(0)) || two_buffers_hand_off) return true;
+    // Trainer::hands_off's last case: layer l - 1's backward leaves the merged buffers alone.
+    if ((l == 1 && !tf(0)) || (two_buffers && !backward_gathers(opt, l - 1))) return true;
   }
   return false;
 }

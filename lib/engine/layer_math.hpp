@@ -41,8 +41,10 @@ struct LayerParams {
 // same for every layer of the model.
 struct ModelTraits {
   // Backward gathers the neighbors' rows again (GAT recomputes attention
-  // from them); else it reads what forward stored (GCN's cached aggregate or
-  // ∇t) and gathers nothing (Trainer::gathers, Trainer::hands_off).
+  // from them; SAGE's transform-first layers); else it reads what forward
+  // stored (GCN's cached aggregate or ∇t) and gathers nothing. Per layer:
+  // backward_gathers(opt, l) (store_layout.hpp), which takes SAGE's layers
+  // that store their mean out (Trainer::gathers, Trainer::hands_off).
   bool backward_gathers = false;
   // The packed topology carries per-edge weights (GCN's Â = D^-1/2 (A+I) D^-1/2,
   // from the degrees: Trainer's inv_sqrt_deg_).
@@ -103,9 +105,18 @@ struct LayerBatch {
   int64_t head_rows = 0, remote_row0 = 0, remote_rows = 0;
   // The merged data buffer's gathered rows (t^l when transform-first, else
   // x^l: buffer_rows x gather width) and, in backward, their gradients.
+  // A backward that gathers nothing (backward_gathers(opt, l) false) must
+  // not read X (it holds no rows of its batch): only G, where its gradients
+  // return.
   DevMat X, G;
   // nd x out width: pre-activation and output, and (backward) their gradients.
   DevMat Z, H, dZ, dH;
+  // A SAGE backward that gathers nothing: x_v, the destinations' own rows of
+  // x^l (nd x in, the input dropout applied), loaded by the schedule as a
+  // batch's own rows into H's rows (h^{l+1} is not loaded then: the layer
+  // writes its recomputed h elsewhere); else empty (the layer copies x_v
+  // out of X).
+  DevMat own{};
   // The slot's aggregate rows (nd x max input width): forward writes the
   // cached aggregate there (out_a); backward reads it (in_a) where the layer
   // stores one (stores_layer_matrix(opt, l)), else it is scratch.

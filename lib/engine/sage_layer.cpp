@@ -3,9 +3,12 @@
 // The mean is the sparse product with SAGE's edge weights (1/deg(v), the
 // self-loop 0: ModelTraits::mean_weights); x_v is the destination's own row
 // of the gathered rows (the self-loop's row, topo.dst_row), copied out with a
-// local pull. Backward gathers x again (as GAT's: x_v, and transform-first
-// the rows its products sum over); an aggregate-first layer also reads the
-// mean forward stored (ModelTraits::stores_wide_aggregates), as GCN's a^l.
+// local pull. A transform-first layer's backward gathers x again (as GAT's:
+// its products sum over every gathered row); an aggregate-first layer's
+// gathers nothing (backward_gathers(opt, l), store_layout.hpp): it reads the
+// mean forward stored (ModelTraits::stores_wide_aggregates), as GCN's a^l,
+// and x_v loaded as the batch's own rows of h^l (LayerBatch::own, the input
+// dropout applied), and returns ∇x through G as before.
 //
 // The order of the neighbors' products follows GCN's rule
 // (ModelConfig::narrows), on the chunk: the gathered rows are always x^l.
@@ -13,8 +16,9 @@
 //     of nd x in (the slot's aggregate rows) holds x_v, then the mean:
 //     z = x_v W_root, then z += mean W; the mean is the layer's stored
 //     matrix (forward returns it; the store writes it). Backward reads it
-//     back into the slot's aggregate rows: z again from x_v (pulled into ∇z's
-//     rows, which act' overwrites only after the products) and the mean by
+//     back into the slot's aggregate rows: z again from x_v (loaded into the
+//     slot's h^{l+1} rows, LayerBatch::own: no neighbor row crosses the host
+//     link or NVLink; the same values as the gathered row's) and the mean by
 //     the same two products, ∇W += meanᵀ ∇z, ∇x += Mᵀ (∇z Wᵀ): the sparse
 //     product of width in runs once per batch and epoch, not twice. With an
 //     fp32 store the mean read back is the bits forward used, so backward's
@@ -82,14 +86,21 @@ class SageLayer final : public LayerMath {
       if (transform_first_) {
         compute_z(b);
       } else {
-        // x_v in ∇z's rows (in <= out wide here), free until act' writes ∇z.
+        // x_v loaded (b.own: the Trainer's schedule), or copied out of the
+        // gathered rows (a batch that gathered them: test_layer_math) into
+        // ∇z's rows (in <= out wide here), free until act' writes ∇z.
         HT_ASSERT(in_w_ <= out_w_);
-        const DevMat V = view(DevArray<float>{b.dZ.data, b.nd * out_w_}, b.nd, in_w_);
-        own_rows(b, V);
+        DevMat V = b.own;
+        if (!V.data) {
+          V = view(DevArray<float>{b.dZ.data, b.nd * out_w_}, b.nd, in_w_);
+          own_rows(b, V);
+        }
         z_root(b, V, 0.0f);
         z_mean(b, S);
       }
-      d.bias_act(b.Z, ly.at(b_), act_, b.H);
+      // h is not read after this backward: with x_v loaded into its rows
+      // (b.own), ∇z's rows take it instead (act' overwrites them next).
+      d.bias_act(b.Z, ly.at(b_), act_, b.own.data ? b.dZ : b.H);
       d.act_backward(b.dH, b.Z, act_, b.dZ);
       dZ = b.dZ;
     }
@@ -119,11 +130,13 @@ class SageLayer final : public LayerMath {
         d.gemm(false, true, b.nd, in_w_, out_w_, 1.0f, dZ.data, out_w_, ly.at(w_).data, out_w_, 0.0f, S.data, in_w_);
         d.spmm_transpose_add(b.topo, S, b.G);
       }
-      own_rows(b, S);
+      if (!b.own.data) own_rows(b, S);
     }
     // The root's part: ∇W_root += x_vᵀ ∇z; ∇x_v = ∇z W_rootᵀ, added into the
     // destinations' own rows of G (one row each: a fixed order).
-    d.gemm(true, false, in_w_, out_w_, b.nd, 1.0f, S.data, in_w_, dZ.data, out_w_, 1.0f, ly.grad_at(root_).data,
+    HT_ASSERT(!transform_first_ || !b.own.data);  // transform-first gathers
+    const DevMat V = b.own.data ? b.own : S;
+    d.gemm(true, false, in_w_, out_w_, b.nd, 1.0f, V.data, in_w_, dZ.data, out_w_, 1.0f, ly.grad_at(root_).data,
            out_w_);
     if (layer_ > 0) {
       d.gemm(false, true, b.nd, in_w_, out_w_, 1.0f, dZ.data, out_w_, ly.at(root_).data, out_w_, 0.0f, S.data, in_w_);
@@ -195,7 +208,9 @@ std::unique_ptr<LayerMath> make_sage_layer(const ModelConfig& m, int layer) {
 
 ModelTraits sage_traits() {
   ModelTraits t;
-  t.backward_gathers = true;  // x_v, and t (transform-first), from the gathered rows
+  // Transform-first layers: ∇W sums over every gathered row. Those that store
+  // their mean do not gather (backward_gathers(opt, l): x_v loaded as own rows).
+  t.backward_gathers = true;
   t.stores_wide_aggregates = true;  // the mean of an aggregate-first layer (no second sparse product)
   t.edge_weights = true;      // the mean's 1/deg
   t.mean_weights = true;

@@ -34,6 +34,11 @@ bool stores_layer_matrix(const TrainerOptions& opt, int l) {
   return t.stores_layer_matrix || (t.stores_wide_aggregates && !opt.model.narrows(l));
 }
 
+bool backward_gathers(const TrainerOptions& opt, int l) {
+  const ModelTraits t = model_traits(opt.model.kind);
+  return t.backward_gathers && !(t.stores_wide_aggregates && stores_layer_matrix(opt, l));
+}
+
 int64_t store_columns(const std::vector<StoreMatrix>& matrices, StoreKind kind) {
   int64_t c = 0;
   for (const StoreMatrix& s : matrices)

@@ -30,6 +30,14 @@ std::vector<StoreMatrix> store_matrices(const TrainerOptions& opt);
 // aggregate first (the mean; ModelTraits::stores_wide_aggregates), no GAT layer.
 bool stores_layer_matrix(const TrainerOptions& opt, int l);
 
+// Whether layer l's backward gathers its neighbors' rows again (the merged
+// buffer, P2P pulls): GAT's layers (ModelTraits::backward_gathers) and SAGE's
+// transform-first ones, whose ∇W sums over every gathered row. A SAGE layer
+// that stores its mean needs only it and x_v, its destinations' own rows,
+// which backward loads as a batch's own rows (Trainer::issue_loads); GCN's
+// layers read what forward stored.
+bool backward_gathers(const TrainerOptions& opt, int l);
+
 // Columns of every matrix of `kind`, summed.
 int64_t store_columns(const std::vector<StoreMatrix>& matrices, StoreKind kind);
 

@@ -539,7 +539,7 @@ void Trainer::run_pass(Pass pass, int l, int epoch, bool training) {
   // returns through the device, except the rows of some batches gathered from
   // the host: those loads alone wait for the barrier (issue_loads).
   early_ = opt_.early_start && opt_.comm != CommMode::baseline && (!prev_returned_ || receiving_);
-  const bool gathering = gathers(pass);
+  const bool gathering = gathers(pass, l);
   const int xp = gather_seq_ & 1;
   if (gathering) {
     for (auto& st : dev_) {

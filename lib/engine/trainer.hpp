@@ -19,6 +19,7 @@
 #include "engine/layer_order.hpp"
 #include "engine/row_tier.hpp"
 #include "engine/store_features.hpp"
+#include "engine/store_layout.hpp"
 #include "engine/trainer_options.hpp"
 #include "engine/vertex_store.hpp"
 #include "graph/graph.hpp"
@@ -191,11 +192,15 @@ class Trainer {
   // ---- schedule (trainer.cpp): one pass over the batches of a layer.
   enum class Pass { forward, transform, backward, transform_backward };
   void run_pass(Pass pass, int layer, int epoch, bool training);
-  // Passes that gather neighbor rows into the merged buffer.
-  bool gathers(Pass pass) const {
+  // Passes that gather neighbor rows into the merged buffer: every forward,
+  // and the backward of a layer that needs them again (backward_gathers).
+  bool gathers(Pass pass, int layer) const {
     if (pass == Pass::forward) return true;
-    return pass == Pass::backward && traits_.backward_gathers;
+    return pass == Pass::backward && backward_gathers(opt_, layer);
   }
+  // A backward that would gather by the model (SAGE) but does not at layer
+  // l: it loads x_v, the batch's own rows of h^l, into the slot's in_h.
+  bool loads_own_rows(int layer) const { return traits_.backward_gathers && !gathers(Pass::backward, layer); }
   double forward(int epoch, bool training, LossStats* stats);
   void backward(int epoch);
   void reduce_and_collect_grads();

@@ -154,9 +154,11 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
       case Pass::backward: {
         // With the next layer's transform fused, ∇t^{l+1} instead of ∇x^{l+1} (computed from it).
         const bool fused = l + 1 < m.num_layers() && fused_transform(l + 1);
-        // A backward that gathers x^l again (GAT, SAGE) loads nothing more
-        // but SAGE's stored mean (no second sparse product); else it reads
-        // what forward stored (GCN).
+        // A backward that gathers x^l again (GAT, SAGE's transform-first
+        // layers) loads nothing more; else it reads what forward stored:
+        // GCN's, and SAGE's mean (no second sparse product) with x_v, the
+        // destinations' own rows of x^l, in place of a gather (in_h: h^{l+1}
+        // is not read here; its dropout at the batch's start, backward_batch).
         if (!traits_.backward_gathers) {
           if (transform_first(l)) {
             if (m.activation(l) == Activation::relu || fused)
@@ -166,6 +168,7 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
           }
         } else if (stores_layer_matrix(opt_, l)) {
           read_in(*st, s, store_.agg[l], v0, view(st->in_a[s], nd, in_w));
+          if (loads_own_rows(l)) read_in(*st, s, store_.h[l], v0, view(st->in_h[s], nd, in_w));
         }
         // Rows handed off by the previous pass are on the device (take_handoff);
         // the others come from the host once its returns are complete there:
@@ -191,7 +194,7 @@ void Trainer::issue_loads(Pass pass, int l, int j, int epoch, bool training, boo
     }
     d.end_work(WorkKind::h2d);
   }
-  if (gathers(pass)) issue_gather(l, j, epoch, training, first);
+  if (gathers(pass, l)) issue_gather(l, j, epoch, training, first);
   for (auto& st : dev_) {
     st->dev->use(Queue::load);
     st->dev->record(st->loaded[st->slot_of[j]]);

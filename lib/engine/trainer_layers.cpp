@@ -120,6 +120,7 @@ LayerBatch Trainer::layer_batch(DeviceState& st, int l, int j, int s, int64_t nd
                .H = view(forward ? st.out_h[s] : st.in_h[s], nd, out_w),
                .dZ = forward ? DevMat{} : view(st.dz, nd, out_w),
                .dH = forward ? DevMat{} : view(st.in_dh[s], nd, out_w),
+               .own = !forward && loads_own_rows(l) ? view(st.in_h[s], nd, m.in_width(l)) : DevMat{},
                .agg = forward ? st.out_a[s] : st.in_a[s],
                .p = st.layers[l],
                .attn = attn_dropout(l, epoch, training, st.keys.data),
@@ -157,6 +158,8 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
   const auto [d, s, nd, v0] = start_batch(st, j, false);
   const LayerMath& math = *layer_math_[l];
   const LayerBatch b = layer_batch(st, l, j, s, nd, false, true, epoch);
+  // x_v loaded as own rows (issue_loads): the input dropout the gather applies.
+  if (b.own.data) d.dropout_rows(b.own, v0, input_dropout(l, epoch, true, st.keys.data));
   const DevMat dH = b.dH;
   const bool fused = l + 1 < L && fused_transform(l + 1);
   if (receiving_) take_handoff(st, j, fused ? view(st.in_t[s], nd, m.out_width(l + 1)) : dH);

@@ -184,17 +184,21 @@ std::vector<Trainer::Candidate> Trainer::cache_candidates(const VertexStore& s, 
     const int64_t gpu_row = accumulator ? mat.cols * 4 : store_row;
     out.push_back({&mat, accumulator, CacheCandidate{std::move(name), gpu_row, store_row, crossings, host_adds}});
   };
-  // Reads of a matrix a layer gathers: its loads (GAT's backward gathers
-  // again). Layer l gathers t^l when it transforms first, else h^l (gathered).
-  const double gather_reads = g * (gathers(Pass::backward) ? 2.0 : 1.0);
-  add(s.h[0], "h^0", !transform_first(0) ? gather_reads : 2.0, 0, false);
+  // Reads of the matrix layer l gathers: its loads (GAT's backward gathers
+  // again; SAGE's that stores its mean reads its own rows once instead).
+  // Layer l gathers t^l when it transforms first, else h^l (gathered).
+  auto gather_reads = [&](int l) {
+    if (gathers(Pass::backward, l)) return 2.0 * g;
+    return g + (loads_own_rows(l) ? 1.0 : 0.0);
+  };
+  add(s.h[0], "h^0", !transform_first(0) ? gather_reads(0) : 2.0, 0, false);
   if (!written_too) return out;
   // s.agg: GCN's a^l (aggregate-first) or t^l (transform-first), SAGE's
   // mean (named a^l too); empty where a layer stores nothing (add skips it).
   for (int l = 0; l < m.num_layers(); ++l)
     if (!transform_first(l)) add(s.agg[l], fmt::format("a^{}", l), 2.0, 0, false);  // written, read back
   for (int l = 1; l < m.num_layers(); ++l)  // written, gathered or read by a transform
-    add(s.h[l], fmt::format("h^{}", l), 1.0 + (!transform_first(l) ? gather_reads : 1.0), 0, false);
+    add(s.h[l], fmt::format("h^{}", l), 1.0 + (!transform_first(l) ? gather_reads(l) : 1.0), 0, false);
   if (!accumulate) return out;
   // Matrices gradients return into: the flushes add into them on the device,
   // in the order the host adds them (a device returns only its own rows,
@@ -384,9 +388,10 @@ void Trainer::setup_row_tier(std::span<const int64_t> room, std::span<const int6
   const HostMat* mat = &gathered(layer);
   const std::string name = fmt::format("{}^{}", transform_first(layer) ? "t" : "h", layer);
   // The passes that gather it: the forward, whose first batch loads nothing
-  // when the layer before forwards its rows on the device, and GAT's backward.
+  // when the layer before forwards its rows on the device, and a backward
+  // that gathers (GAT's; SAGE's own rows are loaded from the store).
   const int from = layer > 0 && forwards(layer - 1) ? 1 : 0;
-  const int passes = gathers(Pass::backward) ? 2 : 1;
+  const int passes = gathers(Pass::backward, layer) ? 2 : 1;
   const bool written = mat != &store_.h[0];
   // t^l of a transform-first GCN layer is also where its backward pass returns ∇t^l.
   const bool returns = opt_.tier_returns && written && transform_first(layer);
@@ -627,8 +632,10 @@ bool Trainer::hands_off(int l) const {
   const ModelConfig& m = opt_.model;
   if (!handoff_ || l < 1 || l >= m.num_layers() || (transform_first(l) && !fused_transform(l))) return false;
   if (handoff_stays_in_g(l)) return true;
-  // A backward that gathers (GAT's) uses both merged buffers.
-  return !traits_.backward_gathers && two_merged_buffers();
+  // The rows wait in the merged buffer the last gathering pass used, which
+  // layer l - 1's backward leaves alone unless it gathers (GAT's, SAGE's
+  // transform-first layers: backward_gathers).
+  return !gathers(Pass::backward, l - 1) && two_merged_buffers();
 }
 
 bool Trainer::handoff_stays_in_g(int l) const {

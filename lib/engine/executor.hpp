@@ -57,6 +57,7 @@ struct HostMat {
   bool holds(int64_t r) const { return r >= held_first() && r < held_last(); }
   int64_t elem_bytes() const { return dtype_bytes(dtype); }
   int64_t bytes() const { return rows * cols * elem_bytes(); }
+  int64_t held_bytes() const { return (held_last() - held_first()) * cols * elem_bytes(); }  // the rows it holds
   std::byte* row_bytes(int64_t r) const { return static_cast<std::byte*>(data) + r * cols * elem_bytes(); }
   // fp32 matrices only.
   float* f32() const { return static_cast<float*>(data); }

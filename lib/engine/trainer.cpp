@@ -108,10 +108,9 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
     // Pinned here, beside the device plans, but for what the GPU cache is
     // expected to hold whole (deferred_pins; pin_store_rest after it chose).
     const std::vector<const HostMat*> deferred = deferred_pins(a.store, room);
-    for (const auto* list : {&a.store.h, &a.store.grad, &a.store.agg})
-      for (const HostMat& mat : *list)
-        if (mat.data && !mat.on_device() && std::find(deferred.begin(), deferred.end(), &mat) == deferred.end())
-          exec_.pin_host(mat);
+    for_each_host_matrix(a.store, [&](const HostMat& mat) {
+      if (std::find(deferred.begin(), deferred.end(), &mat) == deferred.end()) exec_.pin_host(mat);
+    });
     a.seconds = own.seconds();
     const HostAllocTimes after = exec_.host_alloc_times();
     a.times = {after.pages - before.pages, after.pinned - before.pinned};
@@ -166,15 +165,12 @@ void Trainer::report_store_pages() const {
   if (store_.residence != Residence::host) return;
   std::vector<MemoryRange> ranges;
   int64_t bytes = 0;
-  for (const auto* list : {&store_.h, &store_.grad, &store_.agg})
-    for (const HostMat& m : *list) {
-      if (!m.data || m.on_device()) continue;
-      const MemoryRange r{m.row_bytes(m.held_first()),
-                          static_cast<size_t>((m.held_last() - m.held_first()) * m.cols * m.elem_bytes())};
-      if (std::any_of(ranges.begin(), ranges.end(), [&](const MemoryRange& o) { return o.p == r.p; })) continue;
-      ranges.push_back(r);
-      bytes += static_cast<int64_t>(r.bytes);
-    }
+  for_each_host_matrix(store_, [&](const HostMat& m) {
+    const MemoryRange r{m.row_bytes(m.held_first()), static_cast<size_t>(m.held_bytes())};
+    if (std::any_of(ranges.begin(), ranges.end(), [&](const MemoryRange& o) { return o.p == r.p; })) return;
+    ranges.push_back(r);
+    bytes += static_cast<int64_t>(r.bytes);
+  });
   if (bytes < (int64_t{1} << 30)) return;  // (small stores: a few TLB entries either way)
   const int64_t huge = huge_page_bytes(ranges);
   if (huge < 0) return;

@@ -272,23 +272,21 @@ void Trainer::pin_store_rest() {
   Timer t;
   int64_t late = 0;
   store_pinned_ = {};
-  for (const auto* list : {&store_.h, &store_.grad, &store_.agg})
-    for (const HostMat& mat : *list) {
-      if (!mat.data || mat.on_device()) continue;
-      const int64_t bytes = (mat.held_last() - mat.held_first()) * mat.cols * mat.elem_bytes();
-      if (!exec_.host_pinned(mat)) {
-        // Held whole by every device here (the cache takes a matrix on all or none).
-        const bool whole =
-            std::all_of(dev_.begin(), dev_.end(), [&](const auto& st) { return &source(*st, mat) != &mat; });
-        if (whole) {
-          store_pinned_.unpinned_bytes += bytes;
-          continue;
-        }
-        exec_.pin_host(mat);
-        late += bytes;
+  for_each_host_matrix(store_, [&](const HostMat& mat) {
+    const int64_t bytes = mat.held_bytes();
+    if (!exec_.host_pinned(mat)) {
+      // Held whole by every device here (the cache takes a matrix on all or none).
+      const bool whole =
+          std::all_of(dev_.begin(), dev_.end(), [&](const auto& st) { return &source(*st, mat) != &mat; });
+      if (whole) {
+        store_pinned_.unpinned_bytes += bytes;
+        return;
       }
-      store_pinned_.pinned_bytes += bytes;
+      exec_.pin_host(mat);
+      late += bytes;
     }
+    store_pinned_.pinned_bytes += bytes;
+  });
   if (late > 0) setup_phases_.add_part("GPU cache", "store pinned", t.seconds());
   if (store_pinned_.unpinned_bytes > 0 || late > 0)
     log::info("vertex store: {} pinned ({} of it after the GPU cache chose), {} not (held whole by the GPU cache)",

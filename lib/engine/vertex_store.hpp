@@ -23,4 +23,14 @@ struct VertexStore {
   std::vector<HostMat> agg;   // L: GCN's a^l, or t^l / ∇t^l when transform-first; SAGE's mean (stores_layer_matrix)
 };
 
+// f(m) for each matrix of `s` in host memory (h, then grad, then agg; the
+// empty entries and those on a device skipped): what setup pins, reports
+// and leaves to the GPU cache.
+template <typename F>
+void for_each_host_matrix(const VertexStore& s, F f) {
+  for (const auto* list : {&s.h, &s.grad, &s.agg})
+    for (const HostMat& m : *list)
+      if (m.data && !m.on_device()) f(m);
+}
+
 }  // namespace ht

@@ -146,11 +146,8 @@ std::vector<vid_t> cluster_vertices(const G& g, const ClusterOptions& opt, Progr
       const int64_t b = sr.begin[s], e = sr.begin[s + 1];
       // Every entry is written below (inactive vertices propose nothing).
       if (proposals.size() < static_cast<size_t>(e - b)) resize_for_overwrite(proposals, static_cast<size_t>(e - b));
-      // Inactive vertices cost a byte load each, active ones their row.
-      const int threads = threads_for(e - b, [&](int64_t i) {
-        const vid_t v = sr.order[b + i];
-        return active.active(v) ? 1 + g.degree(v) : int64_t{1};
-      });
+      const std::span<const vid_t> sub_round(sr.order.data() + b, static_cast<size_t>(e - b));
+      const int threads = active.proposal_threads(g, sub_round);
 #pragma omp parallel num_threads(threads) if (threads > 1)
       {
         Scratch& scratch = scratches.local();

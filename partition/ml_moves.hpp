@@ -135,6 +135,15 @@ class ActiveSet {
  public:
   explicit ActiveSet(int64_t n);
   bool active(int64_t v) const { return now_[v] != 0; }
+  // Threads for proposing moves of `vertices` (threads_for): an inactive
+  // vertex costs a byte load, an active one its row.
+  template <typename G>
+  int proposal_threads(const G& g, std::span<const vid_t> vertices) const {
+    return threads_for(static_cast<int64_t>(vertices.size()), [&](int64_t i) {
+      const vid_t v = vertices[static_cast<size_t>(i)];
+      return active(v) ? 1 + g.degree(v) : int64_t{1};
+    });
+  }
   // After the moves of a sub-round are applied (in parallel).
   template <typename G>
   void mark_neighbors(const G& g, std::span<const Move> moves);

@@ -1,7 +1,6 @@
 #include "partition/plan_builder.hpp"
 
 #include <algorithm>
-#include <exception>
 #include <tuple>
 
 #include <omp.h>
@@ -9,8 +8,8 @@
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
-#include "core/nested_levels.hpp"
 #include "core/progress.hpp"
+#include "core/thread_teams.hpp"
 #include "core/timer.hpp"
 #include "partition/plan_cost.hpp"
 #include "partition/vertex_bits.hpp"
@@ -330,25 +329,24 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
   for (int g = 0; g < group; ++g) bits.emplace_back(num_vertices);
   std::vector<BatchRows> rows(static_cast<size_t>(group));
   // Fewer tasks than threads: each task's inner loops by a team of the
-  // threads left over (nested; the results do not depend on the teams).
-  const ScopedNestedLevels nested;
+  // threads left over (run_in_teams; the results do not depend on the teams).
+  const int team_threads = parallel ? threads : 1;
   double rows_seconds = 0;
   t.reset();
   for (int first = 0; first < n; first += group) {
     const int count = std::min(group, n - first);
     Timer r;
-    const int row_team = parallel ? std::max(1, threads / count) : 1;
-#pragma omp parallel for schedule(dynamic, 1) if (parallel && count > 1)
-    for (int g = 0; g < count; ++g) rows[g] = batch_rows(plan, first + g, bits[g], row_team);
+    run_in_teams(count, parallel ? count : 1, team_threads, [&](int64_t g) {
+      rows[g] = batch_rows(plan, first + static_cast<int>(g), bits[g], omp_get_max_threads());
+    });
     rows_seconds += r.seconds();
     const int64_t steps = static_cast<int64_t>(count) * m;
-    const int step_team = parallel ? static_cast<int>(std::max<int64_t>(1, threads / steps)) : 1;
-#pragma omp parallel for schedule(dynamic, 1) if (parallel && steps > 1)
-    for (int64_t s = 0; s < steps; ++s) {
-      const int g = static_cast<int>(s / m), i = static_cast<int>(s % m), j = first + g;
-      set_merged_indices(plan, j, i, rows[g], bits[g], step_team);
-      set_flushes(plan, j, i);
-    }
+    run_in_teams(steps, parallel ? static_cast<int>(std::min<int64_t>(steps, threads)) : 1, team_threads,
+                 [&](int64_t s) {
+                   const int g = static_cast<int>(s / m), i = static_cast<int>(s % m), j = first + g;
+                   set_merged_indices(plan, j, i, rows[g], bits[g], omp_get_max_threads());
+                   set_flushes(plan, j, i);
+                 });
     for (int g = 0; g < count; ++g) {
       bits[g].clear(rows[g].vid);
       rows[g] = BatchRows{};
@@ -373,22 +371,12 @@ void build_chunks_in_teams(const GraphView& g, const Partition& p, std::vector<C
                            Progress& progress) {
   const int n = p.n();
   const int teams = static_cast<int>(chunks.size());
-  std::vector<std::exception_ptr> errors(chunks.size());
-  const ScopedNestedLevels nested;
-#pragma omp parallel for num_threads(teams) schedule(dynamic, 1)
-  for (int64_t k = 0; k < teams; ++k) {
-    omp_set_num_threads(threads / teams + (omp_get_thread_num() < threads % teams ? 1 : 0));
+  run_in_teams(teams, teams, threads, [&](int64_t k) {
     const int i = static_cast<int>(k / n), c = static_cast<int>(k % n);
-    try {
-      VertexBits seen(g.num_vertices);
-      chunks[k] = chunk_topology_parallel(g, i, c, p.chunk_begin(i, c), p.chunk_end(i, c), seen);
-      progress.add(chunks[k].num_edges());
-    } catch (...) {
-      errors[k] = std::current_exception();
-    }
-  }
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
+    VertexBits seen(g.num_vertices);
+    chunks[k] = chunk_topology_parallel(g, i, c, p.chunk_begin(i, c), p.chunk_end(i, c), seen);
+    progress.add(chunks[k].num_edges());
+  });
 }
 
 }  // namespace

@@ -87,6 +87,7 @@ struct Case {
   bool early_pulls = false;    // TrainerOptions::overlap_pulls
   bool keep_remote = false;    // TrainerOptions::keep_remote_rows
   bool store_beside = true;    // TrainerOptions::store_beside_plans
+  bool mask_from_cache = true;  // TrainerOptions::mask_from_cache
   std::vector<int> dims = {};  // the layer widths; empty: 6-8-5-4 (GAT 6-3-4)
 };
 
@@ -127,6 +128,7 @@ struct CaseResult {
   std::string store_beside;  // the phase the vertex store's ran beside ("" when after it)
   bool store_pages = false;  // the vertex store's phase has its "pages" part
   Trainer::StorePinned pinned;  // the host store's bytes pinned and not
+  int64_t cached_masks = 0;     // Trainer::cached_masks
 };
 
 CaseResult check_case(const Case& c) {
@@ -167,6 +169,7 @@ CaseResult check_case(const Case& c) {
   opt.overlap_pulls = c.early_pulls;
   opt.keep_remote_rows = c.keep_remote ? KeepRemoteRows::on : KeepRemoteRows::off;
   opt.store_beside_plans = c.store_beside;
+  opt.mask_from_cache = c.mask_from_cache;
   Trainer tr(exec, gn.view(), orig, plan, opt);
   CaseResult out;
   out.loss = tr.compute_gradients(epoch);
@@ -182,6 +185,7 @@ CaseResult check_case(const Case& c) {
   out.store_beside = tr.setup_phases().beside("vertex store");
   for (const auto& [part, seconds] : tr.setup_phases().parts("vertex store")) out.store_pages |= part == "pages";
   out.pinned = tr.store_pinned();
+  out.cached_masks = tr.cached_masks();
   return out;
 }
 
@@ -927,6 +931,39 @@ TEST(Engine, SageAggregateFirstBackwardGathersNothing) {
     tr.compute_gradients(1);
     EXPECT_EQ(exec.counters().p2p_rows - forward, forward / 3 * passes);
   }
+}
+
+// ReLU's mask from the cached output (TrainerOptions::mask_from_cache): GCN's
+// and SAGE's backward take relu'(z) from h^{l+1} where the GPU cache holds it
+// in fp32 instead of recomputing z: the same loss and gradients to the bit as
+// recomputing, on one GPU and two, with dropout, late copies and kept rows;
+// a 16-bit store's cache copy is never read for it.
+TEST(Engine, ReluMaskFromCachedOutputSameBits) {
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage})
+    for (auto [m, n] : {std::pair{1, 3}, std::pair{2, 3}})
+      for (CommMode comm : {CommMode::p2p, CommMode::full})
+        for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16}) {
+          // (bf16 with dropout: these widths pass the reference's tolerance only without)
+          const CopyTiming timing = m == 1 ? CopyTiming::late : CopyTiming::late_compute;
+          Case c{kind, m, n, comm, dtype == StoreDtype::f32 ? 0.5f : 0.0f, GcnOrder::automatic, true, timing};
+          c.dims = {6, 8, 8, 4};  // layers 0 and 1 aggregate-first with ReLU, layer 2 transform-first
+          c.gpu_cache = int64_t{1} << 30;
+          c.keep_remote = comm == CommMode::full && m > 1;
+          c.dtype = dtype;
+          c.mask_from_cache = false;
+          const CaseResult recomputed = check_case(c);
+          EXPECT_EQ(recomputed.cached_masks, 0);
+          c.mask_from_cache = true;
+          const CaseResult cached = check_case(c);
+          EXPECT_TRUE(same_bits(cached, recomputed)) << name(c);
+          if (dtype == StoreDtype::f32) {
+            // Every batch of layer 0, and SAGE's layer 1 (GCN's fuses layer 2's
+            // transform: h^2 is not stored, t^2 is).
+            EXPECT_EQ(cached.cached_masks, (kind == ModelKind::sage ? 2 : 1) * n * m) << name(c);
+          } else {
+            EXPECT_EQ(cached.cached_masks, 0) << name(c);  // h in bf16 in the cache
+          }
+        }
 }
 
 // The packed steps' weights for SAGE: 1/deg(v) on v's in-edges, 0 on the

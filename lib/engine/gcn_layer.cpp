@@ -1,7 +1,8 @@
 // GCN's layer math behind the layer seam (layer_math.hpp): z = Â x W + b in
 // either order of the products (layer_order.hpp), h = act(z).
 //   aggregate-first: forward a = Â x (cached in the store for backward), z = a W;
-//     backward recomputes z, h from the cached a (no neighbor reload).
+//     backward recomputes z, h from the cached a (no neighbor reload), or
+//     where the GPU cache holds h in fp32, takes ReLU's mask from it.
 //   transform-first: t = x W on each vertex's owner (`transform`, in the
 //     Trainer's vertex-wise passes or fused into the layer before's batches),
 //     forward z = Â t; backward returns ∇t = Âᵀ ∇z, of which the vertex-wise
@@ -64,7 +65,8 @@ class GcnLayer final : public LayerMath {
       return;
     }
     DevMat A = view(b.agg, b.nd, in_w_);
-    d.act_backward(b.dH, b.Z, act_, b.dZ);
+    // z from recompute_output, or ReLU's mask from the cached h^{l+1} (b.out).
+    d.act_backward(b.dH, b.out.data ? b.out : b.Z, act_, b.dZ);
     d.gemm(true, false, in_w_, out_w_, b.nd, 1.0f, A.data, in_w_, b.dZ.data, out_w_, 1.0f, ly.grad_at(w_).data, out_w_);
     if (b_ >= 0) d.col_sum_add(b.dZ, ly.grad_at(b_));
     if (layer_ > 0) {  // ∇a = ∇z Wᵀ (into a's rows, read above), ∇x = Âᵀ ∇a

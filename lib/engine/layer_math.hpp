@@ -117,6 +117,12 @@ struct LayerBatch {
   // writes its recomputed h elsewhere); else empty (the layer copies x_v
   // out of X).
   DevMat own{};
+  // Backward of a ReLU layer whose output h^{l+1} the GPU cache holds in fp32
+  // on this device: the destinations' rows of it (nd x out, read only), the
+  // activation's mask without recomputing z (relu'(z + b) = [h > 0], the same
+  // bits: h = max(z + b, 0) was computed from the same z). Else empty: the
+  // layer recomputes z where its activation needs it.
+  DevMat out{};
   // The slot's aggregate rows (nd x max input width): forward writes the
   // cached aggregate there (out_a); backward reads it (in_a) where the layer
   // stores one (stores_layer_matrix(opt, l)), else it is scratch.
@@ -156,7 +162,8 @@ class LayerMath {
   // Backward, first part, before the next layer's fused transform backward
   // and the dropout of ∇h: recomputes H (and Z) where the layer can without
   // its neighbors (GCN aggregate-first, from the cached aggregate). H is then
-  // what the fused transform backward reads.
+  // what the fused transform backward reads. Not called where LayerBatch::out
+  // holds h^{l+1}: backward takes the mask from it.
   virtual void recompute_output(const LayerBatch&) const {}
   // Backward of one batch given dH: the parameter gradients (added) and the
   // gathered rows' gradients, added into G (none for layer 0).

@@ -79,10 +79,14 @@ class SageLayer final : public LayerMath {
     // Aggregate-first: the stored mean, read back by the schedule.
     const DevMat S = scratch(b);
     // ∇z = ∇h ⊙ act'(z): z recomputed only for an activation (transform-first
-    // it also leaves x_v in S; aggregate-first from the stored mean).
-    const bool recompute = act_ != Act::none;
+    // it also leaves x_v in S; aggregate-first from the stored mean), and not
+    // where the GPU cache holds h^{l+1} (b.out: ReLU's mask, the same bits).
+    const bool recompute = act_ != Act::none && !b.out.data;
     DevMat dZ = b.dH;
-    if (recompute) {
+    if (b.out.data) {
+      d.act_backward(b.dH, b.out, act_, b.dZ);
+      dZ = b.dZ;
+    } else if (recompute) {
       if (transform_first_) {
         compute_z(b);
       } else {

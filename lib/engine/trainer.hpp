@@ -130,6 +130,9 @@ class Trainer {
     int64_t pinned_bytes = 0, unpinned_bytes = 0;
   };
   const StorePinned& store_pinned() const { return store_pinned_; }
+  // Backward batches that took their activation's mask from the GPU cache
+  // (TrainerOptions::mask_from_cache) instead of recomputing z, so far.
+  int64_t cached_masks() const { return cached_masks_; }
   // Busy intervals of every device queue in the last training epoch, seconds
   // since its start (what --timeline-out writes).
   const std::vector<BusyInterval>& last_timeline() const { return last_timeline_; }
@@ -166,6 +169,9 @@ class Trainer {
   std::vector<const HostMat*> deferred_pins(const VertexStore& s, std::span<const int64_t> room) const;
   void pin_store_rest();
   const HostMat& source(const DeviceState& st, const HostMat& m) const;
+  // LayerBatch::out of a backward batch: rows [v0, v0 + nd) of h^{l+1} where
+  // the GPU cache holds it whole in fp32 on this device, else empty.
+  DevMat cached_output_rows(const DeviceState& st, int l, int64_t v0, int64_t nd) const;
   // The row tier (engine/row_tier.hpp): the hottest rows of the first
   // gathered matrix not cached whole, in what the cache left (`room`, bytes
   // per device); tier_row_reads / write_tier serve and update it.
@@ -330,6 +336,7 @@ class Trainer {
   EpochResult timing_;
   GpuCacheHeld cache_held_;
   StorePinned store_pinned_;
+  int64_t cached_masks_ = 0;
 };
 
 }  // namespace ht

@@ -121,6 +121,7 @@ LayerBatch Trainer::layer_batch(DeviceState& st, int l, int j, int s, int64_t nd
                .dZ = forward ? DevMat{} : view(st.dz, nd, out_w),
                .dH = forward ? DevMat{} : view(st.in_dh[s], nd, out_w),
                .own = !forward && loads_own_rows(l) ? view(st.in_h[s], nd, m.in_width(l)) : DevMat{},
+               .out = forward ? DevMat{} : cached_output_rows(st, l, st.plan.steps[j].plan->dst_begin, nd),
                .agg = forward ? st.out_a[s] : st.in_a[s],
                .p = st.layers[l],
                .attn = attn_dropout(l, epoch, training, st.keys.data),
@@ -163,10 +164,13 @@ void Trainer::backward_batch(DeviceState& st, int l, int j, int epoch) {
   const DevMat dH = b.dH;
   const bool fused = l + 1 < L && fused_transform(l + 1);
   if (receiving_) take_handoff(st, j, fused ? view(st.in_t[s], nd, m.out_width(l + 1)) : dH);
-  math.recompute_output(b);  // h^{l+1} where the layer recomputes it without its neighbors
-  // ∇x^{l+1} from the next layer's fused transform backward (H is h^{l+1},
-  // loaded or recomputed above), else loaded.
-  if (fused) transform_backward_rows(st, l + 1, s, b.H, dH, v0, epoch);
+  // h^{l+1} where the layer recomputes it without its neighbors, unless the
+  // GPU cache holds it (b.out: the mask without the products).
+  if (!b.out.data) math.recompute_output(b);
+  cached_masks_ += b.out.data ? 1 : 0;
+  // ∇x^{l+1} from the next layer's fused transform backward (h^{l+1}:
+  // cached, loaded or recomputed above), else loaded.
+  if (fused) transform_backward_rows(st, l + 1, s, b.out.data ? b.out : b.H, dH, v0, epoch);
   if (l + 1 < L) {  // ∇h^{l+1} = mask ⊙ ∇x^{l+1}: the next layer's input dropout
     d.dropout_rows(dH, v0, input_dropout(l + 1, epoch, true, st.keys.data));
   }

@@ -97,6 +97,11 @@ struct TrainerOptions {
   // cached (every return goes through the host, rounded at each add: the
   // bits of earlier versions). fp32 stores give the same bits either way.
   bool gpu_accumulate = true;
+  // Backward of a ReLU layer whose output h^{l+1} the GPU cache holds in
+  // fp32: the activation's mask read from it (LayerBatch::out) instead of z
+  // recomputed (GCN's and SAGE's aggregate-first layers: their products
+  // again). The same bits; false recomputes (tests compare the two).
+  bool mask_from_cache = true;
   // The GPU cache's row tier of t^l (a transform-first GCN layer's gathered
   // matrix) also takes the returns of ∇t^l into its rows, on the owner's
   // compute queue, adding in the store's dtype as the host does (the same

@@ -542,6 +542,21 @@ const HostMat& Trainer::source(const DeviceState& st, const HostMat& m) const {
   return m;
 }
 
+// The activation's mask from the cached output (TrainerOptions::
+// mask_from_cache): ReLU only, whose derivative the output alone gives
+// exactly ([h > 0]); h^{l+1} written by this pass's forward (h_on_host: a
+// fused transform stores t^{l+1} instead) and held whole in fp32 (a 16-bit
+// copy may round a tiny positive h to zero).
+DevMat Trainer::cached_output_rows(const DeviceState& st, int l, int64_t v0, int64_t nd) const {
+  const ModelConfig& m = opt_.model;
+  if (!opt_.mask_from_cache || nd == 0 || m.is_last(l) || m.activation(l) != Activation::relu || !h_on_host(l + 1))
+    return {};
+  const HostMat& src = source(st, store_.h[l + 1]);
+  if (!src.on_device() || src.dtype != StoreDtype::f32 || !src.holds(v0) || !src.holds(v0 + nd - 1)) return {};
+  HT_ASSERT(src.cols == m.out_width(l));
+  return DevMat{src.row(v0), nd, src.cols};
+}
+
 // Every device got its second merged buffer (it is allocated only when it fits).
 bool Trainer::two_merged_buffers() const {
   for (auto& st : dev_)

@@ -764,6 +764,52 @@ TEST(CudaEngine, ResidentStepsSameBitsAsStreamed) {
 #endif
 }
 
+// ReLU's mask from the cached output (TrainerOptions::mask_from_cache): with
+// the GPU cache holding h^{l+1} in fp32, GCN's and SAGE's aggregate-first
+// layers read the mask from it instead of recomputing z: the same bits as
+// recomputing, on one GPU and two, the path taken in every batch.
+TEST(CudaEngine, ReluMaskFromCachedOutputSameBits) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  Graph g = epoch_graph();
+  std::vector<int64_t> orig(g.num_vertices);
+  std::iota(orig.begin(), orig.end(), 0);
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage})
+    for (int m : {1, 2}) {
+      if (m > gpus()) {
+        std::printf("[  SKIPPED ] m = %d needs %d GPUs, %d visible\n", m, m, gpus());
+        continue;
+      }
+      SCOPED_TRACE(::testing::Message() << model_title(kind) << " m=" << m);
+      ModelConfig cfg;
+      cfg.kind = kind;
+      cfg.dims = {37, 48, 48, 5};  // layers 0 and 1 aggregate-first with ReLU (GCN: forced)
+      cfg.dropout = 0.5f;
+      Partition p = test::range_partition(g, m, 3);
+      Plan plan = build_plan(g.view(), p);
+      double loss[2] = {0, 0};
+      int64_t masks[2] = {0, 0};
+      std::vector<std::vector<float>> grads[2];
+      for (int cached : {0, 1}) {
+        auto gpu = make_cuda_executor(m);
+        TrainerOptions opt{cfg, {}, CommMode::full, GcnOrder::aggregate_first};
+        opt.gpu_cache = int64_t{1} << 30;
+        opt.mask_from_cache = cached == 1;
+        Trainer t(*gpu, g.view(), orig, plan, opt);
+        loss[cached] = t.compute_gradients(2);
+        masks[cached] = t.cached_masks();
+        for (const ParamTensor& pt : t.params().tensors) grads[cached].push_back(pt.grad);
+      }
+      EXPECT_EQ(masks[0], 0);
+      EXPECT_EQ(masks[1], 2 * 3 * m);  // layers 0 and 1, every batch on every GPU
+      EXPECT_EQ(std::memcmp(&loss[0], &loss[1], sizeof(double)), 0);
+      ASSERT_EQ(grads[0].size(), grads[1].size());
+      for (size_t k = 0; k < grads[0].size(); ++k)
+        EXPECT_EQ(std::memcmp(grads[0][k].data(), grads[1][k].data(), 4 * grads[0][k].size()), 0) << "tensor " << k;
+    }
+#endif
+}
+
 // A hub of 9,000 in- and out-edges (more than kLongRowEdges, so summed in
 // segments by the sparse products, forward and transposed, and by a block in
 // GAT's softmax and backward sums) in a plan's packed topology: the same

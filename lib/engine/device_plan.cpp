@@ -49,11 +49,10 @@ int64_t transpose_parts(int64_t ne, int64_t rows, int64_t threads) {
 class EdgeTranspose {
  public:
   // Counts the edges by row(e); an edge whose row is `rows` or more is not
-  // counted, the last such edge in beyond() (-1: none). The counters and
-  // offsets are scratch (a team's workspace, kept across its steps).
+  // counted, the last such edge in beyond() (-1: none). The counters are
+  // scratch (a team's workspace, kept across its steps).
   template <typename Row>
-  EdgeTranspose(int64_t ne, int64_t rows, Row row, ScratchArray<uint32_t>& counters, ScratchArray<int64_t>& offsets)
-      : ne_(ne), rows_(rows) {
+  EdgeTranspose(int64_t ne, int64_t rows, Row row, ScratchArray<uint32_t>& counters) : ne_(ne), rows_(rows) {
     HT_CHECK(ne <= int64_t{std::numeric_limits<uint32_t>::max()}, "a step of {} edges: edge ids are 32-bit", ne);
     parts_ = transpose_parts(ne, rows, loop_threads());
     // at[p * rows + r]: part p's count, then slot. Scratch kept across the
@@ -76,24 +75,40 @@ class EdgeTranspose {
       }
     }
     beyond_ = beyond;
-    if (beyond_ >= 0) return;
-    offsets_ = offsets.take(rows + 1);  // (every entry written below)
-    offsets_[0] = 0;
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t sum = 0;
-      for (int64_t p = 0; p < parts_; ++p) sum += at_[p * rows + r];
-      offsets_[r + 1] = sum;
-    }
-    parallel_inclusive_scan(std::span<int64_t>(offsets_, static_cast<size_t>(rows) + 1));
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      auto slot = static_cast<uint32_t>(offsets_[r]);
-      for (int64_t p = 0; p < parts_; ++p) slot += std::exchange(at_[p * rows + r], slot);
-    }
   }
   int64_t beyond() const { return beyond_; }
-  std::span<const int64_t> offsets() const { return {offsets_, static_cast<size_t>(rows_) + 1}; }
+  // The long rows' segments (split_long_rows) the offsets will give: a
+  // packed step lays its block out before the offsets are written there.
+  int64_t long_row_segments() const {
+    HT_ASSERT(beyond_ < 0);
+    int64_t segments = 0;
+#pragma omp parallel for schedule(static) reduction(+ : segments)
+    for (int64_t r = 0; r < rows_; ++r) {
+      int64_t sum = 0;
+      for (int64_t p = 0; p < parts_; ++p) sum += at_[p * rows_ + r];
+      if (sum > kLongRowEdges) segments += (sum + kLongRowEdges - 1) / kLongRowEdges;
+    }
+    return segments;
+  }
+  // t_offsets[0, rows + 1) from the counts (straight into a packed step's
+  // block: no array of its own, no copy), the counters turned into each
+  // part's first slot in every row.
+  void offsets_into(int64_t* t_offsets) {
+    HT_ASSERT(beyond_ < 0);
+    t_offsets[0] = 0;
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows_; ++r) {
+      int64_t sum = 0;
+      for (int64_t p = 0; p < parts_; ++p) sum += at_[p * rows_ + r];
+      t_offsets[r + 1] = sum;
+    }
+    parallel_inclusive_scan(std::span<int64_t>(t_offsets, static_cast<size_t>(rows_) + 1));
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows_; ++r) {
+      auto slot = static_cast<uint32_t>(t_offsets[r]);
+      for (int64_t p = 0; p < parts_; ++p) slot += std::exchange(at_[p * rows_ + r], slot);
+    }
+  }
   // t_edge[0, ne): each row's edges, ascending (the same row(e) as counted).
   template <typename Row>
   void place(Row row, uint32_t* t_edge) {
@@ -113,19 +128,18 @@ class EdgeTranspose {
   int64_t piece(int64_t p) const { return ne_ * p / parts_; }
   int64_t ne_, rows_, parts_ = 1, beyond_ = -1;
   uint32_t* at_ = nullptr;
-  int64_t* offsets_ = nullptr;
 };
 
 void transpose_edges(std::span<const uint32_t> src, int64_t rows, std::vector<int64_t>& t_offsets,
                      std::vector<uint32_t>& t_edge) {
   auto row = [&](int64_t e) { return src[e]; };
   ScratchArray<uint32_t> counters;
-  ScratchArray<int64_t> offsets;
-  EdgeTranspose tr(static_cast<int64_t>(src.size()), rows, row, counters, offsets);
+  EdgeTranspose tr(static_cast<int64_t>(src.size()), rows, row, counters);
   HT_ASSERT(tr.beyond() < 0);  // (make_topology checked the rows)
+  resize_for_overwrite(t_offsets, static_cast<size_t>(rows) + 1);
+  tr.offsets_into(t_offsets.data());
   resize_for_overwrite(t_edge, src.size());  // (every entry written below)
   tr.place(row, t_edge.data());
-  t_offsets.assign(tr.offsets().begin(), tr.offsets().end());
 }
 
 }  // namespace
@@ -458,12 +472,11 @@ void lay_out(DeviceStep& ds, Packer& pk, const TopologySizes& t, const StepIndex
 }
 
 // The lists of a step that are copied into its block: the offsets, the
-// transpose's offsets, the long rows' segments, the index and pull lists.
-// (The per-edge lists and dst_row are written there in place: build_step.)
-void pack_lists(const DeviceStep& ds, std::byte* base, const ChunkPlan& s, CommMode mode,
-                std::span<const int64_t> t_offsets, const SegmentLists& seg, const PullLists& early) {
+// long rows' segments, the index and pull lists. (The per-edge lists,
+// dst_row and the transpose's offsets are written there in place: build_step.)
+void pack_lists(const DeviceStep& ds, std::byte* base, const ChunkPlan& s, CommMode mode, const SegmentLists& seg,
+                const PullLists& early) {
   put(base, ds.offsets, std::span<const int64_t>(s.offsets));
-  put(base, ds.t_offsets, t_offsets);
   put(base, ds.seg_row, seg.row);
   put(base, ds.seg_edge, seg.edge);
   put(base, ds.t_seg_row, seg.t_row);
@@ -518,7 +531,6 @@ using StepTimes = std::array<double, 6>;
 // WorkspacePool for one step at a time.
 struct StepWorkspace {
   ScratchArray<uint32_t> counters;  // the transpose's counters (parts x rows)
-  ScratchArray<int64_t> t_offsets;  // the transpose's offsets (rows + 1)
   SegmentLists seg;
   PullScratch pull;
 };
@@ -528,7 +540,7 @@ struct StepWorkspace {
 struct StepMaxima {
   std::vector<std::pair<int64_t, int64_t>> edges_rows;  // per step: edges, buffer rows
   int64_t team_threads = 1;                             // the most threads a step gets (run_steps)
-  int64_t rows = 0, remote = 0;
+  int64_t remote = 0;
   int64_t where = 0;  // early pulls: the largest transition capacity (0: no early pulls)
   bool pulls = false;
 };
@@ -556,7 +568,6 @@ class WorkspacePool {
     for (const auto& [ne, rows] : most_.edges_rows)
       counters = std::max(counters, transpose_parts(ne, rows, threads) * rows);
     w->counters.take_raw(counters);
-    w->t_offsets.take_raw(most_.rows + 1);
     if (most_.pulls) {
       w->pull.lists.src.reserve(static_cast<size_t>(most_.remote));
       w->pull.lists.dst.reserve(static_cast<size_t>(most_.remote));
@@ -594,14 +605,14 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   const SourceRows row(s, mode, remote_row0, remote_shift);
   HT_CHECK(static_cast<int64_t>(row.src.size()) == ne, "plan step ({}, {}) has inconsistent topology arrays", s.part,
            s.chunk);
-  EdgeTranspose transpose(ne, rows, row, ws.counters, ws.t_offsets);
+  EdgeTranspose transpose(ne, rows, row, ws.counters);
   if (transpose.beyond() >= 0) {
     make_topology(s, mode, rows, k, remote_row0, remote_shift);  // throws its error (also for bad self-loops first)
     HT_CHECK(false, "plan step ({}, {}): edge {} reads a row beyond the buffer", s.part, s.chunk, transpose.beyond());
   }
   SegmentLists& seg = ws.seg;
   split_long_rows(s.offsets, seg.row, seg.edge);
-  split_long_rows(transpose.offsets(), seg.t_row, seg.t_edge);
+  const int64_t t_segments = transpose.long_row_segments();
   lap(0);
   const StepIndexLists x = index_lists(s, mode);
   lap(1);
@@ -614,7 +625,7 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   lap(2);
   Packer pk;
   const TopologySizes sizes{s.num_dst(), ne, rows, weighted(k), !k.orig_id.empty(),
-                            static_cast<int64_t>(seg.row.size()), static_cast<int64_t>(seg.t_row.size())};
+                            static_cast<int64_t>(seg.row.size()), t_segments};
   lay_out(ds, pk, sizes, x, mode == CommMode::baseline ? 0 : s.remote_slot.size(), early);
   std::byte* base = nullptr;
   {
@@ -627,6 +638,11 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
                         slice_data<uint32_t>(base, ds.edge_dst), sizes.weighted ? slice_data<float>(base, ds.weight) : nullptr,
                         sizes.keys ? slice_data<int64_t>(base, ds.src_key) : nullptr,
                         sizes.keys ? slice_data<int64_t>(base, ds.dst_key) : nullptr};
+  int64_t* t_offsets = slice_data<int64_t>(base, ds.t_offsets);
+  transpose.offsets_into(t_offsets);
+  pad<int64_t>(base, ds.t_offsets);
+  split_long_rows({t_offsets, static_cast<size_t>(rows) + 1}, seg.t_row, seg.t_edge);
+  HT_ASSERT(static_cast<int64_t>(seg.t_row.size()) == t_segments);
   fill_topology(s, row, rows, k, out);
   transpose.place([src = out.src](int64_t e) { return src[e]; }, slice_data<uint32_t>(base, ds.t_edge));
   pad<uint32_t>(base, ds.src);
@@ -637,7 +653,7 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   pad<int64_t>(base, ds.src_key);
   pad<int64_t>(base, ds.dst_key);
   lap(0);
-  pack_lists(ds, base, s, mode, transpose.offsets(), seg, early);
+  pack_lists(ds, base, s, mode, seg, early);
   lap(4);
   ds.bytes = {base, static_cast<size_t>(pk.bytes())};
   ds.flush_vids_host = x.flush_vids_host;
@@ -717,7 +733,6 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
   for (int i = 0; i < count; ++i) {
     const DevicePlan& dp = out[static_cast<size_t>(i)];
     const int gpu = first_gpu + i;
-    most.rows = std::max(most.rows, dp.buffer_rows);
     for (int j = 0; j < plan.n; ++j) {
       const ChunkPlan& s = plan.step(j, gpu);
       most.edges_rows.emplace_back(s.num_edges(), dp.buffer_rows);

@@ -14,9 +14,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "engine/device_plan.hpp"
+#include "engine/step_scratch.hpp"
 #include "partition/plan_builder.hpp"
 #include "plan_test_graphs.hpp"
 
@@ -455,6 +457,81 @@ TEST(DevicePlan, KeptRemoteRowsAsAMapFindsThem) {
       }
     EXPECT_GT(kept_rows, 0);
   }
+}
+
+// The steps' scratch (counters, offsets, pull lists: step_scratch.hpp) is
+// kept across the steps a team builds: steps built on reused workspaces, in
+// either order, at any thread share, with the scratch poisoned whenever it is
+// taken, are the bytes of steps built each on a fresh workspace, for every
+// comm mode and remote area layout (the pull lists' slot marks put back
+// between steps included).
+TEST(DevicePlan, StepsOnReusedScratchAreFreshlyBuiltOnes) {
+  const Graph g = test::make_graph(test::GraphKind::rmat, 3000, 45000, 13);
+  std::vector<float> inv_sqrt_deg(g.num_vertices);
+  std::vector<int64_t> orig(g.num_vertices);
+  for (int64_t v = 0; v < g.num_vertices; ++v) {
+    inv_sqrt_deg[v] = 1.0f / static_cast<float>(3 + v % 11);
+    orig[v] = 7 * v + 3;
+  }
+  // Large scratch takes the huge-page path (faulted in by the team) at test sizes.
+  const ScopedBulkTuning small({size_t{1} << 12, 64});
+  const int threads = omp_get_max_threads();
+  const Plan plan = build_plan(g.view(), test::range_partition(g, 4, 3));
+  for (CommMode mode : {CommMode::baseline, CommMode::p2p, CommMode::full})
+    for (RemoteAreas areas : {RemoteAreas::one, RemoteAreas::early_pulls, RemoteAreas::kept_rows}) {
+      if (areas != RemoteAreas::one && mode == CommMode::baseline) continue;
+      struct Built {
+        std::vector<std::vector<std::byte>> blocks;
+        std::vector<DevicePlan> plans;
+      };
+      auto build = [&](int t, StepScratchTuning tuning) {
+        const ScopedStepScratchTuning scoped(tuning);
+        auto out = std::make_unique<Built>();
+        omp_set_num_threads(t);
+        out->plans = build_device_plans(
+            plan, 0, 4, mode, {inv_sqrt_deg, orig}, true,
+            [&](int64_t bytes) {
+              out->blocks.emplace_back(static_cast<size_t>(bytes), std::byte{0x3c});
+              return out->blocks.back().data();
+            },
+            areas);
+        omp_set_num_threads(threads);
+        return out;
+      };
+      const auto ref = build(1, {.fresh = true});
+      for (auto [t, tuning] : {std::pair{1, StepScratchTuning{}}, std::pair{1, StepScratchTuning{.poison = true}},
+                               std::pair{1, StepScratchTuning{.poison = true, .reverse = true}},
+                               std::pair{3, StepScratchTuning{.poison = true, .reverse = true}},
+                               std::pair{8, StepScratchTuning{.poison = true}},
+                               std::pair{24, StepScratchTuning{.poison = true, .reverse = true}}}) {
+        const auto got = build(t, tuning);
+        for (int i = 0; i < 4; ++i)
+          for (int j = 0; j < plan.n; ++j) {
+            const DeviceStep &a = ref->plans[i].steps[j], &b = got->plans[i].steps[j];
+            const std::string where = "mode " + std::to_string(static_cast<int>(mode)) + " areas " +
+                                      std::to_string(static_cast<int>(areas)) + " threads " + std::to_string(t) +
+                                      " poison " + std::to_string(tuning.poison) + " reverse " +
+                                      std::to_string(tuning.reverse) + " device " + std::to_string(i) + " step " +
+                                      std::to_string(j);
+            ASSERT_EQ(a.bytes.size(), b.bytes.size()) << where;
+            EXPECT_EQ(std::memcmp(a.bytes.data(), b.bytes.data(), a.bytes.size()), 0) << where;
+            EXPECT_EQ(a.kept_remote, b.kept_remote) << where;
+            EXPECT_EQ(a.reused_rows, b.reused_rows) << where;
+            EXPECT_EQ(a.segments, b.segments) << where;
+            ASSERT_EQ(a.peers.size(), b.peers.size()) << where;
+            for (size_t r = 0; r < a.peers.size(); ++r) {
+              EXPECT_EQ(a.peers[r].kept, b.peers[r].kept) << where;
+              EXPECT_EQ(a.peers[r].fresh_begin, b.peers[r].fresh_begin) << where;
+              EXPECT_EQ(a.peers[r].fresh_count, b.peers[r].fresh_count) << where;
+            }
+            ASSERT_EQ(a.load_by_producer.size(), b.load_by_producer.size()) << where;
+            for (size_t r = 0; r < a.load_by_producer.size(); ++r) {
+              EXPECT_EQ(a.load_by_producer[r].offset, b.load_by_producer[r].offset) << where;
+              EXPECT_EQ(a.load_by_producer[r].count, b.load_by_producer[r].count) << where;
+            }
+          }
+      }
+    }
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 #include "engine/device_plan.hpp"
 
 #include <omp.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <string>
@@ -17,6 +19,7 @@
 #include "core/thread_teams.hpp"
 #include "core/timer.hpp"
 #include "engine/pull_lists.hpp"
+#include "engine/step_scratch.hpp"
 
 namespace ht {
 
@@ -38,24 +41,33 @@ int64_t loop_threads() {
 // outweigh the edge list: at most ne / rows parts. Counting and placing are
 // apart so that a packed step knows its transpose's sizes (its long rows)
 // before its block is taken, and places the edges straight into it.
+// Parts of a transpose of `ne` edges over `rows` rows with `threads` threads.
+int64_t transpose_parts(int64_t ne, int64_t rows, int64_t threads) {
+  return std::clamp<int64_t>(std::min(threads, ne / std::max<int64_t>(rows, 1)), 1, 1 << 10);
+}
+
 class EdgeTranspose {
  public:
   // Counts the edges by row(e); an edge whose row is `rows` or more is not
-  // counted, the last such edge in beyond() (-1: none).
+  // counted, the last such edge in beyond() (-1: none). The counters are
+  // scratch (a team's workspace, kept across its steps).
   template <typename Row>
-  EdgeTranspose(int64_t ne, int64_t rows, Row row) : ne_(ne), rows_(rows) {
+  EdgeTranspose(int64_t ne, int64_t rows, Row row, ScratchArray<uint32_t>& counters) : ne_(ne), rows_(rows) {
     HT_CHECK(ne <= int64_t{std::numeric_limits<uint32_t>::max()}, "a step of {} edges: edge ids are 32-bit", ne);
-    parts_ = std::clamp<int64_t>(std::min(loop_threads(), ne / std::max<int64_t>(rows, 1)), 1, 1 << 10);
-    // at[p * rows + r]: part p's count, then slot. Zeroed in huge pages
-    // faulted in by the step's threads (resize_for_overwrite), as offsets_:
-    // hundreds of MB per step, built by every step at once beside the vertex
-    // store's own page faults (bench/RESULTS.md, session 13: the slowest
-    // step's topology took 26.6 s at friendster size).
-    resize_for_overwrite(at_, static_cast<size_t>(parts_ * rows));
+    parts_ = transpose_parts(ne, rows, loop_threads());
+    // at[p * rows + r]: part p's count, then slot. Scratch kept across the
+    // steps (hundreds of MB per step at friendster size, once fresh pages
+    // per step: bench/RESULTS.md, session 13), zeroed here by the step's
+    // threads, each part mostly by the thread that counts it.
+    const int64_t cells = parts_ * rows;
+    at_ = counters.take(cells);
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < parts_ * kZeroPieces; ++p)
+      std::fill(at_ + cells * p / (parts_ * kZeroPieces), at_ + cells * (p + 1) / (parts_ * kZeroPieces), 0u);
     int64_t beyond = -1;
 #pragma omp parallel for schedule(static, 1) if (parts_ > 1) reduction(max : beyond)
     for (int64_t p = 0; p < parts_; ++p) {
-      uint32_t* c = at_.data() + p * rows;
+      uint32_t* c = at_ + p * rows;
       for (int64_t e = piece(p); e < piece(p + 1); ++e) {
         const uint32_t r = row(e);
         if (r < rows) ++c[r];
@@ -63,49 +75,71 @@ class EdgeTranspose {
       }
     }
     beyond_ = beyond;
-    if (beyond_ >= 0) return;
-    resize_for_overwrite(offsets_, static_cast<size_t>(rows) + 1);  // zeros
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t sum = 0;
-      for (int64_t p = 0; p < parts_; ++p) sum += at_[p * rows + r];
-      offsets_[r + 1] = sum;
-    }
-    parallel_inclusive_scan(offsets_);
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      auto slot = static_cast<uint32_t>(offsets_[r]);
-      for (int64_t p = 0; p < parts_; ++p) slot += std::exchange(at_[p * rows + r], slot);
-    }
   }
   int64_t beyond() const { return beyond_; }
-  std::vector<int64_t>& offsets() { return offsets_; }
+  // The long rows' segments (split_long_rows) the offsets will give: a
+  // packed step lays its block out before the offsets are written there.
+  int64_t long_row_segments() const {
+    HT_ASSERT(beyond_ < 0);
+    int64_t segments = 0;
+#pragma omp parallel for schedule(static) reduction(+ : segments)
+    for (int64_t r = 0; r < rows_; ++r) {
+      int64_t sum = 0;
+      for (int64_t p = 0; p < parts_; ++p) sum += at_[p * rows_ + r];
+      if (sum > kLongRowEdges) segments += (sum + kLongRowEdges - 1) / kLongRowEdges;
+    }
+    return segments;
+  }
+  // t_offsets[0, rows + 1) from the counts (straight into a packed step's
+  // block: no array of its own, no copy), the counters turned into each
+  // part's first slot in every row.
+  void offsets_into(int64_t* t_offsets) {
+    HT_ASSERT(beyond_ < 0);
+    t_offsets[0] = 0;
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows_; ++r) {
+      int64_t sum = 0;
+      for (int64_t p = 0; p < parts_; ++p) sum += at_[p * rows_ + r];
+      t_offsets[r + 1] = sum;
+    }
+    parallel_inclusive_scan(std::span<int64_t>(t_offsets, static_cast<size_t>(rows_) + 1));
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows_; ++r) {
+      auto slot = static_cast<uint32_t>(t_offsets[r]);
+      for (int64_t p = 0; p < parts_; ++p) slot += std::exchange(at_[p * rows_ + r], slot);
+    }
+  }
   // t_edge[0, ne): each row's edges, ascending (the same row(e) as counted).
   template <typename Row>
   void place(Row row, uint32_t* t_edge) {
     HT_ASSERT(beyond_ < 0);
 #pragma omp parallel for schedule(static, 1) if (parts_ > 1)
     for (int64_t p = 0; p < parts_; ++p) {
-      uint32_t* c = at_.data() + p * rows_;
+      uint32_t* c = at_ + p * rows_;
       for (int64_t e = piece(p); e < piece(p + 1); ++e) t_edge[c[row(e)]++] = static_cast<uint32_t>(e);
     }
   }
 
  private:
+  // Pieces per part of the counters' zeroing (a part's thread takes them
+  // when the threads are as many as the parts; all threads share them when
+  // the parts are fewer).
+  static constexpr int64_t kZeroPieces = 4;
   int64_t piece(int64_t p) const { return ne_ * p / parts_; }
   int64_t ne_, rows_, parts_ = 1, beyond_ = -1;
-  std::vector<uint32_t> at_;
-  std::vector<int64_t> offsets_;
+  uint32_t* at_ = nullptr;
 };
 
 void transpose_edges(std::span<const uint32_t> src, int64_t rows, std::vector<int64_t>& t_offsets,
                      std::vector<uint32_t>& t_edge) {
   auto row = [&](int64_t e) { return src[e]; };
-  EdgeTranspose tr(static_cast<int64_t>(src.size()), rows, row);
+  ScratchArray<uint32_t> counters;
+  EdgeTranspose tr(static_cast<int64_t>(src.size()), rows, row, counters);
   HT_ASSERT(tr.beyond() < 0);  // (make_topology checked the rows)
+  resize_for_overwrite(t_offsets, static_cast<size_t>(rows) + 1);
+  tr.offsets_into(t_offsets.data());
   resize_for_overwrite(t_edge, src.size());  // (every entry written below)
   tr.place(row, t_edge.data());
-  t_offsets = std::move(tr.offsets());
 }
 
 }  // namespace
@@ -318,47 +352,80 @@ DevArray<T> at(DevArray<std::byte> base, Slice sl) {
   return {reinterpret_cast<T*>(base.data + sl.offset), sl.count};
 }
 
-// The host rows each batch loads and returns, in the comm mode's terms.
+// The host rows each batch loads and returns, in the comm mode's terms:
+// their counts here, the lists written straight into the step's block
+// (write_index_lists; no vectors copied in afterwards).
 struct StepIndexLists {
-  std::vector<uint32_t> load_vids, load_rows, flush_rows, flush_vids;
+  int64_t loads = 0, flushes = 0;
   std::span<const vid_t> flush_vids_host;
   int64_t reused = 0;
 };
 
 StepIndexLists index_lists(const ChunkPlan& s, CommMode mode) {
   StepIndexLists x;
-  if (mode == CommMode::baseline) {
-    x.load_vids.assign(s.nbr.begin(), s.nbr.end());
-    x.load_rows.resize(x.load_vids.size());
-    std::iota(x.load_rows.begin(), x.load_rows.end(), 0u);
-    x.flush_rows = x.load_rows;
-    x.flush_vids = x.load_vids;
-    x.flush_vids_host = s.nbr;
-    return x;
-  }
-  for (size_t t = 0; t < s.trans_vid.size(); ++t) {
-    if (mode == CommMode::full && s.trans_reused[t]) {
-      ++x.reused;
-      continue;
-    }
-    x.load_vids.push_back(s.trans_vid[t]);
-    x.load_rows.push_back(s.trans_slot[t]);
-  }
-  if (mode == CommMode::full) {
-    x.flush_rows.assign(s.flush_slot.begin(), s.flush_slot.end());
-    x.flush_vids.assign(s.flush_vid.begin(), s.flush_vid.end());
-    x.flush_vids_host = s.flush_vid;
-  } else {
-    x.flush_rows.assign(s.trans_slot.begin(), s.trans_slot.end());
-    x.flush_vids.assign(s.trans_vid.begin(), s.trans_vid.end());
-    x.flush_vids_host = s.trans_vid;
+  switch (mode) {
+    case CommMode::baseline:
+      x.loads = x.flushes = static_cast<int64_t>(s.nbr.size());
+      x.flush_vids_host = s.nbr;
+      break;
+    case CommMode::p2p:
+      x.loads = x.flushes = static_cast<int64_t>(s.trans_vid.size());
+      x.flush_vids_host = s.trans_vid;
+      break;
+    case CommMode::full:
+      x.reused = std::count_if(s.trans_reused.begin(), s.trans_reused.end(), [](uint8_t r) { return r != 0; });
+      x.loads = static_cast<int64_t>(s.trans_vid.size()) - x.reused;
+      x.flushes = static_cast<int64_t>(s.flush_slot.size());
+      x.flush_vids_host = s.flush_vid;
+      break;
   }
   return x;
 }
 
+// 0, 1, ... into a slice (baseline's buffer rows), and its padding.
+void put_iota(std::byte* base, Slice sl) {
+  uint32_t* out = slice_data<uint32_t>(base, sl);
+  parallel_blocks(sl.count, [&](int64_t b, int64_t e) { std::iota(out + b, out + e, static_cast<uint32_t>(b)); });
+  pad<uint32_t>(base, sl);
+}
+
+// The load and flush lists into the block: baseline's neighbor rows in
+// order, p2p's transition rows, full mode's transition rows not kept in
+// place (trans_reused) and its flush list.
+void write_index_lists(const DeviceStep& ds, std::byte* base, const ChunkPlan& s, CommMode mode) {
+  switch (mode) {
+    case CommMode::baseline:
+      put(base, ds.load_vids, std::span<const uint32_t>(s.nbr));
+      put_iota(base, ds.load_rows);
+      put(base, ds.flush_vids, std::span<const uint32_t>(s.nbr));
+      put_iota(base, ds.flush_rows);
+      return;
+    case CommMode::p2p:
+      put(base, ds.load_vids, std::span<const uint32_t>(s.trans_vid));
+      put(base, ds.load_rows, std::span<const uint32_t>(s.trans_slot));
+      put(base, ds.flush_vids, std::span<const uint32_t>(s.trans_vid));
+      put(base, ds.flush_rows, std::span<const uint32_t>(s.trans_slot));
+      return;
+    case CommMode::full: break;
+  }
+  uint32_t* vids = slice_data<uint32_t>(base, ds.load_vids);
+  uint32_t* rows = slice_data<uint32_t>(base, ds.load_rows);
+  int64_t k = 0;
+  for (size_t t = 0; t < s.trans_vid.size(); ++t) {
+    if (s.trans_reused[t]) continue;
+    vids[k] = s.trans_vid[t];
+    rows[k++] = s.trans_slot[t];
+  }
+  HT_ASSERT(k == ds.load_vids.count);
+  pad<uint32_t>(base, ds.load_vids);
+  pad<uint32_t>(base, ds.load_rows);
+  put(base, ds.flush_rows, std::span<const uint32_t>(s.flush_slot));
+  put(base, ds.flush_vids, std::span<const uint32_t>(s.flush_vid));
+}
+
 // The load list (ascending: the owner's transition rows) cut by the batch of
 // this device that produces each row (its chunk's id range).
-std::vector<Slice> load_pieces(const std::vector<uint32_t>& v, const Plan& plan, int gpu) {
+std::vector<Slice> load_pieces(std::span<const uint32_t> v, const Plan& plan, int gpu) {
   std::vector<Slice> out;
   for (int k = 0; k < plan.n; ++k) {
     const ChunkPlan& c = plan.step(k, gpu);
@@ -395,31 +462,27 @@ void lay_out(DeviceStep& ds, Packer& pk, const TopologySizes& t, const StepIndex
   ds.seg_edge = pk.add<int64_t>(t.segments);
   ds.t_seg_row = pk.add<uint32_t>(t.t_segments);
   ds.t_seg_edge = pk.add<int64_t>(t.t_segments);
-  ds.load_vids = pk.add<uint32_t>(static_cast<int64_t>(x.load_vids.size()));
-  ds.load_rows = pk.add<uint32_t>(static_cast<int64_t>(x.load_rows.size()));
+  ds.load_vids = pk.add<uint32_t>(x.loads);
+  ds.load_rows = pk.add<uint32_t>(x.loads);
   ds.remote_slots = pk.add<uint32_t>(static_cast<int64_t>(remote));
-  ds.flush_rows = pk.add<uint32_t>(static_cast<int64_t>(x.flush_rows.size()));
-  ds.flush_vids = pk.add<uint32_t>(static_cast<int64_t>(x.flush_vids.size()));
+  ds.flush_rows = pk.add<uint32_t>(x.flushes);
+  ds.flush_vids = pk.add<uint32_t>(x.flushes);
   ds.pull_src = pk.add<uint32_t>(static_cast<int64_t>(early.src.size()));
   ds.pull_dst = pk.add<uint32_t>(static_cast<int64_t>(early.dst.size()));
 }
 
 // The lists of a step that are copied into its block: the offsets, the
-// transpose's offsets, the long rows' segments, the index and pull lists.
-// (The per-edge lists and dst_row are written there in place: build_step.)
-void pack_lists(const DeviceStep& ds, std::byte* base, const ChunkPlan& s, std::span<const int64_t> t_offsets,
-                const SegmentLists& seg, const StepIndexLists& x, const PullLists& early) {
+// long rows' segments, the index and pull lists. (The per-edge lists,
+// dst_row and the transpose's offsets are written there in place: build_step.)
+void pack_lists(const DeviceStep& ds, std::byte* base, const ChunkPlan& s, CommMode mode, const SegmentLists& seg,
+                const PullLists& early) {
   put(base, ds.offsets, std::span<const int64_t>(s.offsets));
-  put(base, ds.t_offsets, t_offsets);
   put(base, ds.seg_row, seg.row);
   put(base, ds.seg_edge, seg.edge);
   put(base, ds.t_seg_row, seg.t_row);
   put(base, ds.t_seg_edge, seg.t_edge);
-  put(base, ds.load_vids, x.load_vids);
-  put(base, ds.load_rows, x.load_rows);
+  write_index_lists(ds, base, s, mode);
   if (ds.remote_slots.count) put(base, ds.remote_slots, s.remote_slot);  // (an empty slice has no bytes)
-  put(base, ds.flush_rows, x.flush_rows);
-  put(base, ds.flush_vids, x.flush_vids);
   put(base, ds.pull_src, early.src);
   put(base, ds.pull_dst, early.dst);
 }
@@ -464,8 +527,69 @@ namespace {
 // block, packing (the lists copied into the block), load pieces.
 using StepTimes = std::array<double, 6>;
 
+// A team's scratch for the steps it builds (step_scratch.hpp), taken from a
+// WorkspacePool for one step at a time.
+struct StepWorkspace {
+  ScratchArray<uint32_t> counters;  // the transpose's counters (parts x rows)
+  SegmentLists seg;
+  PullScratch pull;
+};
+
+// The shapes of the steps a call builds, for reserving each workspace at the
+// largest step's sizes when it is made: no step after maps more memory.
+struct StepMaxima {
+  std::vector<std::pair<int64_t, int64_t>> edges_rows;  // per step: edges, buffer rows
+  int64_t team_threads = 1;                             // the most threads a step gets (run_steps)
+  int64_t remote = 0;
+  int64_t where = 0;  // early pulls: the largest transition capacity (0: no early pulls)
+  bool pulls = false;
+};
+
+// Workspaces of the teams of one build_device_plans call: as many as steps
+// are built at once, each reused by the next step its team (or another)
+// takes.
+class WorkspacePool {
+ public:
+  explicit WorkspacePool(const StepMaxima& most) : most_(most) {}
+  std::unique_ptr<StepWorkspace> take() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (!free_.empty() && !step_scratch_tuning().fresh) {
+        std::unique_ptr<StepWorkspace> w = std::move(free_.back());
+        free_.pop_back();
+        return w;
+      }
+    }
+    // Made at the largest step's sizes, its pages faulted in by the team
+    // that takes it first (ScratchArray).
+    auto w = std::make_unique<StepWorkspace>();
+    const int64_t threads = std::max(most_.team_threads, loop_threads());
+    int64_t counters = 0;
+    for (const auto& [ne, rows] : most_.edges_rows)
+      counters = std::max(counters, transpose_parts(ne, rows, threads) * rows);
+    w->counters.take_raw(counters);
+    if (most_.pulls) {
+      w->pull.lists.src.reserve(static_cast<size_t>(most_.remote));
+      w->pull.lists.dst.reserve(static_cast<size_t>(most_.remote));
+      w->pull.found.take_raw(most_.remote);
+      if (most_.where > 0) w->pull.clean_where(most_.where);
+    }
+    return w;
+  }
+  void give(std::unique_ptr<StepWorkspace> w) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(std::move(w));
+  }
+
+ private:
+  const StepMaxima& most_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<StepWorkspace>> free_;
+};
+
 void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePlan& dp, const EdgeKeys& k,
-                const StepAlloc& alloc, std::mutex& alloc_mutex, DeviceStep& ds, StepTimes& times) {
+                const StepAlloc& alloc, std::mutex& alloc_mutex, StepWorkspace& ws, DeviceStep& ds,
+                StepTimes& times) {
   Timer clock;
   auto lap = [&](int part) {
     times[static_cast<size_t>(part)] += clock.seconds();
@@ -481,26 +605,27 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   const SourceRows row(s, mode, remote_row0, remote_shift);
   HT_CHECK(static_cast<int64_t>(row.src.size()) == ne, "plan step ({}, {}) has inconsistent topology arrays", s.part,
            s.chunk);
-  EdgeTranspose transpose(ne, rows, row);
+  EdgeTranspose transpose(ne, rows, row, ws.counters);
   if (transpose.beyond() >= 0) {
     make_topology(s, mode, rows, k, remote_row0, remote_shift);  // throws its error (also for bad self-loops first)
     HT_CHECK(false, "plan step ({}, {}): edge {} reads a row beyond the buffer", s.part, s.chunk, transpose.beyond());
   }
-  SegmentLists seg;
+  SegmentLists& seg = ws.seg;
   split_long_rows(s.offsets, seg.row, seg.edge);
-  split_long_rows(transpose.offsets(), seg.t_row, seg.t_edge);
+  const int64_t t_segments = transpose.long_row_segments();
   lap(0);
   const StepIndexLists x = index_lists(s, mode);
   lap(1);
   if (mode != CommMode::baseline) ds.peers = peer_ranges(s);
-  PullLists early;
-  if (dp.areas == RemoteAreas::early_pulls && j > 0) early = early_pull_lists(plan, j, s, mode, ds.peers);
+  PullLists& early = ws.pull.lists;
+  early.clear();
+  if (dp.areas == RemoteAreas::early_pulls && j > 0) early_pull_lists(plan, j, s, mode, ds.peers, ws.pull);
   if (dp.areas == RemoteAreas::kept_rows && j > 0)
-    early = kept_remote_lists(plan, j, gpu, dp, ds.peers, ds.kept_remote);
+    kept_remote_lists(plan, j, gpu, dp, ds.peers, ds.kept_remote, ws.pull);
   lap(2);
   Packer pk;
   const TopologySizes sizes{s.num_dst(), ne, rows, weighted(k), !k.orig_id.empty(),
-                            static_cast<int64_t>(seg.row.size()), static_cast<int64_t>(seg.t_row.size())};
+                            static_cast<int64_t>(seg.row.size()), t_segments};
   lay_out(ds, pk, sizes, x, mode == CommMode::baseline ? 0 : s.remote_slot.size(), early);
   std::byte* base = nullptr;
   {
@@ -513,6 +638,11 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
                         slice_data<uint32_t>(base, ds.edge_dst), sizes.weighted ? slice_data<float>(base, ds.weight) : nullptr,
                         sizes.keys ? slice_data<int64_t>(base, ds.src_key) : nullptr,
                         sizes.keys ? slice_data<int64_t>(base, ds.dst_key) : nullptr};
+  int64_t* t_offsets = slice_data<int64_t>(base, ds.t_offsets);
+  transpose.offsets_into(t_offsets);
+  pad<int64_t>(base, ds.t_offsets);
+  split_long_rows({t_offsets, static_cast<size_t>(rows) + 1}, seg.t_row, seg.t_edge);
+  HT_ASSERT(static_cast<int64_t>(seg.t_row.size()) == t_segments);
   fill_topology(s, row, rows, k, out);
   transpose.place([src = out.src](int64_t e) { return src[e]; }, slice_data<uint32_t>(base, ds.t_edge));
   pad<uint32_t>(base, ds.src);
@@ -523,13 +653,14 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   pad<int64_t>(base, ds.src_key);
   pad<int64_t>(base, ds.dst_key);
   lap(0);
-  pack_lists(ds, base, s, transpose.offsets(), seg, x, early);
+  pack_lists(ds, base, s, mode, seg, early);
   lap(4);
   ds.bytes = {base, static_cast<size_t>(pk.bytes())};
   ds.flush_vids_host = x.flush_vids_host;
   ds.reused_rows = x.reused;
   ds.segments = static_cast<int64_t>(std::max(seg.row.size(), seg.t_row.size()));
-  if (mode != CommMode::baseline) ds.load_by_producer = load_pieces(x.load_vids, plan, gpu);
+  if (mode != CommMode::baseline)
+    ds.load_by_producer = load_pieces({slice_data<uint32_t>(base, ds.load_vids), static_cast<size_t>(x.loads)}, plan, gpu);
   lap(5);
 }
 
@@ -542,12 +673,33 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
 // side, one thread each.) The bytes do not depend on it. The steps' teams
 // are std::threads (run_in_teams), not a nested OpenMP team: libgomp starts
 // fresh threads for every region nested in a team, and a step opens a dozen.
+// The most threads run_steps gives one step's loops.
+int64_t step_threads(int64_t tasks) {
+  const int64_t threads = loop_threads();
+  if (tasks <= 1) return threads;
+  return tasks >= threads ? 1 : (threads + tasks - 1) / tasks;
+}
+
 template <typename Body>
 void run_steps(int64_t tasks, Body body) {
   const int64_t threads = loop_threads();
   if (tasks <= 1 || tasks >= threads) return parallel_tasks(tasks, body);
   run_in_teams(tasks, static_cast<int>(tasks), static_cast<int>(threads), body);
 }
+
+// Process CPU times and page faults (getrusage): the steps' log says how much
+// of their time the kernel took (page faults, zeroing, compaction, munmap
+// shootdowns), the vertex store's threads beside them included.
+struct ProcessTimes {
+  double user = 0, system = 0;
+  int64_t minor_faults = 0, major_faults = 0;
+  static ProcessTimes now() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+    return {seconds(u.ru_utime), seconds(u.ru_stime), u.ru_minflt, u.ru_majflt};
+  }
+};
 
 }  // namespace
 
@@ -573,28 +725,55 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
   // alone left most cores idle), each with its share (run_steps). A single
   // step is built by all threads (make_topology; measured on 16 cores,
   // bench/RESULTS.md, session 9: 5.80 -> 4.74 s at 2.45 M vertices).
-  std::vector<StepTimes> times(static_cast<size_t>(count) * plan.n, StepTimes{});
+  const int64_t tasks = static_cast<int64_t>(count) * plan.n;
+  std::vector<StepTimes> times(static_cast<size_t>(tasks), StepTimes{});
   std::mutex alloc_mutex;  // (the teams are std::threads and OpenMP threads)
-  run_steps(static_cast<int64_t>(count) * plan.n, [&](int64_t q) {
+  StepMaxima most;
+  most.team_threads = step_threads(tasks);
+  for (int i = 0; i < count; ++i) {
+    const DevicePlan& dp = out[static_cast<size_t>(i)];
+    const int gpu = first_gpu + i;
+    for (int j = 0; j < plan.n; ++j) {
+      const ChunkPlan& s = plan.step(j, gpu);
+      most.edges_rows.emplace_back(s.num_edges(), dp.buffer_rows);
+      if (dp.areas != RemoteAreas::one && j > 0) {
+        most.pulls = true;
+        most.remote = std::max(most.remote, static_cast<int64_t>(s.remote_slot.size()));
+      }
+    }
+    if (dp.areas == RemoteAreas::early_pulls)
+      for (const uint32_t c : plan.trans_capacity) most.where = std::max<int64_t>(most.where, c);
+  }
+  WorkspacePool pool(most);
+  const ProcessTimes before = ProcessTimes::now();
+  Timer wall;
+  run_steps(tasks, [&](int64_t task) {
+    const int64_t q = step_scratch_tuning().reverse ? tasks - 1 - task : task;
     const int i = static_cast<int>(q / plan.n), j = static_cast<int>(q % plan.n);
     DevicePlan& dp = out[static_cast<size_t>(i)];
-    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, alloc_mutex, dp.steps[j], times[static_cast<size_t>(q)]);
+    std::unique_ptr<StepWorkspace> ws = pool.take();
+    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, alloc_mutex, *ws, dp.steps[j], times[static_cast<size_t>(q)]);
+    pool.give(std::move(ws));
   });
-  StepTimes sum{}, most{};
+  const double wall_s = wall.seconds();
+  const ProcessTimes after = ProcessTimes::now();
+  StepTimes sum{}, slowest{};
   for (const StepTimes& t : times)
     for (size_t p = 0; p < sum.size(); ++p) {
       sum[p] += t[p];
-      most[p] = std::max(most[p], t[p]);
+      slowest[p] = std::max(slowest[p], t[p]);
     }
   const std::string parts = fmt::format(
       "device plan steps, summed over {} steps (slowest step): topology {:.2f} s ({:.2f}), index lists {:.2f} "
       "s ({:.2f}), pull lists {:.2f} s ({:.2f}), blocks {:.2f} s ({:.2f}), packing {:.2f} s ({:.2f}), load "
-      "pieces {:.2f} s ({:.2f})",
-      times.size(), sum[0], most[0], sum[1], most[1], sum[2], most[2], sum[3], most[3], sum[4], most[4], sum[5],
-      most[5]);
+      "pieces {:.2f} s ({:.2f}); in {:.2f} s, the process's CPU time meanwhile (threads beside the steps "
+      "included): system {:.2f} s, user {:.2f} s, {} minor and {} major page faults",
+      times.size(), sum[0], slowest[0], sum[1], slowest[1], sum[2], slowest[2], sum[3], slowest[3], sum[4],
+      slowest[4], sum[5], slowest[5], wall_s, after.system - before.system, after.user - before.user,
+      after.minor_faults - before.minor_faults, after.major_faults - before.major_faults);
   // Said by default when a step takes seconds (large graphs: where setup's
   // "steps" goes, blocks being the pinned allocations beside the store's).
-  if (std::accumulate(most.begin(), most.end(), 0.0) >= 1.0) log::info("{}", parts);
+  if (std::accumulate(slowest.begin(), slowest.end(), 0.0) >= 1.0) log::info("{}", parts);
   else log::debug("{}", parts);
   for (DevicePlan& dp : out)
     for (int j = 0; j < plan.n; ++j) {

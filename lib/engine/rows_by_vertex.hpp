@@ -18,8 +18,14 @@ namespace ht {
 // seconds per step at a billion edges).
 class RowsByVertex {
  public:
-  RowsByVertex(std::span<const vid_t> vids, int64_t lo, int64_t hi)
-      : lo_(lo), bits_(static_cast<size_t>((hi - lo + 63) / 64), 0), before_(bits_.size() + 1, 0) {
+  RowsByVertex() = default;
+  RowsByVertex(std::span<const vid_t> vids, int64_t lo, int64_t hi) { assign(vids, lo, hi); }
+  // The rows of another list, in the storage this one holds (the device-plan
+  // steps' workspaces: no allocation once it is large enough).
+  void assign(std::span<const vid_t> vids, int64_t lo, int64_t hi) {
+    lo_ = lo;
+    bits_.assign(static_cast<size_t>((hi - lo + 63) / 64), 0);
+    before_.assign(bits_.size() + 1, 0);
     for (const vid_t v : vids)
       if (v >= lo && v < hi) bits_[(v - lo) >> 6] |= uint64_t{1} << ((v - lo) & 63);
     for (size_t w = 0; w < bits_.size(); ++w)
@@ -42,7 +48,7 @@ class RowsByVertex {
     const uint64_t below = bits_[x >> 6] & ((uint64_t{1} << (x & 63)) - 1);
     return before_[x >> 6] + static_cast<size_t>(std::popcount(below));
   }
-  int64_t lo_;
+  int64_t lo_ = 0;
   std::vector<uint64_t> bits_;
   std::vector<uint32_t> before_, row_;
 };

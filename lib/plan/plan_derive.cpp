@@ -38,6 +38,34 @@ std::vector<EdgeBlock> edge_blocks(const Plan& plan, Skip skip) {
   return blocks;
 }
 
+// Sorts 64-bit keys ascending (what std::sort gives): least significant
+// 16-bit digit first, a stable counting pass per digit, the passes whose
+// digit is the same in every key skipped. A step's flush list and its remote
+// rows per owner are sorts of up to tens of millions of keys, each run by one
+// thread; as comparison sorts they were the longest tasks of "plan derived"
+// at friendster size (issue 33).
+void sort_keys(std::vector<uint64_t>& keys) {
+  const size_t n = keys.size();
+  if (n < static_cast<size_t>(grain())) {  // (tests shrink the grain: the passes below on tiny plans)
+    std::sort(keys.begin(), keys.end());
+    return;
+  }
+  constexpr int kDigits = 4;
+  constexpr size_t kBuckets = size_t{1} << 16;
+  std::vector<size_t> count(kDigits * kBuckets, 0);
+  for (const uint64_t k : keys)
+    for (int d = 0; d < kDigits; ++d) ++count[d * kBuckets + ((k >> (16 * d)) & 0xffff)];
+  std::vector<uint64_t> other(n);
+  for (int d = 0; d < kDigits; ++d) {
+    size_t* c = count.data() + d * kBuckets;
+    if (c[(keys[0] >> (16 * d)) & 0xffff] == n) continue;  // one digit value: the order stays
+    size_t at = 0;
+    for (size_t b = 0; b < kBuckets; ++b) at += std::exchange(c[b], at);
+    for (const uint64_t k : keys) other[c[(k >> (16 * d)) & 0xffff]++] = k;
+    keys.swap(other);
+  }
+}
+
 std::string where(const Plan& plan, size_t s) {
   return fmt::format("step {} (batch {}, GPU {})", s, s / static_cast<size_t>(plan.m), s % static_cast<size_t>(plan.m));
 }
@@ -266,9 +294,9 @@ namespace {
 // nbr, each in k's transition set of the batch (false when one is not).
 // The step's own GPU's get their merged row, the owner's slot, in `merged`;
 // another's are listed as (owner's slot, position in nbr), ascending: that
-// GPU's part of the remote rows, in merged-buffer order.
-bool remote_piece(const Plan& plan, size_t s, size_t k, std::vector<uint32_t>& merged,
-                  std::vector<std::pair<uint32_t, uint32_t>>& rows) {
+// GPU's part of the remote rows, in merged-buffer order (each a key
+// slot << 32 | position).
+bool remote_piece(const Plan& plan, size_t s, size_t k, std::vector<uint32_t>& merged, std::vector<uint64_t>& rows) {
   const ChunkPlan& cp = plan.steps[s];
   const size_t m = static_cast<size_t>(plan.m), first = s - s % m;
   const std::span<const vid_t> nbr(cp.nbr);
@@ -281,16 +309,16 @@ bool remote_piece(const Plan& plan, size_t s, size_t k, std::vector<uint32_t>& m
     a = gallop(held, a, nbr[x]);
     if (a == held.size() || held[a] != nbr[x]) return false;
     if (own) merged[x] = owner.trans_slot[a];
-    else rows.emplace_back(owner.trans_slot[a], static_cast<uint32_t>(x));
+    else rows.push_back(uint64_t{owner.trans_slot[a]} << 32 | static_cast<uint32_t>(x));
   }
-  std::sort(rows.begin(), rows.end());
+  sort_keys(rows);
   return true;
 }
 
 // The remote rows of step s from its GPUs' pieces (remote_piece, by GPU):
 // GPU by GPU, each in slot order, from merged row `base` on.
-void gather_remote_rows(const Plan& plan, size_t s, uint32_t base,
-                        std::span<const std::vector<std::pair<uint32_t, uint32_t>>> pieces, RemoteRows& out) {
+void gather_remote_rows(const Plan& plan, size_t s, uint32_t base, std::span<const std::vector<uint64_t>> pieces,
+                        RemoteRows& out) {
   const std::span<const vid_t> nbr(plan.steps[s].nbr);
   size_t total = 0;
   for (const auto& p : pieces) total += p.size();
@@ -299,7 +327,8 @@ void gather_remote_rows(const Plan& plan, size_t s, uint32_t base,
   resize_for_overwrite(out.slot, total);
   size_t r = 0;
   for (size_t k = 0; k < pieces.size(); ++k)
-    for (const auto& [slot, at] : pieces[k]) {
+    for (const uint64_t row : pieces[k]) {
+      const auto slot = static_cast<uint32_t>(row >> 32), at = static_cast<uint32_t>(row);
       out.merged[at] = base + static_cast<uint32_t>(r);
       out.vid[r] = nbr[at];
       out.gpu[r] = static_cast<int32_t>(k);
@@ -320,7 +349,7 @@ bool derive_remote_rows(const Plan& plan, size_t s, uint32_t base, RemoteRows& o
   const size_t m = static_cast<size_t>(plan.m);
   resize_for_overwrite(out.merged, plan.steps[s].nbr.size());
   // (owner's slot, position in nbr) of every remote row, GPU by GPU.
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> pieces(m);
+  std::vector<std::vector<uint64_t>> pieces(m);
   for (size_t k = 0; k < m; ++k)
     if (!remote_piece(plan, s, k, out.merged, pieces[k])) return false;
   if (!neighbors_owned(plan, s)) return false;
@@ -342,7 +371,7 @@ void derive_flushes(const Plan& plan, size_t s, std::vector<uint32_t>& slot, std
     if (a == next.size() || next[a] != cp.trans_vid[b])
       out.push_back(uint64_t{cp.trans_slot[b]} << 32 | cp.trans_vid[b]);
   }
-  std::sort(out.begin(), out.end());
+  sort_keys(out);
   resize_for_overwrite(slot, out.size());
   resize_for_overwrite(vid, out.size());
   for (size_t k = 0; k < out.size(); ++k) {
@@ -416,10 +445,14 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   //    A task per step and owner GPU (their sorts were one task per step:
   //    32 steps on 64 cores, the largest step's sort the critical path),
   //    then per step its rows in order and its flushes.
+  // The steps' vectors sized side by side: resize_for_overwrite faults the
+  // pages in parallel but zeroes them serially (a vector's resize), and one
+  // step after another that was a serial memset over every step's lists.
   std::vector<std::vector<uint32_t>> merged(steps);
-  for (size_t s = 0; s < steps; ++s) resize_for_overwrite(merged[s], plan.steps[s].nbr.size());
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  for (int64_t s = 0; s < nsteps; ++s) resize_for_overwrite(merged[s], plan.steps[s].nbr.size());
   const size_t m = static_cast<size_t>(plan.m);
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> pieces(steps * m);
+  std::vector<std::vector<uint64_t>> pieces(steps * m);
   std::vector<char> found(steps * m, 1);
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
   for (int64_t q = 0; q < nsteps * plan.m; ++q) {
@@ -439,7 +472,7 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
     if (ok)
       gather_remote_rows(plan, static_cast<size_t>(s), plan.trans_capacity[s % plan.m],
                          std::span(pieces).subspan(at, m), rows);
-    for (size_t k = 0; k < m; ++k) std::vector<std::pair<uint32_t, uint32_t>>().swap(pieces[at + k]);
+    for (size_t k = 0; k < m; ++k) std::vector<uint64_t>().swap(pieces[at + k]);
     cp.remote_vid = std::move(rows.vid);
     cp.remote_gpu = std::move(rows.gpu);
     cp.remote_slot = std::move(rows.slot);
@@ -460,7 +493,11 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
 
   // 4. Per edge: the source's id and merged row through src_local, in
   //    blocks over all steps' edges.
-  for (ChunkPlan& cp : plan.steps) {
+  //    Sized side by side (their serial zeroing, as `merged` above: at
+  //    friendster size 2.5 B edges x 8 bytes, one step after another).
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  for (int64_t s = 0; s < nsteps; ++s) {
+    ChunkPlan& cp = plan.steps[s];
     resize_for_overwrite(cp.src_vid, cp.src_local.size());
     resize_for_overwrite(cp.src_merged, cp.src_local.size());
   }

@@ -75,7 +75,9 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
   cp.dst_begin = begin;
   cp.dst_end = end;
   const int64_t rows = end - begin;
-  cp.offsets.assign(static_cast<size_t>(rows) + 1, 0);
+  // Fresh pages faulted by the team's threads (resize_for_overwrite): the
+  // chunk's lists are hundreds of MB on a friendster-like graph.
+  resize_for_overwrite(cp.offsets, static_cast<size_t>(rows) + 1);
 #pragma omp parallel for schedule(dynamic, 4096)
   for (int64_t r = 0; r < rows; ++r) {
     int64_t c = 1;  // the one self-loop
@@ -83,7 +85,7 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
     cp.offsets[r + 1] = c;
   }
   parallel_inclusive_scan(cp.offsets);
-  cp.src_vid.resize(static_cast<size_t>(cp.offsets.back()));
+  resize_for_overwrite(cp.src_vid, static_cast<size_t>(cp.offsets.back()));
 #pragma omp parallel for schedule(dynamic, 4096)
   for (int64_t r = 0; r < rows; ++r) {
     const vid_t v = static_cast<vid_t>(begin + r);
@@ -104,7 +106,7 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
     else std::sort(first, out + 1);
   }
   cp.nbr = seen.members_and_rank();
-  cp.src_local.resize(cp.src_vid.size());
+  resize_for_overwrite(cp.src_local, cp.src_vid.size());
   const int64_t edges = static_cast<int64_t>(cp.src_vid.size());
 #pragma omp parallel for schedule(static)
   for (int64_t e = 0; e < edges; ++e) cp.src_local[e] = seen.rank(cp.src_vid[e]);
@@ -117,17 +119,23 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
 // ---------------------------------------------------------------------------
 
 // 𝕅_ij = the part of 𝕅∪_j owned by partition i (ids are contiguous per partition).
-void set_transition_vertices(Plan& plan, const std::vector<std::vector<vid_t>>& unions) {
-  for (int j = 0; j < plan.n; ++j) {
-    const auto& u = unions[j];
-    for (int i = 0; i < plan.m; ++i) {
-      auto lo = std::lower_bound(u.begin(), u.end(), plan.part_offsets[i],
-                                 [](vid_t v, int64_t x) { return static_cast<int64_t>(v) < x; });
-      auto hi = std::lower_bound(u.begin(), u.end(), plan.part_offsets[i + 1],
-                                 [](vid_t v, int64_t x) { return static_cast<int64_t>(v) < x; });
-      plan.step(j, i).trans_vid.assign(lo, hi);
-    }
-  }
+// Steps in parallel, each copied by its own thread (V_p2p ids in all,
+// hundreds of millions on a friendster-like graph: one thread copied and
+// faulted them all).
+void set_transition_vertices(Plan& plan, const std::vector<std::vector<vid_t>>& unions, bool parallel) {
+  const int64_t steps = static_cast<int64_t>(plan.m) * plan.n;
+  parallel_tasks(
+      steps,
+      [&](int64_t s) {
+        const int j = static_cast<int>(s / plan.m), i = static_cast<int>(s % plan.m);
+        const auto& u = unions[j];
+        auto lo = std::lower_bound(u.begin(), u.end(), plan.part_offsets[i],
+                                   [](vid_t v, int64_t x) { return static_cast<int64_t>(v) < x; });
+        auto hi = std::lower_bound(u.begin(), u.end(), plan.part_offsets[i + 1],
+                                   [](vid_t v, int64_t x) { return static_cast<int64_t>(v) < x; });
+        plan.step(j, i).trans_vid.assign(lo, hi);
+      },
+      parallel);
 }
 
 // Slots of GPU i over its batches (the slot rule of docs/PLAN.md §1: batch 0
@@ -172,13 +180,19 @@ struct BatchRows {
 // (each GPU's transition set is, and GPUs own ascending id ranges).
 BatchRows batch_rows(const Plan& plan, int j, VertexBits& bits, int threads) {
   BatchRows rows;
+  rows.start.push_back(0);
+  for (int k = 0; k < plan.m; ++k) rows.start.push_back(rows.start.back() + plan.step(j, k).trans_vid.size());
+  // The batch's V_p2p share of ids and slots, copied by `threads` threads
+  // into pages they fault in (one thread copied them before).
+  resize_for_overwrite(rows.vid, rows.start.back());
+  resize_for_overwrite(rows.slot, rows.start.back());
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
   for (int k = 0; k < plan.m; ++k) {
     const ChunkPlan& cp = plan.step(j, k);
-    rows.start.push_back(rows.vid.size());
-    rows.vid.insert(rows.vid.end(), cp.trans_vid.begin(), cp.trans_vid.end());
-    rows.slot.insert(rows.slot.end(), cp.trans_slot.begin(), cp.trans_slot.end());
+    std::copy(cp.trans_vid.begin(), cp.trans_vid.end(), rows.vid.begin() + static_cast<std::ptrdiff_t>(rows.start[k]));
+    std::copy(cp.trans_slot.begin(), cp.trans_slot.end(),
+              rows.slot.begin() + static_cast<std::ptrdiff_t>(rows.start[k]));
   }
-  rows.start.push_back(rows.vid.size());
   if (threads > 1) {
     const auto size = static_cast<int64_t>(rows.vid.size());
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -196,7 +210,8 @@ BatchRows batch_rows(const Plan& plan, int j, VertexBits& bits, int threads) {
 void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const VertexBits& bits, int threads) {
   ChunkPlan& cp = plan.step(j, i);
   const uint32_t base = plan.trans_capacity[i];
-  std::vector<uint32_t> merged(cp.nbr.size());
+  std::vector<uint32_t> merged;
+  resize_for_overwrite(merged, cp.nbr.size());
   struct Remote {
     int32_t gpu;
     uint32_t slot;
@@ -223,7 +238,7 @@ void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const V
   // The edges right after their merged rows (in cache): a separate pass in
   // blocks over all steps' edges measured 0.4-1.4 s slower on one thread at
   // 154 M edges (misses on the merged rows).
-  cp.src_merged.resize(cp.src_local.size());
+  resize_for_overwrite(cp.src_merged, cp.src_local.size());
   const auto edges = static_cast<int64_t>(cp.src_local.size());
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (int64_t e = 0; e < edges; ++e) cp.src_merged[e] = merged[cp.src_local[e]];
@@ -304,12 +319,12 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
   plan.steps.resize(chunks.size());
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < m; ++i) plan.step(j, i) = std::move(chunks[static_cast<size_t>(i) * n + order.at(j, i)]);
-  set_transition_vertices(plan, run.unions);
+  const bool parallel = plan.volumes.v_ori >= kParallelMin;
+  set_transition_vertices(plan, run.unions, parallel);
   run.unions = {};  // 𝕅∪_j is in the transition sets now
   plan.cost_before = comm_cost(plan.volumes_before, profile, 1.0);
   plan.cost_after = comm_cost(plan.volumes, profile, 1.0);
 
-  const bool parallel = plan.volumes.v_ori >= kParallelMin;
   const int threads = omp_get_max_threads();
   Timer t;
   plan.trans_capacity.assign(m, 0);

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <fstream>
@@ -432,12 +433,18 @@ void write_plan(const std::string& path, const Plan& plan, const PlanParams& par
   parts.push_back(Part::derivation);
   parts.push_back(Part::sections);
   const int k = static_cast<int>(parts.size());
-  // Every part with all of this thread's threads (teams of threads * k / k):
-  // none of them alone kept a 64-core machine busy (friendster-like: 837 s
-  // of CPU in a 43 s run), and the writing waits on the page cache.
-  run_in_teams(k, k, omp_get_max_threads() * k, [&](int64_t task) {
+  // Side by side, every part with all of this thread's threads (teams of
+  // threads * k / k): none of them alone kept a 64-core machine busy
+  // (friendster-like: 837 s of CPU in a 43 s run, about 20 cores), and the
+  // writing waits on the page cache. libgomp spins less when its threads
+  // outnumber the cores. With one thread: one part after another, as before,
+  // and none after a failure.
+  const int threads = omp_get_max_threads();
+  const int teams = threads > 1 ? k : 1;
+  std::atomic<bool> failed{false};
+  auto run_part = [&](Part part) {
     const Timer lap;
-    switch (parts[static_cast<size_t>(task)]) {
+    switch (part) {
       case Part::alongside:
         alongside();
         t.alongside = lap.seconds();
@@ -455,6 +462,15 @@ void write_plan(const std::string& path, const Plan& plan, const PlanParams& par
         write_sections(w, plan, params);
         t.sections = lap.seconds();
         break;
+    }
+  };
+  run_in_teams(k, teams, threads * teams, [&](int64_t task) {
+    if (failed) return;
+    try {
+      run_part(parts[static_cast<size_t>(task)]);
+    } catch (...) {
+      failed = true;
+      throw;
     }
   });
   const Timer commit;

@@ -205,35 +205,57 @@ BatchRows batch_rows(const Plan& plan, int j, VertexBits& bits, int threads) {
   return rows;
 }
 
-// Remote rows and src_merged of step (j, i); the edges by `threads` threads
-// (steps fewer than threads: 32 steps kept 32 of 64 cores busy).
+// Remote rows and src_merged of step (j, i), by `threads` threads (steps
+// fewer than threads: 32 steps kept 32 of 64 cores busy). The remote rows
+// go in (GPU, slot) order. A GPU's slots in batch j are distinct, so the key
+// key_base[GPU] + slot (key_base: the capacities' prefix sums, at most N in
+// all) is distinct per row, and the rows in key order are the members of a
+// bit set of keys, each row's place its key's rank: two passes over nbr in
+// parallel blocks and no sort (a sort per step of millions of rows was the
+// longest serial part of each step on a friendster-like graph).
 void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const VertexBits& bits, int threads) {
   ChunkPlan& cp = plan.step(j, i);
   const uint32_t base = plan.trans_capacity[i];
+  std::vector<int64_t> key_base(static_cast<size_t>(plan.m) + 1, 0);
+  for (int k = 0; k < plan.m; ++k) key_base[k + 1] = key_base[k] + plan.trans_capacity[k];
+  HT_CHECK(key_base.back() <= UINT32_MAX, "transition buffers of {} rows in all exceed 32-bit keys",
+           key_base.back());
+  VertexBits keys(key_base.back());
+  const auto size = static_cast<int64_t>(cp.nbr.size());
+  const size_t local_begin = rows.start[i], local_end = rows.start[i + 1];
+  auto key_of = [&](size_t p) {
+    return static_cast<vid_t>(key_base[rows.owner_of_position(p)] + rows.slot[p]);
+  };
   std::vector<uint32_t> merged;
   resize_for_overwrite(merged, cp.nbr.size());
-  struct Remote {
-    int32_t gpu;
-    uint32_t slot;
-    size_t local;  // position in nbr
-  };
-  std::vector<Remote> remote;
-  for (size_t x = 0; x < cp.nbr.size(); ++x) {
+  int64_t outside = 0, remotes = 0;  // N_ij ⊄ 𝕅∪_j (a bug), remote rows
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : outside, remotes) if (threads > 1)
+  for (int64_t x = 0; x < size; ++x) {
     const size_t p = bits.rank(cp.nbr[x]);
-    HT_ASSERT(p < rows.vid.size() && rows.vid[p] == cp.nbr[x]);  // N_ij ⊆ 𝕅∪_j
-    if (p >= rows.start[i] && p < rows.start[i + 1]) merged[x] = rows.slot[p];
-    else remote.push_back({rows.owner_of_position(p), rows.slot[p], x});
+    if (p >= rows.vid.size() || rows.vid[p] != cp.nbr[x]) {
+      ++outside;
+    } else if (p >= local_begin && p < local_end) {
+      merged[x] = rows.slot[p];
+    } else {
+      ++remotes;
+      keys.insert_shared(key_of(p));
+    }
   }
-  std::sort(remote.begin(), remote.end(),
-            [](const Remote& a, const Remote& b) { return std::tie(a.gpu, a.slot) < std::tie(b.gpu, b.slot); });
-  cp.remote_vid.resize(remote.size());
-  cp.remote_gpu.resize(remote.size());
-  cp.remote_slot.resize(remote.size());
-  for (size_t r = 0; r < remote.size(); ++r) {
-    cp.remote_vid[r] = cp.nbr[remote[r].local];
-    cp.remote_gpu[r] = remote[r].gpu;
-    cp.remote_slot[r] = remote[r].slot;
-    merged[remote[r].local] = base + static_cast<uint32_t>(r);
+  HT_ASSERT(outside == 0);  // N_ij ⊆ 𝕅∪_j
+  const std::vector<vid_t> sorted = keys.members_and_rank();
+  HT_ASSERT(static_cast<int64_t>(sorted.size()) == remotes);  // distinct slots per GPU
+  resize_for_overwrite(cp.remote_vid, sorted.size());
+  resize_for_overwrite(cp.remote_gpu, sorted.size());
+  resize_for_overwrite(cp.remote_slot, sorted.size());
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t x = 0; x < size; ++x) {
+    const size_t p = bits.rank(cp.nbr[x]);
+    if (p >= local_begin && p < local_end) continue;
+    const uint32_t r = keys.rank(key_of(p));
+    cp.remote_vid[r] = cp.nbr[x];
+    cp.remote_gpu[r] = rows.owner_of_position(p);
+    cp.remote_slot[r] = rows.slot[p];
+    merged[x] = base + r;
   }
   // The edges right after their merged rows (in cache): a separate pass in
   // blocks over all steps' edges measured 0.4-1.4 s slower on one thread at
@@ -245,21 +267,47 @@ void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const V
 }
 
 // After batch j: slots whose vertex is not in 𝕅_i,j+1 (all after the last
-// batch), ascending slot.
-void set_flushes(Plan& plan, int j, int i) {
+// batch), ascending slot. Slots of a batch are distinct: the flushes in slot
+// order are the members of a bit set of slots, each vertex at its slot's
+// rank (no sort of millions of pairs per step); the merge walk over the two
+// ascending lists in parallel blocks, each from its first vertex's place in
+// the next list.
+void set_flushes(Plan& plan, int j, int i, int threads) {
   ChunkPlan& cp = plan.step(j, i);
   static const std::vector<vid_t> kNone;
   const std::vector<vid_t>& next = j + 1 < plan.n ? plan.step(j + 1, i).trans_vid : kNone;
-  std::vector<std::pair<uint32_t, vid_t>> out;
-  size_t a = 0;
-  for (size_t b = 0; b < cp.trans_vid.size(); ++b) {  // merge walk over two ascending lists
-    while (a < next.size() && next[a] < cp.trans_vid[b]) ++a;
-    if (a == next.size() || next[a] != cp.trans_vid[b]) out.emplace_back(cp.trans_slot[b], cp.trans_vid[b]);
+  const auto size = static_cast<int64_t>(cp.trans_vid.size());
+  const int64_t g = std::max<int64_t>(static_cast<int64_t>(bulk_tuning().grain), 1);
+  const int64_t blocks = (size + g - 1) / g;
+  std::vector<uint8_t> leaves;
+  resize_for_overwrite(leaves, cp.trans_vid.size());
+  VertexBits slots(plan.trans_capacity[i]);
+  int64_t count = 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(+ : count) if (threads > 1)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t begin = b * g, end = std::min(size, begin + g);
+    auto a = std::lower_bound(next.begin(), next.end(), cp.trans_vid[begin]);
+    for (int64_t k = begin; k < end; ++k) {
+      while (a != next.end() && *a < cp.trans_vid[k]) ++a;
+      const bool leave = a == next.end() || *a != cp.trans_vid[k];
+      leaves[k] = leave ? 1 : 0;
+      if (leave) {
+        ++count;
+        slots.insert_shared(cp.trans_slot[k]);
+      }
+    }
   }
-  std::sort(out.begin(), out.end());
-  cp.flush_slot.resize(out.size());
-  cp.flush_vid.resize(out.size());
-  for (size_t k = 0; k < out.size(); ++k) std::tie(cp.flush_slot[k], cp.flush_vid[k]) = out[k];
+  const std::vector<vid_t> sorted = slots.members_and_rank();
+  HT_ASSERT(static_cast<int64_t>(sorted.size()) == count);  // distinct slots
+  resize_for_overwrite(cp.flush_slot, sorted.size());
+  resize_for_overwrite(cp.flush_vid, sorted.size());
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t k = 0; k < size; ++k) {
+    if (!leaves[k]) continue;
+    const uint32_t r = slots.rank(cp.trans_slot[k]);
+    cp.flush_slot[r] = cp.trans_slot[k];
+    cp.flush_vid[r] = cp.trans_vid[k];
+  }
 }
 
 void set_capacities(Plan& plan) {
@@ -360,7 +408,7 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
                  [&](int64_t s) {
                    const int g = static_cast<int>(s / m), i = static_cast<int>(s % m), j = first + g;
                    set_merged_indices(plan, j, i, rows[g], bits[g], omp_get_max_threads());
-                   set_flushes(plan, j, i);
+                   set_flushes(plan, j, i, omp_get_max_threads());
                  });
     for (int g = 0; g < count; ++g) {
       bits[g].clear(rows[g].vid);

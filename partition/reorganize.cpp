@@ -180,9 +180,11 @@ std::vector<int32_t> group_chunks(const ChunkNeighbors& nbr, int m, int n, int64
                                   std::vector<VertexSet>& unions) {
   std::vector<int32_t> batch_chunk(static_cast<size_t>(m) * n);
   unions.assign(n, {});
+  // Partition 0's sets, each copied by all threads into pages they fault in
+  // (one thread copied and faulted V_ori / m ids).
   for (int b = 0; b < n; ++b) {
     batch_chunk[static_cast<size_t>(b) * m] = b;
-    unions[b].assign(nbr[b].begin(), nbr[b].end());
+    unions[b] = copy_to_vector(nbr[b]);
   }
   for (int i = 1; i < m; ++i) {
     const ChunkNeighbors mine(nbr.begin() + static_cast<int64_t>(i) * n, nbr.begin() + static_cast<int64_t>(i + 1) * n);

@@ -376,11 +376,19 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
   const int threads = omp_get_max_threads();
   Timer t;
   plan.trans_capacity.assign(m, 0);
-  // GPUs in parallel when there are as many as threads; else one GPU after
-  // another, each step in parallel blocks (step_slots' own loops, which run
-  // serially inside the loop over GPUs: m = 4 kept 4 of 64 cores busy).
-#pragma omp parallel for schedule(dynamic, 1) if (parallel && m > 1 && m >= omp_get_max_threads())
-  for (int i = 0; i < m; ++i) plan.trans_capacity[i] = assign_slots(plan, i);
+  // GPUs in parallel when there are as many as threads; else the GPUs side
+  // by side on teams of the threads (run_in_teams), each GPU's steps in
+  // parallel blocks by its team (step_slots' own loops, which run serially
+  // inside a loop over GPUs: m = 4 kept 4 of 64 cores busy). GPU after GPU
+  // with all threads each left step_slots' serial parts (allocation, block
+  // prefix sums) one after another, 32 times on m 4 x n 8. A GPU's slots do
+  // not depend on the others' nor on its team.
+  if (parallel && m > 1 && m < threads) {
+    run_in_teams(m, m, threads, [&](int64_t i) { plan.trans_capacity[i] = assign_slots(plan, static_cast<int>(i)); });
+  } else {
+#pragma omp parallel for schedule(dynamic, 1) if (parallel && m > 1)
+    for (int i = 0; i < m; ++i) plan.trans_capacity[i] = assign_slots(plan, i);
+  }
   const double slots_seconds = t.seconds();
   // Remote rows, src_merged and flushes step by step in parallel (one task
   // per batch kept n = 8 of 64 cores busy on a friendster-like graph):

@@ -147,9 +147,8 @@ void run_reorganize_tool(const ReorganizeToolOptions& opt) {
   PlanWriteTimes write_times;
   write_plan(opt.output_path, plan, params, checking ? std::function<void()>(check) : std::function<void()>(),
              &write_times);
-  // The writing's own time: its parts (derivation check, sections) side by
-  // side, and the commit.
-  const double write_seconds = std::max(write_times.derivation, write_times.sections) + write_times.commit;
+  // The writing's own time: its parts (derivation check, sections) and the commit.
+  const double write_seconds = write_times.writing();
   const double check_write_seconds = write_times.total;
   log::info("wrote {} in {:.2f} s (derivation check {:.2f} s, sections {:.2f} s, commit {:.2f} s){}",
             opt.output_path, write_seconds, write_times.derivation, write_times.sections, write_times.commit,

@@ -443,6 +443,7 @@ void write_plan(const std::string& path, const Plan& plan, const PlanParams& par
   // and none after a failure.
   const int threads = omp_get_max_threads();
   const int teams = threads > 1 ? k : 1;
+  t.side_by_side = teams > 1;
   std::atomic<bool> failed{false};
   auto run_part = [&](Part part) {
     const Timer lap;

@@ -8,6 +8,7 @@
 // field by field. Per-step arrays are concatenated into one section each with
 // a per-step offset table, so reading is a few large copies, each checked
 // and copied in parallel in one pass. Layout: docs/PLAN.md.
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -55,6 +56,12 @@ struct PlanWriteTimes {
   double alongside = 0;   // the caller's task (ht-reorganize: the symbolic check)
   double commit = 0;      // header, fsync and rename
   double total = 0;
+  bool side_by_side = false;  // false: one part after another (one thread)
+  // The writing's own wall time: its two parts (side by side or one after
+  // the other) and the commit.
+  double writing() const {
+    return (side_by_side ? std::max(derivation, sections) : derivation + sections) + commit;
+  }
 };
 
 // Writes atomically (temporary file + rename), each section straight from

@@ -531,12 +531,22 @@ Plan build_plan(const GraphView& g, const Partition& p, const PlanBuildOptions& 
   Timer t;
   const ChunkNeighbors nbr = neighbor_views(chunks);
   BatchOrder order = BatchOrder::identity(m, n);
-  OrderUnions run = order_unions(nbr, order);
+  OrderUnions run;
+  BatchOrder candidate;
+  std::vector<std::vector<vid_t>> candidate_unions;
+  // The partitioner's order's unions and volumes and the reorganization
+  // read the neighbor sets only: side by side, each with all the threads
+  // (as write_plan's parts: neither kept a 64-core machine busy alone), one
+  // after the other with one thread. Neither depends on the threads.
+  const int threads = omp_get_max_threads();
+  const int teams = opt.reorganize && threads > 1 ? 2 : 1;
+  run_in_teams(opt.reorganize ? 2 : 1, teams, threads * teams, [&](int64_t task) {
+    if (task == 0) run = order_unions(nbr, order);
+    else candidate = reorganize(nbr, m, n, g.num_vertices, &candidate_unions);
+  });
   const PlanVolumes before = run.volumes;
   bool reorganized = false;
   if (opt.reorganize) {
-    std::vector<std::vector<vid_t>> candidate_unions;
-    BatchOrder candidate = reorganize(nbr, m, n, g.num_vertices, &candidate_unions);
     OrderUnions candidate_run = with_volumes(nbr, std::move(candidate_unions));
     const double cost_before = comm_cost(before, opt.profile, 1.0);
     const double cost_after = comm_cost(candidate_run.volumes, opt.profile, 1.0);

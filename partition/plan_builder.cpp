@@ -75,7 +75,9 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
   cp.dst_begin = begin;
   cp.dst_end = end;
   const int64_t rows = end - begin;
-  cp.offsets.assign(static_cast<size_t>(rows) + 1, 0);
+  // Fresh pages faulted by the team's threads (resize_for_overwrite): the
+  // chunk's lists are hundreds of MB on a friendster-like graph.
+  resize_for_overwrite(cp.offsets, static_cast<size_t>(rows) + 1);
 #pragma omp parallel for schedule(dynamic, 4096)
   for (int64_t r = 0; r < rows; ++r) {
     int64_t c = 1;  // the one self-loop
@@ -83,7 +85,7 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
     cp.offsets[r + 1] = c;
   }
   parallel_inclusive_scan(cp.offsets);
-  cp.src_vid.resize(static_cast<size_t>(cp.offsets.back()));
+  resize_for_overwrite(cp.src_vid, static_cast<size_t>(cp.offsets.back()));
 #pragma omp parallel for schedule(dynamic, 4096)
   for (int64_t r = 0; r < rows; ++r) {
     const vid_t v = static_cast<vid_t>(begin + r);
@@ -104,7 +106,7 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
     else std::sort(first, out + 1);
   }
   cp.nbr = seen.members_and_rank();
-  cp.src_local.resize(cp.src_vid.size());
+  resize_for_overwrite(cp.src_local, cp.src_vid.size());
   const int64_t edges = static_cast<int64_t>(cp.src_vid.size());
 #pragma omp parallel for schedule(static)
   for (int64_t e = 0; e < edges; ++e) cp.src_local[e] = seen.rank(cp.src_vid[e]);
@@ -117,17 +119,23 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
 // ---------------------------------------------------------------------------
 
 // 𝕅_ij = the part of 𝕅∪_j owned by partition i (ids are contiguous per partition).
-void set_transition_vertices(Plan& plan, const std::vector<std::vector<vid_t>>& unions) {
-  for (int j = 0; j < plan.n; ++j) {
-    const auto& u = unions[j];
-    for (int i = 0; i < plan.m; ++i) {
-      auto lo = std::lower_bound(u.begin(), u.end(), plan.part_offsets[i],
-                                 [](vid_t v, int64_t x) { return static_cast<int64_t>(v) < x; });
-      auto hi = std::lower_bound(u.begin(), u.end(), plan.part_offsets[i + 1],
-                                 [](vid_t v, int64_t x) { return static_cast<int64_t>(v) < x; });
-      plan.step(j, i).trans_vid.assign(lo, hi);
-    }
-  }
+// Steps in parallel, each copied by its own thread (V_p2p ids in all,
+// hundreds of millions on a friendster-like graph: one thread copied and
+// faulted them all).
+void set_transition_vertices(Plan& plan, const std::vector<std::vector<vid_t>>& unions, bool parallel) {
+  const int64_t steps = static_cast<int64_t>(plan.m) * plan.n;
+  parallel_tasks(
+      steps,
+      [&](int64_t s) {
+        const int j = static_cast<int>(s / plan.m), i = static_cast<int>(s % plan.m);
+        const auto& u = unions[j];
+        auto lo = std::lower_bound(u.begin(), u.end(), plan.part_offsets[i],
+                                   [](vid_t v, int64_t x) { return static_cast<int64_t>(v) < x; });
+        auto hi = std::lower_bound(u.begin(), u.end(), plan.part_offsets[i + 1],
+                                   [](vid_t v, int64_t x) { return static_cast<int64_t>(v) < x; });
+        plan.step(j, i).trans_vid.assign(lo, hi);
+      },
+      parallel);
 }
 
 // Slots of GPU i over its batches (the slot rule of docs/PLAN.md §1: batch 0
@@ -172,13 +180,19 @@ struct BatchRows {
 // (each GPU's transition set is, and GPUs own ascending id ranges).
 BatchRows batch_rows(const Plan& plan, int j, VertexBits& bits, int threads) {
   BatchRows rows;
+  rows.start.push_back(0);
+  for (int k = 0; k < plan.m; ++k) rows.start.push_back(rows.start.back() + plan.step(j, k).trans_vid.size());
+  // The batch's V_p2p share of ids and slots, copied by `threads` threads
+  // into pages they fault in (one thread copied them before).
+  resize_for_overwrite(rows.vid, rows.start.back());
+  resize_for_overwrite(rows.slot, rows.start.back());
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
   for (int k = 0; k < plan.m; ++k) {
     const ChunkPlan& cp = plan.step(j, k);
-    rows.start.push_back(rows.vid.size());
-    rows.vid.insert(rows.vid.end(), cp.trans_vid.begin(), cp.trans_vid.end());
-    rows.slot.insert(rows.slot.end(), cp.trans_slot.begin(), cp.trans_slot.end());
+    std::copy(cp.trans_vid.begin(), cp.trans_vid.end(), rows.vid.begin() + static_cast<std::ptrdiff_t>(rows.start[k]));
+    std::copy(cp.trans_slot.begin(), cp.trans_slot.end(),
+              rows.slot.begin() + static_cast<std::ptrdiff_t>(rows.start[k]));
   }
-  rows.start.push_back(rows.vid.size());
   if (threads > 1) {
     const auto size = static_cast<int64_t>(rows.vid.size());
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -191,60 +205,109 @@ BatchRows batch_rows(const Plan& plan, int j, VertexBits& bits, int threads) {
   return rows;
 }
 
-// Remote rows and src_merged of step (j, i); the edges by `threads` threads
-// (steps fewer than threads: 32 steps kept 32 of 64 cores busy).
+// Remote rows and src_merged of step (j, i), by `threads` threads (steps
+// fewer than threads: 32 steps kept 32 of 64 cores busy). The remote rows
+// go in (GPU, slot) order. A GPU's slots in batch j are distinct, so the key
+// key_base[GPU] + slot (key_base: the capacities' prefix sums, at most N in
+// all) is distinct per row, and the rows in key order are the members of a
+// bit set of keys, each row's place its key's rank: two passes over nbr in
+// parallel blocks and no sort (a sort per step of millions of rows was the
+// longest serial part of each step on a friendster-like graph).
 void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const VertexBits& bits, int threads) {
   ChunkPlan& cp = plan.step(j, i);
   const uint32_t base = plan.trans_capacity[i];
-  std::vector<uint32_t> merged(cp.nbr.size());
-  struct Remote {
-    int32_t gpu;
-    uint32_t slot;
-    size_t local;  // position in nbr
+  std::vector<int64_t> key_base(static_cast<size_t>(plan.m) + 1, 0);
+  for (int k = 0; k < plan.m; ++k) key_base[k + 1] = key_base[k] + plan.trans_capacity[k];
+  HT_CHECK(key_base.back() <= UINT32_MAX, "transition buffers of {} rows in all exceed 32-bit keys",
+           key_base.back());
+  VertexBits keys(key_base.back());
+  const auto size = static_cast<int64_t>(cp.nbr.size());
+  const size_t local_begin = rows.start[i], local_end = rows.start[i + 1];
+  auto key_of = [&](size_t p) {
+    return static_cast<vid_t>(key_base[rows.owner_of_position(p)] + rows.slot[p]);
   };
-  std::vector<Remote> remote;
-  for (size_t x = 0; x < cp.nbr.size(); ++x) {
+  std::vector<uint32_t> merged;
+  resize_for_overwrite(merged, cp.nbr.size());
+  int64_t outside = 0, remotes = 0;  // N_ij ⊄ 𝕅∪_j (a bug), remote rows
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : outside, remotes) if (threads > 1)
+  for (int64_t x = 0; x < size; ++x) {
     const size_t p = bits.rank(cp.nbr[x]);
-    HT_ASSERT(p < rows.vid.size() && rows.vid[p] == cp.nbr[x]);  // N_ij ⊆ 𝕅∪_j
-    if (p >= rows.start[i] && p < rows.start[i + 1]) merged[x] = rows.slot[p];
-    else remote.push_back({rows.owner_of_position(p), rows.slot[p], x});
+    if (p >= rows.vid.size() || rows.vid[p] != cp.nbr[x]) {
+      ++outside;
+    } else if (p >= local_begin && p < local_end) {
+      merged[x] = rows.slot[p];
+    } else {
+      ++remotes;
+      keys.insert_shared(key_of(p));
+    }
   }
-  std::sort(remote.begin(), remote.end(),
-            [](const Remote& a, const Remote& b) { return std::tie(a.gpu, a.slot) < std::tie(b.gpu, b.slot); });
-  cp.remote_vid.resize(remote.size());
-  cp.remote_gpu.resize(remote.size());
-  cp.remote_slot.resize(remote.size());
-  for (size_t r = 0; r < remote.size(); ++r) {
-    cp.remote_vid[r] = cp.nbr[remote[r].local];
-    cp.remote_gpu[r] = remote[r].gpu;
-    cp.remote_slot[r] = remote[r].slot;
-    merged[remote[r].local] = base + static_cast<uint32_t>(r);
+  HT_ASSERT(outside == 0);  // N_ij ⊆ 𝕅∪_j
+  const std::vector<vid_t> sorted = keys.members_and_rank();
+  HT_ASSERT(static_cast<int64_t>(sorted.size()) == remotes);  // distinct slots per GPU
+  resize_for_overwrite(cp.remote_vid, sorted.size());
+  resize_for_overwrite(cp.remote_gpu, sorted.size());
+  resize_for_overwrite(cp.remote_slot, sorted.size());
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t x = 0; x < size; ++x) {
+    const size_t p = bits.rank(cp.nbr[x]);
+    if (p >= local_begin && p < local_end) continue;
+    const uint32_t r = keys.rank(key_of(p));
+    cp.remote_vid[r] = cp.nbr[x];
+    cp.remote_gpu[r] = rows.owner_of_position(p);
+    cp.remote_slot[r] = rows.slot[p];
+    merged[x] = base + r;
   }
   // The edges right after their merged rows (in cache): a separate pass in
   // blocks over all steps' edges measured 0.4-1.4 s slower on one thread at
   // 154 M edges (misses on the merged rows).
-  cp.src_merged.resize(cp.src_local.size());
+  resize_for_overwrite(cp.src_merged, cp.src_local.size());
   const auto edges = static_cast<int64_t>(cp.src_local.size());
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (int64_t e = 0; e < edges; ++e) cp.src_merged[e] = merged[cp.src_local[e]];
 }
 
 // After batch j: slots whose vertex is not in 𝕅_i,j+1 (all after the last
-// batch), ascending slot.
-void set_flushes(Plan& plan, int j, int i) {
+// batch), ascending slot. Slots of a batch are distinct: the flushes in slot
+// order are the members of a bit set of slots, each vertex at its slot's
+// rank (no sort of millions of pairs per step); the merge walk over the two
+// ascending lists in parallel blocks, each from its first vertex's place in
+// the next list.
+void set_flushes(Plan& plan, int j, int i, int threads) {
   ChunkPlan& cp = plan.step(j, i);
   static const std::vector<vid_t> kNone;
   const std::vector<vid_t>& next = j + 1 < plan.n ? plan.step(j + 1, i).trans_vid : kNone;
-  std::vector<std::pair<uint32_t, vid_t>> out;
-  size_t a = 0;
-  for (size_t b = 0; b < cp.trans_vid.size(); ++b) {  // merge walk over two ascending lists
-    while (a < next.size() && next[a] < cp.trans_vid[b]) ++a;
-    if (a == next.size() || next[a] != cp.trans_vid[b]) out.emplace_back(cp.trans_slot[b], cp.trans_vid[b]);
+  const auto size = static_cast<int64_t>(cp.trans_vid.size());
+  const int64_t g = std::max<int64_t>(static_cast<int64_t>(bulk_tuning().grain), 1);
+  const int64_t blocks = (size + g - 1) / g;
+  std::vector<uint8_t> leaves;
+  resize_for_overwrite(leaves, cp.trans_vid.size());
+  VertexBits slots(plan.trans_capacity[i]);
+  int64_t count = 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(+ : count) if (threads > 1)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t begin = b * g, end = std::min(size, begin + g);
+    auto a = std::lower_bound(next.begin(), next.end(), cp.trans_vid[begin]);
+    for (int64_t k = begin; k < end; ++k) {
+      while (a != next.end() && *a < cp.trans_vid[k]) ++a;
+      const bool leave = a == next.end() || *a != cp.trans_vid[k];
+      leaves[k] = leave ? 1 : 0;
+      if (leave) {
+        ++count;
+        slots.insert_shared(cp.trans_slot[k]);
+      }
+    }
   }
-  std::sort(out.begin(), out.end());
-  cp.flush_slot.resize(out.size());
-  cp.flush_vid.resize(out.size());
-  for (size_t k = 0; k < out.size(); ++k) std::tie(cp.flush_slot[k], cp.flush_vid[k]) = out[k];
+  const std::vector<vid_t> sorted = slots.members_and_rank();
+  HT_ASSERT(static_cast<int64_t>(sorted.size()) == count);  // distinct slots
+  resize_for_overwrite(cp.flush_slot, sorted.size());
+  resize_for_overwrite(cp.flush_vid, sorted.size());
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t k = 0; k < size; ++k) {
+    if (!leaves[k]) continue;
+    const uint32_t r = slots.rank(cp.trans_slot[k]);
+    cp.flush_slot[r] = cp.trans_slot[k];
+    cp.flush_vid[r] = cp.trans_vid[k];
+  }
 }
 
 void set_capacities(Plan& plan) {
@@ -304,20 +367,28 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
   plan.steps.resize(chunks.size());
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < m; ++i) plan.step(j, i) = std::move(chunks[static_cast<size_t>(i) * n + order.at(j, i)]);
-  set_transition_vertices(plan, run.unions);
+  const bool parallel = plan.volumes.v_ori >= kParallelMin;
+  set_transition_vertices(plan, run.unions, parallel);
   run.unions = {};  // 𝕅∪_j is in the transition sets now
   plan.cost_before = comm_cost(plan.volumes_before, profile, 1.0);
   plan.cost_after = comm_cost(plan.volumes, profile, 1.0);
 
-  const bool parallel = plan.volumes.v_ori >= kParallelMin;
   const int threads = omp_get_max_threads();
   Timer t;
   plan.trans_capacity.assign(m, 0);
-  // GPUs in parallel when there are as many as threads; else one GPU after
-  // another, each step in parallel blocks (step_slots' own loops, which run
-  // serially inside the loop over GPUs: m = 4 kept 4 of 64 cores busy).
-#pragma omp parallel for schedule(dynamic, 1) if (parallel && m > 1 && m >= omp_get_max_threads())
-  for (int i = 0; i < m; ++i) plan.trans_capacity[i] = assign_slots(plan, i);
+  // GPUs in parallel when there are as many as threads; else the GPUs side
+  // by side on teams of the threads (run_in_teams), each GPU's steps in
+  // parallel blocks by its team (step_slots' own loops, which run serially
+  // inside a loop over GPUs: m = 4 kept 4 of 64 cores busy). GPU after GPU
+  // with all threads each left step_slots' serial parts (allocation, block
+  // prefix sums) one after another, 32 times on m 4 x n 8. A GPU's slots do
+  // not depend on the others' nor on its team.
+  if (parallel && m > 1 && m < threads) {
+    run_in_teams(m, m, threads, [&](int64_t i) { plan.trans_capacity[i] = assign_slots(plan, static_cast<int>(i)); });
+  } else {
+#pragma omp parallel for schedule(dynamic, 1) if (parallel && m > 1)
+    for (int i = 0; i < m; ++i) plan.trans_capacity[i] = assign_slots(plan, i);
+  }
   const double slots_seconds = t.seconds();
   // Remote rows, src_merged and flushes step by step in parallel (one task
   // per batch kept n = 8 of 64 cores busy on a friendster-like graph):
@@ -345,7 +416,7 @@ Plan assemble(int m, int n, std::vector<int64_t> part_offsets, int64_t num_verti
                  [&](int64_t s) {
                    const int g = static_cast<int>(s / m), i = static_cast<int>(s % m), j = first + g;
                    set_merged_indices(plan, j, i, rows[g], bits[g], omp_get_max_threads());
-                   set_flushes(plan, j, i);
+                   set_flushes(plan, j, i, omp_get_max_threads());
                  });
     for (int g = 0; g < count; ++g) {
       bits[g].clear(rows[g].vid);
@@ -460,12 +531,22 @@ Plan build_plan(const GraphView& g, const Partition& p, const PlanBuildOptions& 
   Timer t;
   const ChunkNeighbors nbr = neighbor_views(chunks);
   BatchOrder order = BatchOrder::identity(m, n);
-  OrderUnions run = order_unions(nbr, order);
+  OrderUnions run;
+  BatchOrder candidate;
+  std::vector<std::vector<vid_t>> candidate_unions;
+  // The partitioner's order's unions and volumes and the reorganization
+  // read the neighbor sets only: side by side, each with all the threads
+  // (as write_plan's parts: neither kept a 64-core machine busy alone), one
+  // after the other with one thread. Neither depends on the threads.
+  const int threads = omp_get_max_threads();
+  const int teams = opt.reorganize && threads > 1 ? 2 : 1;
+  run_in_teams(opt.reorganize ? 2 : 1, teams, threads * teams, [&](int64_t task) {
+    if (task == 0) run = order_unions(nbr, order);
+    else candidate = reorganize(nbr, m, n, g.num_vertices, &candidate_unions);
+  });
   const PlanVolumes before = run.volumes;
   bool reorganized = false;
   if (opt.reorganize) {
-    std::vector<std::vector<vid_t>> candidate_unions;
-    BatchOrder candidate = reorganize(nbr, m, n, g.num_vertices, &candidate_unions);
     OrderUnions candidate_run = with_volumes(nbr, std::move(candidate_unions));
     const double cost_before = comm_cost(before, opt.profile, 1.0);
     const double cost_after = comm_cost(candidate_run.volumes, opt.profile, 1.0);

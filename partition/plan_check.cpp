@@ -299,8 +299,10 @@ void check_topology(const Plan& plan, const GraphView& g, Problems& pr) {
   // its source; and the nbr entries that are some edge's source are marked.
   std::vector<Found> in_edges(blocks.size(), Found(3));
   std::vector<int64_t> bad_edge(blocks.size(), std::numeric_limits<int64_t>::max());
+  // V_ori marks: allocated and zeroed step by step in parallel (serially,
+  // one thread faulted them all in).
   std::vector<std::vector<char>> used(steps);
-  for (size_t s = 0; s < steps; ++s) used[s].assign(plan.steps[s].nbr.size(), 0);
+  parallel_tasks(static_cast<int64_t>(steps), [&](int64_t s) { used[s].assign(plan.steps[s].nbr.size(), 0); });
   const auto nblocks = static_cast<int64_t>(blocks.size());
 #pragma omp parallel for schedule(dynamic, 1) if (nblocks > 1)
   for (int64_t t = 0; t < nblocks; ++t) {
@@ -452,16 +454,18 @@ Unions batch_unions(const Plan& plan, bool identity) {
       lists.push_back(id_range(cp->nbr, piece_bound(plan, pieces, k), piece_bound(plan, pieces, k + 1)));
     piece[t] = merge_levels(std::move(lists));
   }
+  // The pieces concatenated per batch, all of them copied in parallel into
+  // pages faulted by all threads (V_p2p ids: one thread copied them all).
   Unions u(plan.n);
-  for (int j = 0; j < plan.n; ++j) {
-    size_t total = 0;
-    for (int k = 0; k < pieces; ++k) total += piece[static_cast<size_t>(j) * pieces + k].size();
-    u[j].reserve(total);
-    for (int k = 0; k < pieces; ++k) {
-      std::vector<vid_t>& p = piece[static_cast<size_t>(j) * pieces + k];
-      u[j].insert(u[j].end(), p.begin(), p.end());
-      std::vector<vid_t>().swap(p);
-    }
+  std::vector<size_t> at(piece.size() + 1, 0);
+  for (size_t t = 0; t < piece.size(); ++t) at[t + 1] = at[t] + piece[t].size();
+  for (int j = 0; j < plan.n; ++j)
+    resize_for_overwrite(u[j], at[static_cast<size_t>(j + 1) * pieces] - at[static_cast<size_t>(j) * pieces]);
+#pragma omp parallel for schedule(dynamic, 1) if (tasks > 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const size_t first = at[static_cast<size_t>(t / pieces) * pieces];
+    std::copy(piece[t].begin(), piece[t].end(), u[t / pieces].begin() + static_cast<std::ptrdiff_t>(at[t] - first));
+    std::vector<vid_t>().swap(piece[t]);
   }
   return u;
 }
@@ -571,11 +575,17 @@ void CommEmulator::run() {
   claim_.resize(m);
   fclaim_.resize(m);
   live_.resize(m);
+  // Slot arrays of 21 bytes per slot: fresh pages faulted by all threads
+  // (a serial assign faulted a friendster-like plan's ~1.5 GB from one).
   for (int i = 0; i < m; ++i) {
-    buf_[i].assign(plan_.trans_capacity[i], kEmpty);
-    claim_[i].assign(plan_.trans_capacity[i], 0);
-    fclaim_[i].assign(plan_.trans_capacity[i], 0);
-    live_[i].assign(plan_.trans_capacity[i], 0);
+    const size_t slots = plan_.trans_capacity[i];
+    resize_for_overwrite(buf_[i], slots);
+    parallel_blocks(static_cast<int64_t>(slots), [&](int64_t b, int64_t e) {
+      std::fill(buf_[i].begin() + b, buf_[i].begin() + e, kEmpty);
+    });
+    resize_for_overwrite(claim_[i], slots);
+    resize_for_overwrite(fclaim_[i], slots);
+    resize_for_overwrite(live_[i], slots);
   }
   for (int j = 0; j < n; ++j) {
     load(j);   // host -> GPU (or kept in place)

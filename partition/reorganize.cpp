@@ -120,7 +120,9 @@ Membership build_membership(const std::vector<VertexSet>& sets, int64_t num_vert
   if (parallel) parallel_inclusive_scan(std::span<int64_t>(mb.offsets).subspan(1));
   else
     for (int64_t v = 2; v < num_vertices + 2; ++v) off[v] += off[v - 1];
-  mb.batches.resize(off[num_vertices + 1]);
+  // Every entry is written below: fresh pages faulted by all threads, not
+  // zeroed by one (P ids: hundreds of millions on a friendster-like graph).
+  resize_for_overwrite(mb.batches, static_cast<size_t>(off[num_vertices + 1]));
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
   for (int64_t t = 0; t < nblocks; ++t) {
     const Block& b = blocks[t];
@@ -178,9 +180,11 @@ std::vector<int32_t> group_chunks(const ChunkNeighbors& nbr, int m, int n, int64
                                   std::vector<VertexSet>& unions) {
   std::vector<int32_t> batch_chunk(static_cast<size_t>(m) * n);
   unions.assign(n, {});
+  // Partition 0's sets, each copied by all threads into pages they fault in
+  // (one thread copied and faulted V_ori / m ids).
   for (int b = 0; b < n; ++b) {
     batch_chunk[static_cast<size_t>(b) * m] = b;
-    unions[b].assign(nbr[b].begin(), nbr[b].end());
+    unions[b] = copy_to_vector(nbr[b]);
   }
   for (int i = 1; i < m; ++i) {
     const ChunkNeighbors mine(nbr.begin() + static_cast<int64_t>(i) * n, nbr.begin() + static_cast<int64_t>(i + 1) * n);

@@ -15,6 +15,7 @@
 
 #include <omp.h>
 
+#include "core/bulk_memory.hpp"
 #include "graph/types.hpp"
 
 namespace ht::sorted_sets {
@@ -86,7 +87,10 @@ inline std::vector<vid_t> unite(std::span<const std::span<const vid_t>> lists) {
   }
   std::vector<size_t> at(static_cast<size_t>(pieces) + 1, 0);
   for (int64_t k = 0; k < pieces; ++k) at[k + 1] = at[k] + piece[k].size();
-  out.resize(at.back());
+  // Fresh pages faulted in by all threads (huge where offered): a plain
+  // resize() faulted and zeroed tens of millions of ids from one thread, for
+  // every union of the reorganization and the cost model.
+  resize_for_overwrite(out, at.back());
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t k = 0; k < pieces; ++k) {
     std::copy(piece[k].begin(), piece[k].end(), out.begin() + static_cast<std::ptrdiff_t>(at[k]));

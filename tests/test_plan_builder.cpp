@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "core/bulk_memory.hpp"
 #include "partition/plan_builder.hpp"
 #include "partition/plan_check.hpp"
 #include "partition/plan_cost.hpp"
@@ -306,6 +307,47 @@ TEST(PlanBuilder, FewStepsByTeamsSameAsOneThread) {
     EXPECT_EQ(find_derivation_mismatch(spoiled), first) << "m " << m << " n " << n;
     omp_set_num_threads(threads);
     EXPECT_TRUE(same_plan(one, teams)) << "m " << m << " n " << n;
+  }
+}
+
+// The remote rows ((GPU, slot) order) and the flushes (slot order) come
+// from bit sets of distinct keys, filled and ranked in parallel blocks, and
+// the flush walk runs in blocks, each from its place in the next batch's
+// set: with blocks of 7 elements (many per step, walks that start inside
+// runs of shared vertices) the same lists, every one of them, as one thread
+// with the default blocks, and the lists are in the documented order.
+TEST(PlanBuilder, RemoteRowsAndFlushesInSmallBlocksSameAsOneThread) {
+  const Graph g = test::make_graph(test::GraphKind::community, 60000, 1200000, 13);
+  const int threads = omp_get_max_threads();
+  for (auto [m, n] : {std::pair{4, 3}, std::pair{3, 2}}) {
+    const auto [g_new, p] = test::shuffled_partition(g, m, n, 7);
+    omp_set_num_threads(1);
+    const Plan one = build_plan(g_new.view(), p, {});
+    for (const ChunkPlan& cp : one.steps) {
+      for (size_t r = 1; r < cp.remote_vid.size(); ++r)
+        ASSERT_LT(std::pair(cp.remote_gpu[r - 1], cp.remote_slot[r - 1]), std::pair(cp.remote_gpu[r], cp.remote_slot[r]));
+      for (size_t r = 1; r < cp.flush_slot.size(); ++r) ASSERT_LT(cp.flush_slot[r - 1], cp.flush_slot[r]);
+    }
+    size_t remote = 0, flushes = 0;
+    for (const ChunkPlan& cp : one.steps) remote += cp.remote_vid.size(), flushes += cp.flush_vid.size();
+    ASSERT_GT(remote, size_t{1000});
+    ASSERT_GT(flushes, size_t{1000});
+    for (int t : {1, 3, 8}) {
+      const ScopedBulkTuning tiny(BulkTuning{0, 7});
+      omp_set_num_threads(t);
+      const Plan plan = build_plan(g_new.view(), p, {});
+      omp_set_num_threads(threads);
+      ASSERT_EQ(plan.steps.size(), one.steps.size());
+      for (size_t s = 0; s < one.steps.size(); ++s) {
+        const ChunkPlan &a = one.steps[s], &b = plan.steps[s];
+        EXPECT_TRUE(a.remote_vid == b.remote_vid && a.remote_gpu == b.remote_gpu && a.remote_slot == b.remote_slot &&
+                    a.flush_vid == b.flush_vid && a.flush_slot == b.flush_slot && a.src_merged == b.src_merged &&
+                    a.trans_vid == b.trans_vid && a.trans_slot == b.trans_slot && a.trans_reused == b.trans_reused)
+            << "m " << m << " n " << n << ", " << t << " threads, step " << s;
+      }
+      EXPECT_TRUE(same_plan(one, plan)) << "m " << m << " n " << n << ", " << t << " threads";
+      EXPECT_EQ(find_derivation_mismatch(plan), "") << "m " << m << " n " << n << ", " << t << " threads";
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 // derived lists are not the derivation's refused at write, and corrupted or
 // lying files -> ht::Error.
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -302,6 +303,61 @@ TEST(PlanFile, DerivedListsThatDifferAreRefusedAtWrite) {
                  "flush lists");
   Plan plan = sample_plan(g, p);
   EXPECT_EQ(find_derivation_mismatch(plan), "");
+}
+
+// write_plan runs a caller's check (ht-reorganize: the symbolic check), its
+// own derivation check and the writing side by side, one after another with
+// one thread: the same bytes as without the check; the file renamed into
+// place only when every part passed, otherwise no file and no temporary file
+// left, and the error of the first part that failed in the order (caller's
+// check, derivation check, writing), whatever the thread count.
+TEST(PlanFile, CheckAlongsideTheWriting) {
+  test::TempDir dir;
+  Graph g;
+  Partition p;
+  const Plan plan = sample_plan(g, p);
+  const int threads = omp_get_max_threads();
+  // The parallel paths on this small plan too.
+  const ScopedBulkTuning tiny({64, 16});
+  write_plan(dir.file("plain.htplan"), plan);
+  const std::vector<char> plain = test::read_bytes(dir.file("plain.htplan"));
+  auto files_in_dir = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  for (int t : {1, 3}) {
+    omp_set_num_threads(t);
+    const std::string path = dir.file(fmt::format("with_check_{}.htplan", t));
+    int checks = 0;
+    PlanWriteTimes times;
+    write_plan(path, plan, {}, [&] { ++checks; }, &times);
+    EXPECT_EQ(checks, 1) << t << " threads";
+    EXPECT_EQ(test::read_bytes(path), plain) << t << " threads";
+    EXPECT_GE(times.total, times.commit) << t << " threads";
+    EXPECT_GE(times.total, std::max({times.alongside, times.derivation, times.sections})) << t << " threads";
+    std::filesystem::remove(path);
+
+    const std::vector<std::string> before = files_in_dir();
+    const std::string failed = dir.file(fmt::format("failed_{}.htplan", t));
+    std::string e = test::error_of([&] { write_plan(failed, plan, {}, [] { throw Error("the check failed"); }); });
+    EXPECT_NE(e.find("the check failed"), std::string::npos) << t << " threads: " << e;
+    EXPECT_FALSE(std::filesystem::exists(failed)) << t << " threads";
+    EXPECT_EQ(files_in_dir(), before) << t << " threads: a temporary file was left";
+
+    // Both the caller's check and the derivation check fail: the caller's
+    // error, as when the check ran before the writing.
+    Plan spoiled = plan;
+    spoiled.steps[1].src_merged.back() ^= 1;
+    e = test::error_of([&] { write_plan(failed, spoiled, {}, [] { throw Error("the check failed"); }); });
+    EXPECT_NE(e.find("the check failed"), std::string::npos) << t << " threads: " << e;
+    e = test::error_of([&] { write_plan(failed, spoiled, {}, [] {}); });
+    EXPECT_NE(e.find("internal error: cannot write the plan"), std::string::npos) << t << " threads: " << e;
+    EXPECT_FALSE(std::filesystem::exists(failed)) << t << " threads";
+    EXPECT_EQ(files_in_dir(), before) << t << " threads: a temporary file was left";
+  }
+  omp_set_num_threads(threads);
 }
 
 // What the file records about the derived lists must be what they are.

@@ -8,6 +8,8 @@
 // field by field. Per-step arrays are concatenated into one section each with
 // a per-step offset table, so reading is a few large copies, each checked
 // and copied in parallel in one pass. Layout: docs/PLAN.md.
+#include <algorithm>
+#include <functional>
 #include <string>
 
 #include "core/container.hpp"
@@ -46,11 +48,36 @@ enum PlanFlagBits : uint64_t {
   kPlanFlagReorganizeRequested = 1u << 1,
 };
 
+// Where write_plan's time went. The parts run side by side, so `total` is
+// about the longest of them plus `commit`, not their sum.
+struct PlanWriteTimes {
+  double derivation = 0;  // find_derivation_mismatch
+  double sections = 0;    // the sections hashed and written (page cache)
+  double alongside = 0;   // the caller's task (ht-reorganize: the symbolic check)
+  double commit = 0;      // header, fsync and rename
+  double total = 0;
+  bool side_by_side = false;  // false: one part after another (one thread)
+  // The writing's own wall time: its two parts (side by side or one after
+  // the other) and the commit.
+  double writing() const {
+    return (side_by_side ? std::max(derivation, sections) : derivation + sections) + commit;
+  }
+};
+
 // Writes atomically (temporary file + rename), each section straight from
 // the steps' lists. Throws ht::Error ("internal error", nothing written)
 // when a list the file leaves out is not what read_plan would derive
 // (find_derivation_mismatch): the file would read back as another plan.
-void write_plan(const std::string& path, const Plan& plan, const PlanParams& params = {});
+// That check runs side by side with the writing of the temporary file (it
+// reads the plan only), as does `alongside` when given (another check of the
+// same plan: ht-reorganize's symbolic check), each with this thread's OpenMP
+// thread count: each part alone keeps only part of a large machine busy. The
+// file is renamed into place only when all of them succeed; otherwise the
+// temporary file is removed and the error of the first of (alongside, the
+// derivation check, the writing) that failed is rethrown, the order in which
+// they used to run one after another. The bytes do not depend on any of this.
+void write_plan(const std::string& path, const Plan& plan, const PlanParams& params = {},
+                const std::function<void()>& alongside = {}, PlanWriteTimes* times = nullptr);
 
 // Reads and validates a plan file: the container checks, then every index
 // table and every id/index range of the stored lists, then derives the

@@ -167,4 +167,24 @@ TEST(PhaseTimes, BesideAnotherPhase) {
   EXPECT_DOUBLE_EQ(all.total(), 4.5);
 }
 
+// A phase's system CPU seconds (set_system) are its own, -1 where not
+// measured, survive append() and change no total.
+TEST(PhaseTimes, SystemSecondsPerPhase) {
+  PhaseTimes t;
+  t.add("device plans", 3.0);
+  t.set_system("device plans", 1.25);
+  t.add("vertex store", 2.5);
+  t.set_beside("vertex store", "device plans");
+  EXPECT_DOUBLE_EQ(t.system("device plans"), 1.25);
+  EXPECT_DOUBLE_EQ(t.system("vertex store"), -1);
+  EXPECT_DOUBLE_EQ(t.system("nothing"), -1);
+  PhaseTimes all;
+  all.add("graph file", 1.0);
+  all.set_system("graph file", 0.5);
+  all.append(t);
+  EXPECT_DOUBLE_EQ(all.system("graph file"), 0.5);
+  EXPECT_DOUBLE_EQ(all.system("device plans"), 1.25);
+  EXPECT_DOUBLE_EQ(all.total(), 4.0);
+}
+
 }  // namespace ht

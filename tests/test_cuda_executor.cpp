@@ -3,6 +3,7 @@
 // 16-byte vectors), and one training epoch (loss and weight gradients within
 // 1e-4 relative) for GCN and GAT, m ∈ {1, 2, 4}, every comm mode. Skips
 // visibly without a GPU (CI) or with fewer GPUs than a case needs.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "core/rng.hpp"
 #include "engine/cpu_executor.hpp"
 #include "engine/device_plan.hpp"
+#include "engine/device_uploads.hpp"
 #include "engine/host_rows.hpp"
 #include "engine/spmm_backend.hpp"
 #include "engine/trainer.hpp"
@@ -404,6 +406,38 @@ TEST(CudaKernels, UploadBytesFromPageableMemory) {
       const std::vector<float> back = read_all(d, {reinterpret_cast<float*>(at[k].data), words});
       EXPECT_EQ(std::memcmp(back.data(), sent[k].data(), 4 * words), 0) << words << " words, upload " << k;
     }
+  }
+#endif
+}
+
+// upload_on_devices (the GPU cache's whole matrices from unpinned memory,
+// the resident steps): every GPU's uploads at once, a thread per GPU, each
+// through its own staging pieces: the same bytes on each GPU as sent, for
+// blocks of several pieces and a part, the sources overwritten once it
+// returns.
+TEST(CudaKernels, UploadBytesToSeveralGpusAtOnce) {
+  REQUIRE_GPUS(2);
+#ifdef HT_HAVE_CUDA
+  const int m = std::min(gpus(), 4);
+  std::unique_ptr<Executor> gpu = make_cuda_executor(m);
+  std::vector<std::vector<ByteUpload>> uploads(static_cast<size_t>(m));
+  std::vector<std::vector<float>> sources, sent;
+  std::vector<DevArray<std::byte>> at;
+  for (int i = 0; i < m; ++i)
+    for (int64_t words : {(int64_t{10} << 20) + 3, int64_t{5}}) {
+      sources.push_back(random_floats(words + i, 40 + static_cast<int>(sources.size())));
+      sent.push_back(sources.back());
+      at.push_back(gpu->device(i).alloc_bytes(4 * (words + i)));
+    }
+  for (size_t k = 0; k < sources.size(); ++k)
+    uploads[k / 2].push_back({std::as_bytes(std::span<const float>(sources[k])), at[k]});
+  upload_on_devices(*gpu, uploads);
+  for (auto& v : sources) std::fill(v.begin(), v.end(), -7.0f);
+  for (size_t k = 0; k < sources.size(); ++k) {
+    Device& d = gpu->device(static_cast<int>(k / 2));
+    const std::vector<float> back =
+        read_all(d, {reinterpret_cast<float*>(at[k].data), static_cast<int64_t>(sent[k].size())});
+    EXPECT_EQ(std::memcmp(back.data(), sent[k].data(), 4 * sent[k].size()), 0) << "GPU " << k / 2 << ", upload " << k % 2;
   }
 #endif
 }

@@ -4,6 +4,7 @@
 // mode, dropout on and off. With a 16-bit host store (bf16, fp16) the
 // gradients stay within the dtype's rounding of the reference, every copy
 // timing gives the same bits, and the host link carries half the bytes.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
@@ -15,6 +16,7 @@
 #include "core/rng.hpp"
 #include "engine/cpu_executor.hpp"
 #include "engine/device_plan.hpp"
+#include "engine/device_uploads.hpp"
 #include "engine/trainer.hpp"
 #include "graph/build.hpp"
 #include "models/reference.hpp"
@@ -88,6 +90,7 @@ struct Case {
   bool keep_remote = false;    // TrainerOptions::keep_remote_rows
   bool store_beside = true;    // TrainerOptions::store_beside_plans
   bool mask_from_cache = true;  // TrainerOptions::mask_from_cache
+  bool pages_first = false;    // TrainerOptions::store_pages_first
   std::vector<int> dims = {};  // the layer widths; empty: 6-8-5-4 (GAT 6-3-4)
 };
 
@@ -127,6 +130,9 @@ struct CaseResult {
   int64_t host_bytes = 0;
   std::string store_beside;  // the phase the vertex store's ran beside ("" when after it)
   bool store_pages = false;  // the vertex store's phase has its "pages" part
+  std::string pinning_beside;  // the phase the store's pinning ran beside (its pages first)
+  double store_system = -1;    // the vertex store phase's system CPU seconds (-1: not measured)
+  double plans_system = -1;    // the device plans phase's
   Trainer::StorePinned pinned;  // the host store's bytes pinned and not
   int64_t cached_masks = 0;     // Trainer::cached_masks
 };
@@ -170,6 +176,7 @@ CaseResult check_case(const Case& c) {
   opt.keep_remote_rows = c.keep_remote ? KeepRemoteRows::on : KeepRemoteRows::off;
   opt.store_beside_plans = c.store_beside;
   opt.mask_from_cache = c.mask_from_cache;
+  opt.store_pages_first = c.pages_first;
   Trainer tr(exec, gn.view(), orig, plan, opt);
   CaseResult out;
   out.loss = tr.compute_gradients(epoch);
@@ -184,6 +191,9 @@ CaseResult check_case(const Case& c) {
   out.host_bytes = exec.host_bytes();
   out.store_beside = tr.setup_phases().beside("vertex store");
   for (const auto& [part, seconds] : tr.setup_phases().parts("vertex store")) out.store_pages |= part == "pages";
+  out.pinning_beside = tr.setup_phases().beside("vertex store pinning");
+  out.store_system = tr.setup_phases().system("vertex store");
+  out.plans_system = tr.setup_phases().system("device plans");
   out.pinned = tr.store_pinned();
   out.cached_masks = tr.cached_masks();
   return out;
@@ -645,6 +655,84 @@ TEST(Engine, StoreBesidePlansSameBits) {
         EXPECT_EQ(beside.store_beside, "device plans") << name(c);
         EXPECT_TRUE(after.store_pages && beside.store_pages) << name(c);
       }
+}
+
+// The vertex store's pages faulted in before the device plans' steps, its
+// pinning beside them (TrainerOptions::store_pages_first), gives the bits of
+// allocating it after them, for GCN and GAT on 1, 2 and 4 devices, resident
+// and streamed steps, with the store's buffers large (fresh maps, faulted in
+// by all threads: a tiny BulkTuning) and small; with a GPU cache holding
+// matrices whole (left unpinned by the pinning thread) too. The phases say
+// so: "vertex store" alone with its pages and system seconds, "vertex store
+// pinning" beside the device plans.
+TEST(Engine, StorePagesFirstSameBits) {
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat})
+    for (auto [m, n] : {std::pair{1, 1}, std::pair{2, 3}, std::pair{4, 2}})
+      for (bool large : {false, true}) {
+        ScopedBulkTuning tuning(large ? BulkTuning{0, 3} : BulkTuning{});
+        Case c{kind, m, n, CommMode::full, 0.5f};
+        c.dtype = StoreDtype::bf16;
+        c.steps = m == 2 ? StepPlacement::resident : StepPlacement::streamed;
+        c.store_beside = false;
+        const CaseResult after = check_case(c);
+        c.store_beside = true;
+        c.pages_first = true;
+        const CaseResult first = check_case(c);
+        EXPECT_TRUE(same_bits(first, after)) << name(c);
+        EXPECT_EQ(first.host_bytes, after.host_bytes) << name(c);
+        EXPECT_EQ(first.store_beside, "") << name(c);
+        EXPECT_TRUE(first.store_pages) << name(c);
+        EXPECT_EQ(first.pinning_beside, "device plans") << name(c);
+        EXPECT_GE(first.store_system, 0) << name(c);
+        EXPECT_GE(first.plans_system, 0) << name(c);
+        EXPECT_GE(after.store_system, 0) << name(c);
+        EXPECT_EQ(after.pinning_beside, "") << name(c);
+        c.pages_first = false;  // beside: no system seconds of its own (the device plans' hold them)
+        EXPECT_EQ(check_case(c).store_system, -1) << name(c);
+        if (kind != ModelKind::gcn) continue;
+        c.pages_first = true;
+        c.gpu_cache = int64_t{1} << 30;
+        c.gpu_accumulate = false;  // (a 16-bit store's fp32 accumulators: other bits by design)
+        const CaseResult cached = check_case(c);
+        EXPECT_TRUE(same_bits(cached, after)) << name(c);
+        EXPECT_GT(cached.pinned.unpinned_bytes, 0) << name(c);
+        EXPECT_GT(cached.pinned.pinned_bytes, 0) << name(c);
+      }
+}
+
+// upload_on_devices: each device's uploads arrive whole, in its own memory,
+// from a thread per device with work (a device without any skipped), or in
+// the caller's thread when one device has work; the sources may be
+// overwritten once it returns.
+TEST(Engine, UploadOnDevicesAtOnce) {
+  ScopedBulkTuning tiny(BulkTuning{0, 3});  // parallel copies in small blocks
+  CpuExecutor exec(3);
+  for (bool one : {false, true}) {
+    std::vector<std::vector<ByteUpload>> uploads(3);
+    std::vector<std::vector<std::byte>> sources, sent;
+    std::vector<std::pair<DevArray<std::byte>, size_t>> at;  // (destination, its source)
+    const std::vector<std::pair<int, int64_t>> plan =
+        one ? std::vector<std::pair<int, int64_t>>{{2, 100003}, {2, 5}}
+            : std::vector<std::pair<int, int64_t>>{{0, 1}, {0, 100003}, {2, 4096}, {2, 77}, {2, 1 << 20}};
+    for (const auto& [device, bytes] : plan) {
+      std::vector<std::byte> v(static_cast<size_t>(bytes));
+      for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<std::byte>(rng::hash(sources.size() + 1, k) & 0xff);
+      sources.push_back(v);
+      sent.push_back(v);
+    }
+    for (size_t k = 0; k < plan.size(); ++k) {
+      Device& d = exec.device(plan[k].first);
+      const DevArray<std::byte> dst = d.alloc_bytes(plan[k].second + 8);  // (room after: untouched)
+      uploads[static_cast<size_t>(plan[k].first)].push_back({sources[k], dst});
+      at.emplace_back(dst, k);
+    }
+    upload_on_devices(exec, uploads);
+    for (auto& v : sources) std::fill(v.begin(), v.end(), std::byte{0xee});  // read before it returned
+    for (const auto& [dst, k] : at) {
+      EXPECT_EQ(std::memcmp(dst.data, sent[k].data(), sent[k].size()), 0) << "upload " << k;
+      EXPECT_EQ(std::count(dst.data + sent[k].size(), dst.data + dst.size, std::byte{0}), 8) << "upload " << k;
+    }
+  }
 }
 
 // The CPU executor emulates pinning: a device op on the host rows of a

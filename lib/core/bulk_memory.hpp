@@ -25,6 +25,7 @@ namespace ht {
 struct BulkTuning {
   size_t huge_bytes = size_t{4} << 20;  // vectors from this size: huge pages, parallel first touch
   size_t grain = size_t{1} << 16;       // elements per parallel task of copies and checks
+  bool populate = true;                 // prefault_pages asks the kernel to populate (tests: the touching path)
 };
 BulkTuning& bulk_tuning();
 
@@ -43,8 +44,11 @@ class ScopedBulkTuning {
 // of [p, p + bytes). A no-op where the kernel has them off.
 void advise_huge_pages(void* p, size_t bytes) noexcept;
 
-// Writes one byte per page from all threads, so that page faults (and the
-// kernel's zeroing of the pages) run in parallel.
+// Faults the pages of fresh memory in from all threads, so that the page
+// faults (and the kernel's zeroing of the pages) run in parallel: each
+// thread's range populated by the kernel in one call where it can
+// (MADV_POPULATE_WRITE, Linux 5.14: nothing written), else one byte per page
+// written with zero. For memory nothing has written yet.
 void prefault_pages(void* p, size_t bytes);
 
 // memcpy over blocks in parallel.

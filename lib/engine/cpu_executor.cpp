@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include <cblas.h>
 
@@ -690,17 +691,28 @@ thread_local HostAllocTimes this_thread_times;  // Executor::host_alloc_times
 HostAllocTimes CpuExecutor::host_alloc_times() const { return this_thread_times; }
 
 // The buffers are made outside the lock; only the lists are shared with the
-// other allocating thread. Large ones get huge pages, faulted in by all cores
-// (resize_for_overwrite), then zeroed: the same zeros as a plain vector's.
+// other allocating thread. Large ones are fresh anonymous maps (huge pages
+// asked for: HostBlock), faulted in by all cores: the kernel's zero pages,
+// not zeroed again (a vector's value-initialisation would write every byte
+// once more, on one thread), as the CUDA executor's PinnedBuffer does.
 HostMat CpuExecutor::alloc_host(int64_t rows, int64_t cols, StoreDtype dtype, bool pin) {
   const int64_t bytes = rows * cols * dtype_bytes(dtype);
   Timer pages;
-  std::vector<float> v;
-  resize_for_overwrite(v, static_cast<size_t>((bytes + 3) / 4));
-  float* p = v.data();
+  void* p = nullptr;
+  std::vector<float> small;
+  std::optional<HostBlock> large;
+  if (static_cast<size_t>(bytes) >= bulk_tuning().huge_bytes) {
+    large.emplace(static_cast<size_t>(bytes));
+    prefault_pages(large->data(), large->size());
+    p = large->data();
+  } else {
+    small.assign(static_cast<size_t>((bytes + 3) / 4), 0.0f);
+    p = small.data();
+  }
   this_thread_times.pages += pages.seconds();
   std::lock_guard lock(host_mutex_);
-  host_.push_back(std::move(v));  // (moving keeps the elements where they are)
+  if (large) large_host_.push_back(std::move(*large));  // (moving keeps the bytes where they are)
+  else host_.push_back(std::move(small));
   host_bytes_ += bytes;
   const HostMat m{p, rows, cols, -1, dtype};
   if (!pin) unpinned_->add(m);

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/bulk_memory.hpp"
 #include "core/row_window.hpp"
 #include "engine/executor.hpp"
 
@@ -205,7 +206,8 @@ class CpuExecutor final : public Executor {
   std::shared_ptr<UnpinnedHost> unpinned_ = std::make_shared<UnpinnedHost>();
   std::vector<std::unique_ptr<CpuDevice>> devices_;
   mutable std::mutex host_mutex_;  // the lists below: the store may be allocated beside setup
-  std::deque<std::vector<float>> host_;
+  std::deque<std::vector<float>> host_;  // small host buffers
+  std::deque<HostBlock> large_host_;     // large ones (alloc_host)
   std::deque<std::vector<std::byte>> host_bytes_pool_;
   std::deque<RowWindow> windows_;
   int64_t host_bytes_ = 0;

@@ -13,10 +13,12 @@
 
 #include "core/error.hpp"
 #include "core/huge_pages.hpp"
+#include "core/kernel_counters.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
 #include "core/timer.hpp"
 #include "engine/device_buffers.hpp"
+#include "engine/device_uploads.hpp"
 #include "engine/memory_plan.hpp"
 #include "engine/store_layout.hpp"
 #include "engine/store_features.hpp"
@@ -91,60 +93,117 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
   // only the executor's host allocations and returns the matrices, which
   // nothing reads before it has ended. (Should setup_devices throw, the
   // future's destructor waits for the thread before the members go.)
+  // With store_pages_first the store's pages are faulted in right there, by
+  // every core and alone, and only its pinning goes to the thread.
   const bool beside = opt_.store_beside_plans && store_.residence == Residence::host;
+  const bool pages_first = beside && opt_.store_pages_first;
   const int64_t feature_cols = features.cols();
-  // The store, its wall time and where it went (the executor's sums are the
-  // allocating thread's own).
+  // The store (or, pages first, its pins alone), its wall and system CPU
+  // time and where it went (the executor's sums are the allocating thread's own).
   struct Allocated {
     VertexStore store;
-    double seconds = 0;
+    double seconds = 0, system = 0;
     HostAllocTimes times;
   };
   const std::vector<int64_t> room = cache_room_guess();  // (here: the thread reads no plan sizes)
-  auto allocate = [this, n, feature_cols, room] {
-    const HostAllocTimes before = exec_.host_alloc_times();
-    Timer own;
-    Allocated a{alloc_vertex_store(n, feature_cols), 0, {}};
-    // Pinned here, beside the device plans, but for what the GPU cache is
-    // expected to hold whole (deferred_pins; pin_store_rest after it chose).
-    const std::vector<const HostMat*> deferred = deferred_pins(a.store, room);
-    for_each_host_matrix(a.store, [&](const HostMat& mat) {
+  // Pinned in the allocating thread (beside the device plans), but for what
+  // the GPU cache is expected to hold whole (deferred_pins; pin_store_rest
+  // after it chose). allocate(false): the pages alone, nothing pinned.
+  auto pin_expected = [this, room](const VertexStore& s) {
+    const std::vector<const HostMat*> deferred = deferred_pins(s, room);
+    for_each_host_matrix(s, [&](const HostMat& mat) {
       if (std::find(deferred.begin(), deferred.end(), &mat) == deferred.end()) exec_.pin_host(mat);
     });
+  };
+  auto timed = [this](Allocated& a, auto&& work) {
+    const HostAllocTimes before = exec_.host_alloc_times();
+    const CpuSeconds cpu = process_cpu_seconds();
+    Timer own;
+    work();
     a.seconds = own.seconds();
+    a.system = process_cpu_seconds().system - cpu.system;
     const HostAllocTimes after = exec_.host_alloc_times();
     a.times = {after.pages - before.pages, after.pinned - before.pinned};
+  };
+  auto allocate = [this, n, feature_cols, pin_expected, timed](bool pin) {
+    Allocated a;
+    timed(a, [&] {
+      a.store = alloc_vertex_store(n, feature_cols, pin);
+      if (pin) pin_expected(a.store);
+    });
     return a;
   };
+  Allocated early;  // pages first: the store, its pages faulted in before the device plans' steps
+  double early_seconds = 0, early_system = 0;  // (within setup_devices' time: not the device plans')
   std::future<Allocated> store_thread;
   Timer t;
+  const CpuSeconds plans_cpu = process_cpu_seconds();
   setup_devices(in, [&] {
     if (!beside) return;
+    if (pages_first) {
+      // Faulting in a hundred GiB is the kernel's work (zeroing, and where
+      // huge pages are asked for, compacting free memory); beside the steps,
+      // which fault in and free large lists of their own on every core, both
+      // fought over the same locks and cores (issue 33: 41.7 s of pages
+      // beside 39.5 s of steps, 1647 s of system CPU). Alone, every core
+      // faults the store in, then the steps have the cores; only the
+      // pinning (a driver call, one thread) stays beside them.
+      Timer held;
+      early = allocate(false);
+      early_seconds = held.seconds();
+      early_system = early.system;
+      setup_phases_.add("vertex store", early.seconds);
+      setup_phases_.set_system("vertex store", early.system);
+      if (early.times.pages > 0) setup_phases_.add_part("vertex store", "pages", early.times.pages);
+      store_thread = std::async(std::launch::async, [this, pin_expected, timed, s = &early.store] {
+        exec_.enter_thread();
+        Allocated a;
+        timed(a, [&] { pin_expected(*s); });
+        return a;
+      });
+      return;
+    }
     store_thread = std::async(std::launch::async, [this, allocate] {
       exec_.enter_thread();
-      return allocate();
+      return allocate(true);
     });
   });
   Timer lists;
   if (in.inputs_read) in.inputs_read();
   setup_phases_.add_part("device plans", "inputs released", lists.seconds());
-  setup_phases_.add("device plans", t.seconds());
+  setup_phases_.add("device plans", t.seconds() - early_seconds);
+  // (the process's: with the store's thread beside, its system time too)
+  setup_phases_.set_system("device plans", process_cpu_seconds().system - plans_cpu.system - early_system);
   t.reset();
-  Allocated a = beside ? store_thread.get() : allocate();
+  const CpuSeconds store_cpu = process_cpu_seconds();
+  Allocated a = beside ? store_thread.get() : allocate(true);
   const double waited = t.seconds();
+  if (pages_first) a.store = std::move(early.store);
   store_.h = std::move(a.store.h);
   store_.grad = std::move(a.store.grad);
   store_.agg = std::move(a.store.agg);
-  setup_phases_.add("vertex store", a.seconds);
-  if (beside) setup_phases_.set_beside("vertex store", "device plans");
-  if (a.times.pages > 0) setup_phases_.add_part("vertex store", "pages", a.times.pages);
-  if (a.times.pinned > 0) setup_phases_.add_part("vertex store", "pinned", a.times.pinned);
-  if (beside) setup_phases_.add_part("vertex store", "waited for", waited);  // after the device plans
+  // The phase of what ran after (or beside) the device plans: the whole
+  // store, or (pages first) its pinning.
+  const std::string phase = pages_first ? "vertex store pinning" : "vertex store";
+  setup_phases_.add(phase, a.seconds);
+  if (beside) setup_phases_.set_beside(phase, "device plans");
+  else setup_phases_.set_system(phase, process_cpu_seconds().system - store_cpu.system);
+  if (a.times.pages > 0) setup_phases_.add_part(phase, "pages", a.times.pages);
+  if (a.times.pinned > 0) setup_phases_.add_part(phase, "pinned", a.times.pinned);
+  if (beside) setup_phases_.add_part(phase, "waited for", waited);  // after the device plans
   t.reset();
+  CpuSeconds cpu = process_cpu_seconds();
+  auto system_lap = [&](const char* name) {
+    const CpuSeconds now = process_cpu_seconds();
+    setup_phases_.set_system(name, now.system - cpu.system);
+    cpu = now;
+  };
   fill_feature_store(exec_, store_.h[0], features);
   setup_phases_.add("h^0", t.seconds());
+  system_lap("h^0");
   report_store_pages();
   t.reset();
+  cpu = process_cpu_seconds();
   setup_gpu_cache(in.orig_id);  // last: it takes what the working set leaves
   if (store_.residence == Residence::host && !may_cache_whole()) pin_store_rest();  // (counts: all pinned)
   Timer part;
@@ -154,6 +213,7 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
   release_resident_blocks();
   setup_phases_.add_part("GPU cache", "blocks released", part.seconds());
   setup_phases_.add("GPU cache", t.seconds());
+  system_lap("GPU cache");
 }
 
 Trainer::~Trainer() = default;
@@ -195,28 +255,30 @@ int64_t vertex_store_bytes(const TrainerOptions& opt, int64_t num_vertices, Stor
 // store_matrices' order; matrices no pass reads from the store are not
 // allocated (stores_h, stores_grad). Reads only what the constructor set
 // before setup_devices: it may run in a thread of its own beside it.
-VertexStore Trainer::alloc_vertex_store(int64_t n, int64_t feature_cols) {
+VertexStore Trainer::alloc_vertex_store(int64_t n, int64_t feature_cols, bool pin) {
   const ModelConfig& m = opt_.model;
   const int L = m.num_layers();
   VertexStore s;
   s.residence = store_.residence;
   s.h.resize(L + 1);
   s.grad.resize(L + 1);
-  s.h[0] = alloc_store(n, feature_cols);
+  s.h[0] = alloc_store(n, feature_cols, pin);
   for (int l = 0; l < L; ++l) {
-    if (stores_h(opt_, l + 1)) s.h[l + 1] = alloc_store(n, m.out_width(l));
-    if (stores_grad(opt_, l + 1)) s.grad[l + 1] = alloc_store(n, m.out_width(l));
+    if (stores_h(opt_, l + 1)) s.h[l + 1] = alloc_store(n, m.out_width(l), pin);
+    if (stores_grad(opt_, l + 1)) s.grad[l + 1] = alloc_store(n, m.out_width(l), pin);
     // One entry per layer, empty where the layer keeps nothing (GAT; SAGE's narrowing layers).
-    s.agg.push_back(stores_layer_matrix(opt_, l) ? alloc_store(n, gather_width(m, opt_.gcn_order, l)) : HostMat{});
+    s.agg.push_back(stores_layer_matrix(opt_, l) ? alloc_store(n, gather_width(m, opt_.gcn_order, l), pin) : HostMat{});
   }
   return s;
 }
 
 // Host matrices unpinned when the GPU cache may hold some whole: the
-// allocating thread pins them after (Trainer's constructor, deferred_pins).
-HostMat Trainer::alloc_store(int64_t rows, int64_t cols) {
+// allocating thread pins them after (Trainer's constructor, deferred_pins);
+// and when `pin_now` is false (the store's pages faulted in before the device
+// plans, its pins beside them).
+HostMat Trainer::alloc_store(int64_t rows, int64_t cols, bool pin_now) {
   if (store_.residence == Residence::device) return exec_.alloc_store_on_device(0, rows, cols);
-  const bool pin = !may_cache_whole();
+  const bool pin = pin_now && !may_cache_whole();
   if (exec_.multi_process()) return exec_.alloc_host_rows(rows, cols, opt_.host_dtype, held_begin_, held_end_, pin);
   return exec_.alloc_host(rows, cols, opt_.host_dtype, pin);
 }
@@ -269,6 +331,7 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
   };
   lap("checks");
   checked();
+  part.reset();  // (what `checked` did is not the device plans': the caller times it)
   // Streamed steps are copied from their packed blocks every pass: pinned.
   // Resident ones are copied once (upload_bytes) and their blocks released
   // when setup ends (release_resident_blocks): ordinary memory, not pinned.
@@ -444,24 +507,16 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
   lap("forwarding and handoff");
   // The resident steps' uploads, a thread per device (each device's pinned
   // pieces and copy engine its own; were device after device), each with its
-  // share of the cores for filling the pieces. The queues drained first:
-  // upload_bytes orders itself after its queue's earlier work, which then
-  // waits on no other device.
-  exec_.synchronize_all();
-  std::vector<std::future<void>> uploads;
-  const int cores = std::max(1, omp_get_max_threads() / std::max(local, 1));
-  for (auto& st : dev_) {
-    if (st->streamed) continue;
-    uploads.push_back(std::async(std::launch::async, [this, cores, s = st.get()] {
-      exec_.enter_thread();
-      omp_set_num_threads(cores);  // (this thread's own setting)
-      s->dev->use(Queue::compute);
-      for (int j = 0; j < plan_.n; ++j) s->dev->upload_bytes(s->plan.steps[j].bytes, s->ring[j]);
-    }));
+  // share of the cores for filling the pieces (device_uploads.hpp). The
+  // queues are drained after: the uploads read the caller's graph, which it
+  // may free next.
+  std::vector<std::vector<ByteUpload>> uploads(dev_.size());
+  for (size_t i = 0; i < dev_.size(); ++i) {
+    const DeviceState& s = *dev_[i];
+    if (s.streamed) continue;
+    for (int j = 0; j < plan_.n; ++j) uploads[i].push_back({s.plan.steps[j].bytes, s.ring[j]});
   }
-  for (auto& u : uploads) u.wait();
-  for (auto& u : uploads) u.get();  // the first error, once every thread has ended
-  exec_.synchronize_all();  // the uploads above read the caller's graph, which it may free next
+  upload_on_devices(exec_, uploads);
   lap("upload");
 }
 

@@ -113,7 +113,10 @@ class Trainer {
   StoreDtype store_dtype() const { return store_on_device() ? StoreDtype::f32 : opt_.host_dtype; }
   const LinkCounters& counters() const { return exec_.counters(); }
   // Seconds of each part of construction: "device plans", "vertex store"
-  // (allocated, pinned, zeroed), "h^0" (filled), "GPU cache".
+  // (allocated, pinned, zeroed; with store_pages_first its pages before the
+  // device plans and "vertex store pinning" beside them), "h^0" (filled),
+  // "GPU cache"; and the process's system CPU seconds of each phase that did
+  // not run beside another.
   const PhaseTimes& setup_phases() const { return setup_phases_; }
   // What the GPU cache holds: bytes on the fullest device, the row tier's
   // rows on the device with the most, and the matrices ("h^0, a^0; tier:
@@ -142,7 +145,7 @@ class Trainer {
   struct DeviceState;  // per-device buffers, ring slots and events (trainer_state.cpp)
   // `checked` runs once the devices' memory is checked, before the plans are built.
   void setup_devices(const TrainerInputs& in, const std::function<void()>& checked);
-  VertexStore alloc_vertex_store(int64_t n, int64_t feature_cols);
+  VertexStore alloc_vertex_store(int64_t n, int64_t feature_cols, bool pin);
   // ---- data kept on the device between passes (trainer_resident.cpp)
   void setup_forwarding();
   void setup_handoff(std::vector<DevicePlan*>& plans);
@@ -291,7 +294,7 @@ class Trainer {
   // original vertex ids.
   DropoutSpec input_dropout(int layer, int epoch, bool training, const int64_t* keys) const;
   DropoutSpec attn_dropout(int layer, int epoch, bool training, const int64_t* keys) const;
-  HostMat alloc_store(int64_t rows, int64_t cols);
+  HostMat alloc_store(int64_t rows, int64_t cols, bool pin_now);
   void count_host_rows(int64_t rows, int64_t width, bool to_device);
   // Rows a device loads from or stores to store matrix `m` (on the host, or in the GPU cache).
   void count_rows(const HostMat& m, int64_t rows, int64_t width, bool to_device);

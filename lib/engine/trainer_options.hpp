@@ -133,6 +133,18 @@ struct TrainerOptions {
   // store or where the host memory plan does not fit with it
   // (lib/train/train_job.cpp). Results are identical.
   bool store_beside_plans = true;
+  // With store_beside_plans: the store's pages are faulted in before the
+  // device plans' steps are built (every core, nothing beside), and only its
+  // pinning runs beside them. Beside the steps, which fault in and free large
+  // lists of their own on every core, faulting a hundred GiB in is slowed by
+  // both sides fighting over the kernel (the mm's locks, huge-page
+  // compaction) and the cores (issue 33: friendster-like, 4 x H200, pages
+  // 41.7 s beside steps 39.5 s, 1647 s of system CPU in setup). The setup
+  // phases say which ran ("vertex store" before "device plans", then
+  // "vertex store pinning" beside them) and each one's system CPU seconds.
+  // Off here (the library's order as before); ht-train turns it on
+  // (--store-pages). Results are identical.
+  bool store_pages_first = false;
 };
 
 // Whether layer l's transform passes are fused into layer l - 1's (above).

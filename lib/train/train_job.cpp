@@ -20,6 +20,7 @@
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/json.hpp"
+#include "core/kernel_counters.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
 #include "core/signals.hpp"
@@ -122,6 +123,42 @@ std::string phase_text(const PhaseTimes& p) {
     if (!parts.empty()) out += fmt::format(" ({})", parts);
   }
   return out;
+}
+
+// "graph file 0.01 s, ..., device plans 9.80 s (vertex store beside)": the
+// process's system CPU seconds per setup phase, a phase that ran beside
+// another counted in that one's.
+std::string system_text(const PhaseTimes& p) {
+  std::string out;
+  for (const auto& [name, seconds] : p.phases()) {
+    const double sys = p.system(name);
+    if (sys < 0) continue;
+    out += fmt::format("{}{} {:.2f} s", out.empty() ? "" : ", ", name, sys);
+    std::string with;
+    for (const auto& [other, s] : p.phases())
+      if (p.beside(other) == name) with += fmt::format("{}{}", with.empty() ? "" : ", ", other);
+    if (!with.empty()) out += fmt::format(" ({} beside)", with);
+  }
+  return out;
+}
+
+// Setup's CPU seconds in the kernel, by phase, and (-v) what the kernel did
+// for page faults meanwhile: a setup bound by faulting in, zeroing and
+// compacting pages (transparent huge pages with defrag on madvise compact
+// synchronously in the faulting thread) shows many system seconds and
+// compaction stalls; one bound by its own work does not (issue 33).
+void log_setup_kernel_share(TrainSummary& sum, const CpuSeconds& at_start, const VmCounters& vm_at_start) {
+  const CpuSeconds now = process_cpu_seconds();
+  sum.setup_user_seconds = now.user - at_start.user;
+  sum.setup_system_seconds = now.system - at_start.system;
+  log::info("setup CPU: user {:.2f} s, system {:.2f} s (the kernel's: page faults, zeroing, compaction, pinning); "
+            "system by phase: {}",
+            sum.setup_user_seconds, sum.setup_system_seconds, system_text(sum.setup_phases));
+  const std::string vm = vm_counter_deltas(vm_at_start, read_vm_counters());
+  const std::string thp = thp_settings();
+  if (vm.empty() && thp.empty()) return;  // (not Linux, or /proc and /sys unreadable)
+  log::debug("setup in the kernel: {}{}{}", vm.empty() ? "" : fmt::format("/proc/vmstat over setup (machine-wide) {}", vm),
+             vm.empty() || thp.empty() ? "" : "; ", thp);
 }
 
 // Once the trainer has packed its device plans it reads only the plan's sizes
@@ -602,6 +639,12 @@ JsonWriter summary_json(const TrainJob& job, const TrainSummary& sum, const RunL
     w.end_object();
   }
   w.end_object();
+  // The process's system CPU seconds per phase (a phase beside another counted in that one's).
+  w.field("setup_user_seconds", sum.setup_user_seconds).field("setup_system_seconds", sum.setup_system_seconds);
+  w.key("setup_phases_system_seconds").begin_object();
+  for (const auto& [name, seconds] : sum.setup_phases.phases())
+    if (sum.setup_phases.system(name) >= 0) w.field(name, sum.setup_phases.system(name));
+  w.end_object();
   // {"vertex store": "device plans"}: phases that ran beside another, in a thread of their own
   w.key("setup_phases_beside").begin_object();
   for (const auto& [name, seconds] : sum.setup_phases.phases())
@@ -974,6 +1017,8 @@ void check_reproduced(const TrainSummary& sum, const Evaluation& again) {
 
 TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, std::optional<ModelNeed>& need) {
   Timer setup;
+  const CpuSeconds cpu_at_start = process_cpu_seconds();  // (the kernel's share of setup: issue 33)
+  const VmCounters vm_at_start = read_vm_counters();
   TrainSummary sum;
   check_job(job);
   // Before anything else collective: processes given other options would
@@ -998,9 +1043,14 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   check_host_memory_early(job, topt, shape, sum.host_limit);
   PhaseTimes& phases = sum.setup_phases;
   phases.add("link probe and checks", setup.seconds());
+  CpuSeconds cpu_lap = process_cpu_seconds();
+  phases.set_system("link probe and checks", cpu_lap.system - cpu_at_start.system);
   Timer t;
   auto lap = [&](const char* name) {
     phases.add(name, t.seconds());
+    const CpuSeconds now = process_cpu_seconds();
+    phases.set_system(name, now.system - cpu_lap.system);
+    cpu_lap = now;
     t.reset();
     stop_if_signalled_in_setup(job);
   };
@@ -1035,6 +1085,7 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   topt.store_on_device = resolve_store(job, topt, plan, *exec, gn.num_vertices);
   HostPlanInputs host_in = host_plan_inputs(job, topt, shape, shape_of(plan), topt.store_on_device);
   topt.store_beside_plans = choose_store_beside_plans(topt, host_in, sum.host_limit);
+  topt.store_pages_first = job.store_pages_first;  // (only where it goes beside them)
   sum.host_plan = check_host_memory(job, host_in, sum.host_limit);
   log_host_plan(sum.host_plan, sum.host_limit);
   FeatureSource features{g, pipe.partition.new_to_old, pipe.partition.old_to_new,
@@ -1044,8 +1095,9 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
                     gn = Graph{};
                     release_step_lists(pipe.plan);
                   }});
-  phases.append(trainer.setup_phases());
+  phases.append(trainer.setup_phases());  // (its phases' system seconds its own)
   t.reset();
+  cpu_lap = process_cpu_seconds();
   if (!job.load_model.empty()) {
     ModelParams p = trainer.params();
     load_model(job.load_model, topt.model, p);
@@ -1063,6 +1115,7 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   lap("model and checkpoint");
   sum.setup_seconds = setup.seconds();
   log::info("setup {:.2f} s: {}", sum.setup_seconds, phase_text(phases));
+  log_setup_kernel_share(sum, cpu_at_start, vm_at_start);
   const std::string orders = layer_orders(topt.model, job.trainer.gcn_order);
   log::info("{} {} {} on {} (N = {}, E = {}): backend {}, m = {}{}, n = {}, comm {}, store {}{}{}, setup {:.2f} s",
             job.predict_only ? "predicting with" : "training", model_title(topt.model.kind),

@@ -66,6 +66,9 @@ struct TrainJob {
   int warmup = 3;  // epochs left out of the median epoch time
   bool normalize_features = false;
   StoreChoice store = StoreChoice::automatic;
+  // TrainerOptions::store_pages_first where the store goes beside the device
+  // plans: its pages before their steps (--store-pages-beside: beside them).
+  bool store_pages_first = true;
   std::string metrics_out, save_model, load_model, predict_out;
   std::string logits_out;       // .npy [N, C] of the final (or --predict-only) forward
   std::string checkpoint_path;  // training checkpoint, written every checkpoint_every epochs,
@@ -170,6 +173,7 @@ struct TrainSummary {
   StoreDtype host_dtype = StoreDtype::f32;  // of the vertex store (fp32 when it is on a device)
   double setup_seconds = 0;  // everything before the first epoch (link probe included)
   PhaseTimes setup_phases;   // where setup's seconds went, in order
+  double setup_user_seconds = 0, setup_system_seconds = 0;  // the process's CPU seconds over setup
   int gpus = 1;           // of the job
   int processes = 1;
   bool link_measured = false;

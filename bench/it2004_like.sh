@@ -19,7 +19,8 @@
 #   METHOD              ht-partition --method (auto); GPUS (1), CHUNKS (16): -m and -n
 #   BACKEND             ht-train --backend (cuda; cpu for tests); DTYPE --host-dtype (bf16)
 #   HIDDEN, EPOCHS      hidden width (128: GCN F-128-128-C), epochs (3)
-#   TRAIN_ARGS          extra ht-train arguments; NO_VERIFY=1 skips section checksums in the readers
+#   TRAIN_ARGS          extra ht-train arguments; GEN_ARGS, PART_ARGS, REORG_ARGS: ht-convert's,
+#                       ht-partition's, ht-reorganize's; NO_VERIFY=1 skips section checksums in the readers
 #   BIN, LIB            binaries and libraries (.carry/bin, .carry/lib: the device machine's layout)
 #   CACHE               outputs, kept between calls (/tmp/cache/it2004); OUT: logs ($OUT or out/it2004)
 #   MAX_STEPS, BUDGET   run at most this many steps / start none after BUDGET seconds (0 = no limit)
@@ -37,7 +38,7 @@ TRAIN_FRACTION=${TRAIN_FRACTION:-0.25}; VAL_FRACTION=${VAL_FRACTION:-0.25}
 HOST_SIZE=${HOST_SIZE:-1000}; SEED=${SEED:-1}; FEATURE_DTYPE=${FEATURE_DTYPE:-bf16}
 METHOD=${METHOD:-auto}; GPUS=${GPUS:-1}; CHUNKS=${CHUNKS:-16}
 BACKEND=${BACKEND:-cuda}; DTYPE=${DTYPE:-bf16}; HIDDEN=${HIDDEN:-128}; EPOCHS=${EPOCHS:-3}
-TRAIN_ARGS=${TRAIN_ARGS:-}; NO_VERIFY=${NO_VERIFY:-0}
+TRAIN_ARGS=${TRAIN_ARGS:-}; GEN_ARGS=${GEN_ARGS:-}; PART_ARGS=${PART_ARGS:-}; REORG_ARGS=${REORG_ARGS:-}; NO_VERIFY=${NO_VERIFY:-0}
 BIN=${BIN:-$PWD/.carry/bin}; LIB=${LIB:-$PWD/.carry/lib}
 CACHE=${CACHE:-/tmp/cache/it2004}; OUT=${OUT:-$PWD/out/it2004}
 MAX_STEPS=${MAX_STEPS:-0}; BUDGET=${BUDGET:-0}
@@ -98,11 +99,12 @@ step() {
   echo "== $name: $status (${wall} s, peak RSS ${rss:-n/a} KiB)"
 }
 
+# shellcheck disable=SC2086  # *_ARGS are lists of words
 step generate "" "$G" "$BIN/ht-convert" --generate web --vertices "$N" --edges "$E" --feature-dim "$F" --classes "$C" \
   --host-size "$HOST_SIZE" --train-fraction "$TRAIN_FRACTION" --val-fraction "$VAL_FRACTION" --seed "$SEED" \
-  --feature-dtype "$FEATURE_DTYPE" -v -o "$G"
-step partition "$G" "$P" "$BIN/ht-partition" -g "$G" -m "$GPUS" -n "$CHUNKS" --method "$METHOD" "${VERIFY[@]}" -o "$P"
-step reorganize "$G $P" "$PLAN" "$BIN/ht-reorganize" -g "$G" -p "$P" "${VERIFY[@]}" -o "$PLAN"
+  --feature-dtype "$FEATURE_DTYPE" -v $GEN_ARGS -o "$G"
+step partition "$G" "$P" "$BIN/ht-partition" -g "$G" -m "$GPUS" -n "$CHUNKS" --method "$METHOD" "${VERIFY[@]}" $PART_ARGS -o "$P"
+step reorganize "$G $P" "$PLAN" "$BIN/ht-reorganize" -g "$G" -p "$P" "${VERIFY[@]}" $REORG_ARGS -o "$PLAN"
 # shellcheck disable=SC2086  # TRAIN_ARGS is a list of words
 step train "$G $P $PLAN" "$M" "$BIN/ht-train" --graph "$G" --partition "$P" --plan "$PLAN" --backend "$BACKEND" --gpus "$GPUS" \
   --model gcn --layers "$LAYERS" --host-dtype "$DTYPE" --epochs "$EPOCHS" --warmup 1 --eval-every 1 \

@@ -1,10 +1,13 @@
 #include "graph/graph_file.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 #include <fmt/format.h>
 
 #include "core/bulk_memory.hpp"
+#include "core/log.hpp"
+#include "core/memory.hpp"
 #include "graph/features.hpp"
 
 namespace ht {
@@ -37,6 +40,20 @@ void add_features(ContainerWriter& w, const GraphView& g, StoreDtype t) {
   }
   const std::vector<uint16_t> h = narrow_features(x, g.feature_dim, t, g.orig_ids);
   w.add_section("features", section_dtype(t), rows, cols, h.data(), 2);
+}
+
+// -v laps of a written file: its large sections (wall time and where the
+// threads' time went) and the commit, whose fsync waits for the disk.
+void log_write_times(const ContainerWriter& w) {
+  if (!log::enabled(log::Level::debug)) return;
+  for (const SectionWriteTime& t : w.write_times()) {
+    if (t.bytes < (uint64_t{64} << 20)) continue;
+    log::debug("write {}: {} in {:.2f} s ({:.2f} GB/s, {}; thread-seconds: fill {:.1f}, hash {:.1f}, store {:.1f})",
+               t.name, format_bytes(static_cast<double>(t.bytes)), t.seconds,
+               static_cast<double>(t.bytes) / 1e9 / std::max(t.seconds, 1e-9), t.mapped ? "mapped" : "pwrite",
+               t.fill_seconds, t.hash_seconds, t.store_seconds);
+  }
+  log::debug("write: commit (fsync, rename) {:.2f} s", w.commit_seconds());
 }
 
 // The sections of g in the order of every graph file; `features` (when not
@@ -89,6 +106,7 @@ void write_graph_sections(const std::string& path, const GraphView& g, const Fea
   if (!g.split.empty()) w.add<uint8_t>("split", g.split);
   if (!g.orig_ids.empty()) w.add<int64_t>("orig_ids", g.orig_ids);
   w.commit();
+  log_write_times(w);
 }
 
 }  // namespace

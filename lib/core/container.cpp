@@ -154,7 +154,11 @@ FileWindow ContainerWriter::map_section(const SectionInfo& s) {
   // One block is one pwrite by one thread, with nothing to run beside it.
   if (!mapped_writes_ || checksum_blocks(s.length) < 2) return {};
   if (!file_.allocate(static_cast<int64_t>(s.offset), static_cast<int64_t>(s.length))) return {};
-  return file_.map_window(static_cast<int64_t>(s.offset), static_cast<int64_t>(s.length));
+  try {
+    return file_.map_window(static_cast<int64_t>(s.offset), static_cast<int64_t>(s.length));
+  } catch (const Error&) {
+    return {};  // a file system that cannot map files for writing: pwrite it is
+  }
 }
 
 namespace {
@@ -168,7 +172,7 @@ constexpr uint64_t kMapPiece = uint64_t{1} << 20;
 
 // Nanoseconds of one kind of work, summed over the threads.
 struct Laps {
-  std::atomic<int64_t> fill{0}, hash{0}, store{0};
+  std::atomic<int64_t> fill{0}, hash{0}, store{0}, writeback{0};
 };
 // Adds its lifetime to a Laps counter.
 class Lap {
@@ -209,6 +213,7 @@ void ContainerWriter::write_blocks(SectionInfo& s, WriteBlock write_block) {
       const uint64_t off = static_cast<uint64_t>(b) * kChecksumBlock, len = std::min(kChecksumBlock, s.length - off);
       try {
         digests[b] = write_block(off, len, laps);
+        const Lap lap(laps.writeback);
         file_.start_writeback(static_cast<int64_t>(s.offset + off), static_cast<int64_t>(len));
       } catch (...) {
 #pragma omp critical(ht_container_write_error)
@@ -226,7 +231,7 @@ void ContainerWriter::write_blocks(SectionInfo& s, WriteBlock write_block) {
   sections_.push_back(s);
   times_.push_back({s.name, s.length, false,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                    seconds_of(laps.fill), seconds_of(laps.hash), seconds_of(laps.store)});
+                    seconds_of(laps.fill), seconds_of(laps.hash), seconds_of(laps.store), seconds_of(laps.writeback)});
 }
 
 void ContainerWriter::add_section(const std::string& name, DType dtype, uint64_t rows, uint64_t cols,

@@ -63,13 +63,15 @@ struct FileIdentity {
 
 // How one section's write went, for the tools' -v laps: its wall time and,
 // summed over the threads, the time spent making its bytes (fill), hashing
-// them and storing them (copies into the page cache: pwrite, or a map's page
-// faults and copy); mapped = written through shared maps (map_window).
+// them, storing them (copies into the page cache: pwrite, or a map's page
+// faults and copy) and handing them to the disk (start_writeback, which
+// waits where the disk's queue is full); mapped = written through a shared
+// map (map_window).
 struct SectionWriteTime {
   std::string name;
   uint64_t bytes = 0;
   bool mapped = false;
-  double seconds = 0, fill_seconds = 0, hash_seconds = 0, store_seconds = 0;
+  double seconds = 0, fill_seconds = 0, hash_seconds = 0, store_seconds = 0, writeback_seconds = 0;
 };
 
 class ContainerWriter {
@@ -80,6 +82,10 @@ class ContainerWriter {
   // Off: every section is pwritten, as on file systems that cannot allocate
   // ahead (tests compare the two ways; the bytes are the same).
   void set_mapped_writes(bool on) { mapped_writes_ = on; }
+  // Off: the file is renamed into place without waiting for the disk
+  // (AtomicFile::set_sync).
+  void set_sync(bool on) { file_.set_sync(on); }
+  bool sync() const { return file_.sync(); }
   // Writes one section now (aligned), computing its checksum. Large sections
   // go in 64 MiB blocks, each hashed and written by one thread; where the
   // file system allocates ahead, a section of more than one block is

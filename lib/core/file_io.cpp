@@ -216,7 +216,7 @@ void FileWindow::release() noexcept {
 
 void AtomicFile::start_writeback(int64_t offset, int64_t len) noexcept {
 #if defined(__linux__)
-  if (len > 0) (void)::sync_file_range(fd_, offset, len, SYNC_FILE_RANGE_WRITE);
+  if (sync_ && len > 0) (void)::sync_file_range(fd_, offset, len, SYNC_FILE_RANGE_WRITE);
 #else
   (void)offset;
   (void)len;
@@ -224,7 +224,7 @@ void AtomicFile::start_writeback(int64_t offset, int64_t len) noexcept {
 }
 
 void AtomicFile::commit() {
-  if (::fsync(fd_) != 0) throw file_error(path_, "fsync failed: " + errno_text());
+  if (sync_ && ::fsync(fd_) != 0) throw file_error(path_, "fsync failed: " + errno_text());
   if (::close(fd_) != 0) {
     fd_ = -1;
     throw file_error(path_, "close failed: " + errno_text());

@@ -177,6 +177,10 @@ void add_shared_options(CLI::App& app, Context& c) {
                     "Element type of the features in the file: bf16 or fp16 halve their bytes (rounded once to "
                     "nearest even; ht-train --host-dtype of the same type then takes them as they are). fp16 refuses "
                     "features beyond ±65504");
+  t->add_flag("!--no-sync", o.sync,
+              "Rename the file into place once it is in the page cache, without waiting for the disk (no fsync; "
+              "the kernel writes it back while the next steps run). An interrupted run still leaves no file; a "
+              "machine that stops before the write-back can leave an incomplete one");
 }
 
 void add_inspect_options(CLI::App& app, Context& c) {
@@ -250,6 +254,7 @@ const std::vector<std::pair<const char*, std::set<std::string>>> kScopes{
     {"--normalize-features", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges", "generate"}},
     {"--id-bytes", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges", "generate"}},
     {"--feature-dtype", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges", "generate"}},
+    {"--no-sync", {"edgelist", "mtx", "planetoid", "facebook", "npz", "ogb", "npy-edges", "generate"}},
     {"--json", {"inspect"}},
     {"--no-verify", {"inspect"}},
 };

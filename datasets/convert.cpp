@@ -246,7 +246,7 @@ void run_convert(const ConvertOptions& o) {
   if (!o.allow_nonfinite)
     check_finite_values(g, o.arrays.features.empty() ? o.input : o.arrays.features, o.input);
   phases.add("build", timer.seconds());
-  transform_and_write(std::move(g), transforms_for(o), o.output, {o.id_bytes, o.feature_dtype}, phases, total);
+  transform_and_write(std::move(g), transforms_for(o), o.output, {o.id_bytes, o.feature_dtype, o.sync}, phases, total);
 }
 
 }  // namespace ht::data

@@ -31,6 +31,7 @@ struct SharedConvertOptions {
   bool normalize_features = false;
   int id_bytes = 4;
   StoreDtype feature_dtype = StoreDtype::f32;  // of the features in the file (rounded once, RNE)
+  bool sync = true;  // --no-sync: rename without waiting for the disk
 };
 
 struct ConvertOptions : SharedConvertOptions {

@@ -221,7 +221,7 @@ void run_generate(const GenerateOptions& o) {
   gen::GeneratedGraph g = generate_graph(o);
   phases.add("generate", timer.seconds());
   transform_and_write(std::move(g.graph), resolve_transforms(o, false, false, SelfLoops::keep), o.output,
-                      {o.id_bytes, o.feature_dtype}, phases, total, g.features);
+                      {o.id_bytes, o.feature_dtype, o.sync}, phases, total, g.features);
 }
 
 }  // namespace ht::data

@@ -109,6 +109,31 @@ TEST(AtomicFile, NothingLeftWithoutCommit) {
   EXPECT_EQ(read_text_file(path), "hello");
 }
 
+// What a writable map of an allocated range holds lands in the file, at any
+// offset (the map starts at the page below it), beside pwritten bytes.
+TEST(AtomicFile, MappedWindowWritesLandInTheFile) {
+  test::TempDir dir;
+  const std::string path = dir.file("out.bin");
+  {
+    AtomicFile f(path);
+    f.write("head", 4);
+    const int64_t at = f.append_space(10000);
+    if (!f.allocate(at, 10000)) GTEST_SKIP() << "the file system cannot allocate ahead";
+    {
+      const FileWindow w = f.map_window(at + 5000, 5000);
+      ASSERT_EQ(w.bytes().size(), 5000u);
+      std::memset(w.bytes().data(), 'b', 5000);
+    }
+    const FileWindow w = f.map_window(at, 5000);
+    std::memset(w.bytes().data(), 'a', 5000);
+    f.pwrite("xy", 2, at + 4999);  // through the page cache, beside the map
+    f.commit();
+  }
+  const std::string text = read_text_file(path);
+  ASSERT_EQ(text.size(), 10004u);
+  EXPECT_EQ(text, "head" + std::string(4999, 'a') + "xy" + std::string(4999, 'b'));
+}
+
 TEST(AtomicFile, UnwritableDirectoryIsAClearError) {
   try {
     AtomicFile f("/nonexistent-dir/x.bin");

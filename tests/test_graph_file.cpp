@@ -143,4 +143,33 @@ TEST(GraphBuild, TransformsAndFlags) {
   EXPECT_TRUE(lf.symmetric);
 }
 
+// The symmetry check probes a few thousand vertices spread over the ids
+// before its passes over all edges: an asymmetry that the probe finds, one
+// that only the degree pass finds and one that only the full pass finds
+// (the degrees agree and no probed vertex touches it) all give false, and
+// the symmetric graph around them true.
+TEST(GraphBuild, SymmetryFoundWhereverTheAsymmetryIs) {
+  const int64_t n = 10000;  // probes at every second id (4096 of them)
+  const auto graph = [&](const std::vector<std::pair<vid_t, vid_t>>& extra) {
+    EdgeList el;
+    el.num_vertices = n;
+    for (int64_t v = 0; v + 2 < n; v += 2) {  // a symmetric path over the even ids
+      for (auto [a, b] : {std::pair{v, v + 2}, std::pair{v + 2, v}}) {
+        el.src.push_back(static_cast<vid_t>(a));
+        el.dst.push_back(static_cast<vid_t>(b));
+      }
+    }
+    for (auto [a, b] : extra) {
+      el.src.push_back(a);
+      el.dst.push_back(b);
+    }
+    return csc_from_edges(std::move(el));
+  };
+  EXPECT_TRUE(detect_flags(graph({}).view()).symmetric);
+  EXPECT_TRUE(detect_flags(graph({{1, 9001}, {9001, 1}}).view()).symmetric);
+  EXPECT_FALSE(detect_flags(graph({{4, 4000}}).view()).symmetric);      // probed vertex 4000
+  EXPECT_FALSE(detect_flags(graph({{1, 9001}}).view()).symmetric);      // degrees differ
+  EXPECT_FALSE(detect_flags(graph({{1, 3}, {3, 5}, {5, 1}}).view()).symmetric);  // a directed cycle on odd ids
+}
+
 }  // namespace ht

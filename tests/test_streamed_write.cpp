@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/container.hpp"
@@ -98,6 +99,48 @@ TEST(StreamedWrite, FilledSectionsEqualInMemoryOnes) {
     EXPECT_EQ(r.section("s3").length, sizes[3]);
   }
   omp_set_num_threads(saved);
+}
+
+// Sections of more than one checksum block go through shared maps where the
+// file system allocates ahead: the same bytes as pwrite, from memory and
+// from a fill function, at any thread count.
+TEST(StreamedWrite, MappedSectionsEqualPwrittenOnes) {
+  test::TempDir dir;
+  const uint64_t size = 2 * (uint64_t{64} << 20) + ContainerWriter::kFillPiece + 7;  // three blocks, the last partial
+  const std::vector<std::byte> bytes = pattern_bytes(size);
+  const int saved = omp_get_max_threads();
+  bool any_mapped = false;
+  for (int threads : {1, 3}) {
+    omp_set_num_threads(threads);
+    std::vector<std::string> files;
+    for (bool maps : {false, true}) {
+      for (bool filled : {false, true}) {
+        const std::string path = dir.file(fmt::format("{}-{}-{}.bin", threads, maps, filled));
+        ContainerWriter w(path, kMagic, 1);
+        w.set_mapped_writes(maps);
+        w.add_section("small", DType::u8, 3, 1, bytes.data());
+        if (filled)
+          w.add_section_filled("big", DType::u8, size, 1, 1, fill_pattern);
+        else
+          w.add_section("big", DType::u8, size, 1, bytes.data());
+        w.add_section("after", DType::u8, 5, 1, bytes.data());
+        w.commit();
+        ASSERT_EQ(w.write_times().size(), 3u);
+        EXPECT_FALSE(w.write_times()[0].mapped);  // one block: pwritten
+        if (!maps) {
+          EXPECT_FALSE(w.write_times()[1].mapped);
+        }
+        any_mapped = any_mapped || w.write_times()[1].mapped;
+        files.push_back(path);
+      }
+    }
+    for (const std::string& f : files) EXPECT_TRUE(same_bytes(files[0], f)) << f;
+    const ContainerReader r(files.back(), kMagic, 1);  // checksums verified
+    EXPECT_EQ(r.section("big").length, size);
+    EXPECT_EQ(std::memcmp(r.bytes("big", DType::u8).data(), bytes.data(), size), 0);
+  }
+  omp_set_num_threads(saved);
+  if (!any_mapped) GTEST_SKIP() << "the test folder's file system cannot allocate ahead: only pwrite was tested";
 }
 
 TEST(StreamedWrite, TheLowestFailingBlockGivesTheError) {

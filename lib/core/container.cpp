@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -149,13 +150,58 @@ SectionInfo ContainerWriter::begin_section(const std::string& name, DType dtype,
   return s;
 }
 
-// Runs write_block(offset, length) -> digest for every checksum block
-// of s in parallel and records the section with its checksum. Each block is
-// handed to the disk as soon as it is written (start_writeback). An exception
-// skips the blocks after the failing one; the lowest failing block's
-// exception is rethrown, so the error does not depend on the schedule.
+FileWindow ContainerWriter::map_section(const SectionInfo& s) {
+  // One block is one pwrite by one thread, with nothing to run beside it.
+  if (!mapped_writes_ || checksum_blocks(s.length) < 2) return {};
+  if (!file_.allocate(static_cast<int64_t>(s.offset), static_cast<int64_t>(s.length))) return {};
+  try {
+    return file_.map_window(static_cast<int64_t>(s.offset), static_cast<int64_t>(s.length));
+  } catch (const Error&) {
+    return {};  // a file system that cannot map files for writing: pwrite it is
+  }
+}
+
+namespace {
+// A mapped section is written in windows of at most kMapWindow bytes,
+// prefaulted, filled and dropped from the map, so that a thread holds at
+// most that much of the file mapped (the process's RSS counts mapped file
+// pages), and filled in pieces of kMapPiece, each hashed right after it is
+// made, while it is still in the core's cache.
+constexpr uint64_t kMapWindow = uint64_t{16} << 20;
+constexpr uint64_t kMapPiece = uint64_t{1} << 20;
+
+// Nanoseconds of one kind of work, summed over the threads.
+struct Laps {
+  std::atomic<int64_t> fill{0}, hash{0}, store{0}, writeback{0};
+};
+// Adds its lifetime to a Laps counter.
+class Lap {
+ public:
+  explicit Lap(std::atomic<int64_t>& ns) : ns_(ns), start_(std::chrono::steady_clock::now()) {}
+  ~Lap() {
+    ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_).count(),
+                  std::memory_order_relaxed);
+  }
+  Lap(const Lap&) = delete;
+  Lap& operator=(const Lap&) = delete;
+
+ private:
+  std::atomic<int64_t>& ns_;
+  std::chrono::steady_clock::time_point start_;
+};
+double seconds_of(const std::atomic<int64_t>& ns) { return static_cast<double>(ns.load()) * 1e-9; }
+}  // namespace
+
+// Runs write_block(offset, length, laps) -> digest for every checksum block
+// of s in parallel and records the section with its checksum and times. Each
+// block is handed to the disk as soon as it is written (start_writeback). An
+// exception skips the blocks after the failing one; the lowest failing
+// block's exception is rethrown, so the error does not depend on the
+// schedule.
 template <typename WriteBlock>
 void ContainerWriter::write_blocks(SectionInfo& s, WriteBlock write_block) {
+  const auto start = std::chrono::steady_clock::now();
+  Laps laps;
   std::vector<uint64_t> digests(checksum_blocks(s.length));
   const auto nb = static_cast<int64_t>(digests.size());
   std::atomic<int64_t> first_failed{nb};
@@ -166,7 +212,8 @@ void ContainerWriter::write_blocks(SectionInfo& s, WriteBlock write_block) {
       if (b > first_failed.load(std::memory_order_relaxed)) continue;
       const uint64_t off = static_cast<uint64_t>(b) * kChecksumBlock, len = std::min(kChecksumBlock, s.length - off);
       try {
-        digests[b] = write_block(off, len);
+        digests[b] = write_block(off, len, laps);
+        const Lap lap(laps.writeback);
         file_.start_writeback(static_cast<int64_t>(s.offset + off), static_cast<int64_t>(len));
       } catch (...) {
 #pragma omp critical(ht_container_write_error)
@@ -182,34 +229,79 @@ void ContainerWriter::write_blocks(SectionInfo& s, WriteBlock write_block) {
   if (error) std::rethrow_exception(error);
   s.checksum = combine_digests(digests, s.length);
   sections_.push_back(s);
+  times_.push_back({s.name, s.length, false,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                    seconds_of(laps.fill), seconds_of(laps.hash), seconds_of(laps.store), seconds_of(laps.writeback)});
 }
 
 void ContainerWriter::add_section(const std::string& name, DType dtype, uint64_t rows, uint64_t cols,
                                   const void* data, int ndim) {
   SectionInfo s = begin_section(name, dtype, rows, cols, ndim);
+  const FileWindow map = map_section(s);
   const auto* p = static_cast<const unsigned char*>(data);
-  write_blocks(s, [&](uint64_t off, uint64_t len) {
-    file_.pwrite(p + off, len, static_cast<int64_t>(s.offset + off));
-    return xxh64(p + off, len);
+  write_blocks(s, [&](uint64_t off, uint64_t len, Laps& laps) {
+    uint64_t digest;
+    {
+      const Lap lap(laps.hash);
+      digest = xxh64(p + off, len);
+    }
+    const Lap lap(laps.store);
+    if (map.bytes().empty()) {
+      file_.pwrite(p + off, len, static_cast<int64_t>(s.offset + off));
+      return digest;
+    }
+    for (uint64_t at = off; at < off + len; at += kMapWindow) {
+      const uint64_t n = std::min(kMapWindow, off + len - at);
+      map.prefault(at, n);
+      std::memcpy(map.bytes().data() + at, p + at, n);
+      map.drop(at, n);
+    }
+    return digest;
   });
+  times_.back().mapped = !map.bytes().empty();
 }
 
 void ContainerWriter::add_section_filled(const std::string& name, DType dtype, uint64_t rows, uint64_t cols, int ndim,
                                          const FillBytes& fill) {
   SectionInfo s = begin_section(name, dtype, rows, cols, ndim);
-  write_blocks(s, [&](uint64_t off, uint64_t len) {
+  const FileWindow map = map_section(s);
+  write_blocks(s, [&](uint64_t off, uint64_t len, Laps& laps) {
+    Xxh64Stream hash;
+    // Makes bytes [at, at + piece) of the section at `to` and hashes them.
+    const auto make = [&](uint64_t at, std::byte* to, uint64_t piece) {
+      {
+        const Lap lap(laps.fill);
+        fill(at, {to, piece});
+      }
+      const Lap lap(laps.hash);
+      hash.update(to, piece);
+    };
+    if (!map.bytes().empty()) {
+      for (uint64_t at = off; at < off + len; at += kMapWindow) {
+        const uint64_t n = std::min(kMapWindow, off + len - at);
+        {
+          const Lap lap(laps.store);
+          map.prefault(at, n);
+        }
+        for (uint64_t done = 0; done < n; done += kMapPiece)
+          make(at + done, map.bytes().data() + at + done, std::min(kMapPiece, n - done));
+        const Lap lap(laps.store);
+        map.drop(at, n);
+      }
+      return hash.digest();
+    }
     // One piece buffer per block (a block is a few pieces): 4 MiB per thread.
     const uint64_t piece_max = std::min(kFillPiece, len);
     const auto buf = std::make_unique_for_overwrite<std::byte[]>(piece_max);
-    Xxh64Stream hash;
     for (uint64_t at = 0; at < len; at += piece_max) {
       const uint64_t piece = std::min(piece_max, len - at);
-      fill(off + at, {buf.get(), piece});
-      hash.update(buf.get(), piece);
+      make(off + at, buf.get(), piece);
+      const Lap lap(laps.store);
       file_.pwrite(buf.get(), piece, static_cast<int64_t>(s.offset + off + at));
     }
     return hash.digest();
   });
+  times_.back().mapped = !map.bytes().empty();
 }
 
 void ContainerWriter::commit() {
@@ -235,8 +327,10 @@ void ContainerWriter::commit() {
     put<uint64_t>(h, base + 72, s.checksum);
   }
   put<uint64_t>(h, kOffHeaderChecksum, xxh64(h.data(), h.size()));
+  const auto start = std::chrono::steady_clock::now();
   file_.pwrite(h.data(), h.size(), 0);
   file_.commit();
+  commit_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 ContainerReader::ContainerReader(const std::string& path, const char (&magic)[9], uint32_t version,

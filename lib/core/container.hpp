@@ -61,13 +61,36 @@ struct FileIdentity {
   bool operator==(const FileIdentity&) const = default;
 };
 
+// How one section's write went, for the tools' -v laps: its wall time and,
+// summed over the threads, the time spent making its bytes (fill), hashing
+// them, storing them (copies into the page cache: pwrite, or a map's page
+// faults and copy) and handing them to the disk (start_writeback, which
+// waits where the disk's queue is full); mapped = written through a shared
+// map (map_window).
+struct SectionWriteTime {
+  std::string name;
+  uint64_t bytes = 0;
+  bool mapped = false;
+  double seconds = 0, fill_seconds = 0, hash_seconds = 0, store_seconds = 0, writeback_seconds = 0;
+};
+
 class ContainerWriter {
  public:
   ContainerWriter(std::string path, const char (&magic)[9], uint32_t version);
   void set_meta(int index, uint64_t value);
   void set_flags(uint64_t flags) { flags_ = flags; }
+  // Off: every section is pwritten, as on file systems that cannot allocate
+  // ahead (tests compare the two ways; the bytes are the same).
+  void set_mapped_writes(bool on) { mapped_writes_ = on; }
+  // Off: the file is renamed into place without waiting for the disk
+  // (AtomicFile::set_sync).
+  void set_sync(bool on) { file_.set_sync(on); }
+  bool sync() const { return file_.sync(); }
   // Writes one section now (aligned), computing its checksum. Large sections
-  // go in 64 MiB blocks, each hashed and written by one thread.
+  // go in 64 MiB blocks, each hashed and written by one thread; where the
+  // file system allocates ahead, a section of more than one block is
+  // allocated first and its blocks copied through shared maps, so that the
+  // threads' copies do not wait on each other (AtomicFile::map_window).
   void add_section(const std::string& name, DType dtype, uint64_t rows, uint64_t cols, const void* data,
                    int ndim = 1);
   // Produces bytes [offset, offset + out.size()) of a section.
@@ -75,7 +98,8 @@ class ContainerWriter {
   // Writes one section whose bytes `fill` produces piece by piece, so that it
   // never exists in memory as a whole (generated features): the 64 MiB
   // checksum blocks are filled, hashed and written in parallel, each in
-  // pieces of at most kFillPiece bytes from a per-thread buffer. `fill` is
+  // pieces of at most kFillPiece bytes, straight into the file's map (as in
+  // add_section) or else into a per-thread buffer that is pwritten. `fill` is
   // called from several threads at once and must depend on the offset only.
   // An exception from `fill` stops the section; the one of the lowest block
   // is rethrown, so that the error does not depend on the schedule.
@@ -88,16 +112,27 @@ class ContainerWriter {
   }
   void commit();  // writes the header and renames the file into place
   const std::string& path() const { return file_.path(); }
+  // The sections written so far, in order, and commit()'s seconds (most of
+  // them the fsync: the disk finishing what the page cache holds).
+  const std::vector<SectionWriteTime>& write_times() const { return times_; }
+  double commit_seconds() const { return commit_seconds_; }
 
  private:
   AtomicFile file_;
   char magic_[8];
   uint32_t version_;
   uint64_t flags_ = 0;
+  bool mapped_writes_ = true;
   std::array<uint64_t, container::kNumMeta> meta_{};
   std::vector<SectionInfo> sections_;
+  std::vector<SectionWriteTime> times_;
+  double commit_seconds_ = 0;
 
   SectionInfo begin_section(const std::string& name, DType dtype, uint64_t rows, uint64_t cols, int ndim);
+  // A map of s's bytes in the file where they are written through one
+  // (sections of more than one block, where the file system allocates
+  // ahead), else an empty window (pwrite).
+  FileWindow map_section(const SectionInfo& s);
   template <typename WriteBlock>
   void write_blocks(SectionInfo& s, WriteBlock write_block);
 };

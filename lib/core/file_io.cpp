@@ -12,6 +12,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -93,7 +94,8 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   tmp_path_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd() % 1000000);
   // Registered before it exists, so that a signal never leaves it behind.
   temp_handle_ = signals::register_temp_file(tmp_path_);
-  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  // Read and write: a writable shared map (map_window) needs both.
+  fd_ = ::open(tmp_path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     signals::unregister_temp_file(temp_handle_);
     throw file_error(path_, "cannot create output file: " + errno_text());
@@ -142,9 +144,79 @@ int64_t AtomicFile::append_space(int64_t len) {
   return at;
 }
 
+bool AtomicFile::allocate(int64_t offset, int64_t len) {
+  HT_ASSERT(offset >= 0 && len >= 0);
+  if (len == 0) return true;
+#if defined(__linux__)
+  while (::fallocate(fd_, 0, offset, len) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG)
+      throw file_error(path_, fmt::format("cannot allocate {} bytes at byte {}: {}", len, offset, errno_text()));
+    return false;  // EOPNOTSUPP and the like: the file system cannot allocate ahead
+  }
+  return true;
+#else
+  return false;
+#endif
+}
+
+FileWindow AtomicFile::map_window(int64_t offset, int64_t len) {
+  HT_ASSERT(offset >= 0 && len > 0);
+  static const auto page = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+  const int64_t start = offset / page * page;
+  const auto skip = static_cast<size_t>(offset - start), map_len = skip + static_cast<size_t>(len);
+  void* p = ::mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, start);
+  if (p == MAP_FAILED) throw file_error(path_, fmt::format("cannot map {} bytes at byte {}: {}", len, offset, errno_text()));
+  return FileWindow(p, map_len, skip, static_cast<size_t>(len));
+}
+
+namespace {
+// The whole pages inside bytes [begin, begin + len) of a map at `base`
+// (which is page-aligned); {nullptr, 0} when there are none.
+std::pair<std::byte*, size_t> whole_pages(void* base, size_t begin, size_t len) {
+  static const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t b = (begin + page - 1) / page * page, e = (begin + len) / page * page;
+  if (e <= b) return {nullptr, 0};
+  return {static_cast<std::byte*>(base) + b, e - b};
+}
+}  // namespace
+
+void FileWindow::prefault(size_t begin, size_t len) const noexcept {
+#if defined(MADV_POPULATE_WRITE)
+  // Partial pages at the ends are left to ordinary faults: the neighbour's
+  // bytes in them are another thread's.
+  const auto [p, n] = whole_pages(map_, skip_ + begin, len);
+  if (n > 0) (void)::madvise(p, n, MADV_POPULATE_WRITE);
+#else
+  (void)begin;
+  (void)len;
+#endif
+}
+
+void FileWindow::drop(size_t begin, size_t len) const noexcept {
+  const auto [p, n] = whole_pages(map_, skip_ + begin, len);
+  if (n > 0) (void)::madvise(p, n, MADV_DONTNEED);
+}
+
+FileWindow& FileWindow::operator=(FileWindow&& o) noexcept {
+  if (this != &o) {
+    release();
+    map_ = std::exchange(o.map_, nullptr);
+    map_len_ = std::exchange(o.map_len_, 0);
+    skip_ = std::exchange(o.skip_, 0);
+    len_ = std::exchange(o.len_, 0);
+  }
+  return *this;
+}
+
+void FileWindow::release() noexcept {
+  if (map_) ::munmap(map_, map_len_);
+  map_ = nullptr;
+}
+
 void AtomicFile::start_writeback(int64_t offset, int64_t len) noexcept {
 #if defined(__linux__)
-  if (len > 0) (void)::sync_file_range(fd_, offset, len, SYNC_FILE_RANGE_WRITE);
+  if (sync_ && len > 0) (void)::sync_file_range(fd_, offset, len, SYNC_FILE_RANGE_WRITE);
 #else
   (void)offset;
   (void)len;
@@ -152,7 +224,7 @@ void AtomicFile::start_writeback(int64_t offset, int64_t len) noexcept {
 }
 
 void AtomicFile::commit() {
-  if (::fsync(fd_) != 0) throw file_error(path_, "fsync failed: " + errno_text());
+  if (sync_ && ::fsync(fd_) != 0) throw file_error(path_, "fsync failed: " + errno_text());
   if (::close(fd_) != 0) {
     fd_ = -1;
     throw file_error(path_, "close failed: " + errno_text());

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 
 namespace ht {
 
@@ -43,6 +44,35 @@ class MappedFile {
 // which the vertex store's allocation then has to reclaim.
 void drop_file_cache(const std::string& path) noexcept;
 
+// A writable shared map of part of a file (AtomicFile::map_window), unmapped
+// on destruction; what was written stays in the file's page cache, dirty.
+class FileWindow {
+ public:
+  FileWindow() = default;
+  FileWindow(void* map, size_t map_len, size_t skip, size_t len) : map_(map), map_len_(map_len), skip_(skip), len_(len) {}
+  ~FileWindow() { release(); }
+  FileWindow(FileWindow&& o) noexcept { *this = std::move(o); }
+  FileWindow& operator=(FileWindow&& o) noexcept;
+  FileWindow(const FileWindow&) = delete;
+  FileWindow& operator=(const FileWindow&) = delete;
+  std::span<std::byte> bytes() const { return {static_cast<std::byte*>(map_) + skip_, len_}; }
+  // Faults in the pages of bytes [begin, begin + len) for writing in one
+  // call (MADV_POPULATE_WRITE, where the kernel has it) instead of a fault
+  // per page; best effort.
+  void prefault(size_t begin, size_t len) const noexcept;
+  // Unmaps the pages wholly inside bytes [begin, begin + len): written, they
+  // stay in the page cache (dirty until written back), but leave the
+  // process's RSS, so that a thread going through a large window holds only
+  // its current piece. Best effort.
+  void drop(size_t begin, size_t len) const noexcept;
+
+ private:
+  void release() noexcept;
+  // The page-aligned map starts skip_ bytes before the window.
+  void* map_ = nullptr;
+  size_t map_len_ = 0, skip_ = 0, len_ = 0;
+};
+
 class AtomicFile {
  public:
   explicit AtomicFile(std::string path);
@@ -57,6 +87,21 @@ class AtomicFile {
   // them with pwrite, from any number of threads at once (pwrite touches no
   // shared state), so that a large section is written in parallel.
   int64_t append_space(int64_t len);
+  // Allocates [offset, offset + len) on disk now (fallocate; the file grows
+  // to offset + len if shorter), so that the range can be written through
+  // map_window with no risk of running out of space midway, which a map
+  // reports as SIGBUS instead of an error. Returns false where the file
+  // system cannot allocate ahead (callers then use pwrite); throws when the
+  // disk has no room for it.
+  bool allocate(int64_t offset, int64_t len);
+  // A writable shared map of [offset, offset + len), which allocate() must
+  // have covered. Many threads can fill parts of it at once and their copies
+  // run in parallel: a pwrite holds the file's inode lock for its whole copy
+  // into the page cache (Linux ext4 and XFS), so parallel pwrites to one
+  // file run one after another, while page faults of a shared map do not
+  // take it. One map per section, not per piece: mmap and munmap take the
+  // process's map lock exclusively, prefault and drop do not.
+  FileWindow map_window(int64_t offset, int64_t len);
   // Asks the kernel to start writing [offset, offset + len) to disk now
   // (Linux sync_file_range; best effort, errors surface at commit()'s fsync).
   // Writers call it behind each large block: the disk then works while the
@@ -64,7 +109,14 @@ class AtomicFile {
   // file dirty at the end (measured: 12 GB at 1.6 GB/s is 7.5 s of waiting).
   void start_writeback(int64_t offset, int64_t len) noexcept;
   int64_t position() const { return pos_; }
-  void commit();  // fsync + rename into place
+  // Off: commit() renames without waiting for the disk (no fsync), and
+  // start_writeback does nothing (it would wait where the disk's queue is
+  // full); the kernel writes the page cache back later. An interrupted run
+  // still leaves no file; only a machine that stops before the write-back
+  // (power, kernel) can leave the renamed file incomplete.
+  void set_sync(bool on) { sync_ = on; }
+  bool sync() const { return sync_; }
+  void commit();  // fsync (unless set_sync(false)) + rename into place
   const std::string& path() const { return path_; }
 
  private:
@@ -73,6 +125,7 @@ class AtomicFile {
   int temp_handle_ = -1;  // registered for removal on SIGINT / SIGTERM (core/signals.hpp)
   int64_t pos_ = 0;
   bool committed_ = false;
+  bool sync_ = true;
 };
 
 // Whole-file helpers for small files (configs, JSON, text outputs).

@@ -218,13 +218,34 @@ std::vector<int64_t> out_degrees(const GraphView& g) {
 namespace {
 
 // Whether the multiset of edges (u, v) equals that of (v, u), for sorted
-// in-lists: every vertex's out-degree equals its in-degree (which settles
-// almost every directed graph at once), and for every v and every distinct
-// source u of v, u occurs in in(v) as often as v occurs in in(u) (binary
-// searches, in parallel, no transpose: a symmetric graph of E edges would
-// otherwise need another E ids of memory).
+// in-lists: first a probe of a few thousand vertices spread over the ids
+// (a directed graph is settled there, before any pass over all E edges:
+// 2 s of the 2.5 G-edge web graph's out-degree count on 64 cores), then
+// every vertex's out-degree against its in-degree (which settles almost
+// every other directed graph), then for every v and every distinct source u
+// of v, u occurs in in(v) as often as v occurs in in(u) (binary searches, in
+// parallel, no transpose: a symmetric graph of E edges would otherwise need
+// another E ids of memory). The probe only finds mismatches the full check
+// would find, so the answer is the same.
 bool is_symmetric_sorted(const GraphView& g) {
   const int64_t n = g.num_vertices;
+  // Whether some distinct source u of v occurs in in(v) other than as often as v in in(u).
+  const auto mismatch_at = [&](int64_t v) {
+    const std::span<const vid_t> in_v = g.in_neighbors(v);
+    for (size_t i = 0; i < in_v.size();) {
+      const vid_t u = in_v[i];
+      size_t j = i + 1;
+      while (j < in_v.size() && in_v[j] == u) ++j;
+      const std::span<const vid_t> in_u = g.in_neighbors(u);
+      const auto [lo, hi] = std::equal_range(in_u.begin(), in_u.end(), static_cast<vid_t>(v));
+      if (hi - lo != static_cast<std::ptrdiff_t>(j - i)) return true;
+      i = j;
+    }
+    return false;
+  };
+  constexpr int64_t kProbes = 4096;
+  for (int64_t k = 0; k < std::min(n, kProbes); ++k)
+    if (mismatch_at(n <= kProbes ? k : k * (n / kProbes))) return false;
   const std::vector<int64_t> out = out_degrees(g);
   std::atomic<bool> symmetric = true;
 #pragma omp parallel for schedule(static) if (n > (int64_t{1} << 16))
@@ -234,19 +255,7 @@ bool is_symmetric_sorted(const GraphView& g) {
 #pragma omp parallel for schedule(dynamic, 1024) if (g.num_edges > (int64_t{1} << 16))
   for (int64_t v = 0; v < n; ++v) {
     if (!symmetric.load(std::memory_order_relaxed)) continue;
-    const std::span<const vid_t> in_v = g.in_neighbors(v);
-    for (size_t i = 0; i < in_v.size();) {
-      const vid_t u = in_v[i];
-      size_t j = i + 1;
-      while (j < in_v.size() && in_v[j] == u) ++j;
-      const std::span<const vid_t> in_u = g.in_neighbors(u);
-      const auto [lo, hi] = std::equal_range(in_u.begin(), in_u.end(), static_cast<vid_t>(v));
-      if (hi - lo != static_cast<std::ptrdiff_t>(j - i)) {
-        symmetric.store(false, std::memory_order_relaxed);
-        break;
-      }
-      i = j;
-    }
+    if (mismatch_at(v)) symmetric.store(false, std::memory_order_relaxed);
   }
   return symmetric;
 }

@@ -1,10 +1,13 @@
 #include "graph/graph_file.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 #include <fmt/format.h>
 
 #include "core/bulk_memory.hpp"
+#include "core/log.hpp"
+#include "core/memory.hpp"
 #include "graph/features.hpp"
 
 namespace ht {
@@ -39,6 +42,21 @@ void add_features(ContainerWriter& w, const GraphView& g, StoreDtype t) {
   w.add_section("features", section_dtype(t), rows, cols, h.data(), 2);
 }
 
+// -v laps of a written file: its large sections (wall time and where the
+// threads' time went) and the commit, whose fsync waits for the disk.
+void log_write_times(const ContainerWriter& w) {
+  if (!log::enabled(log::Level::debug)) return;
+  for (const SectionWriteTime& t : w.write_times()) {
+    if (t.bytes < (uint64_t{64} << 20)) continue;
+    log::debug("write {}: {} in {:.2f} s ({:.2f} GB/s, {}; thread-seconds: fill {:.1f}, hash {:.1f}, store {:.1f}, "
+               "writeback {:.1f})",
+               t.name, format_bytes(static_cast<double>(t.bytes)), t.seconds,
+               static_cast<double>(t.bytes) / 1e9 / std::max(t.seconds, 1e-9), t.mapped ? "mapped" : "pwrite",
+               t.fill_seconds, t.hash_seconds, t.store_seconds, t.writeback_seconds);
+  }
+  log::debug("write: commit ({}rename) {:.2f} s", w.sync() ? "fsync, " : "", w.commit_seconds());
+}
+
 // The sections of g in the order of every graph file; `features` (when not
 // empty) stands in for g's own.
 void write_graph_sections(const std::string& path, const GraphView& g, const FeatureRows* features,
@@ -52,6 +70,7 @@ void write_graph_sections(const std::string& path, const GraphView& g, const Fea
   const bool streamed = features != nullptr && !features->empty();
   HT_CHECK(!streamed || !g.has_features(), "graph has features of its own and generated ones");
   ContainerWriter w(path, kGraphMagic, kGraphVersion);
+  w.set_sync(opt.sync);
   w.set_meta(kMetaN, static_cast<uint64_t>(n));
   w.set_meta(kMetaE, static_cast<uint64_t>(e));
   w.set_meta(kMetaIdBytes, static_cast<uint64_t>(id_bytes));
@@ -89,6 +108,7 @@ void write_graph_sections(const std::string& path, const GraphView& g, const Fea
   if (!g.split.empty()) w.add<uint8_t>("split", g.split);
   if (!g.orig_ids.empty()) w.add<int64_t>("orig_ids", g.orig_ids);
   w.commit();
+  log_write_times(w);
 }
 
 }  // namespace

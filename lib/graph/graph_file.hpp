@@ -33,6 +33,9 @@ struct GraphWriteOptions {
   // once to nearest even, graph/features.hpp; values beyond the dtype's range
   // are refused).
   std::optional<StoreDtype> feature_dtype = std::nullopt;
+  // False: renamed into place without waiting for the disk (ht-convert
+  // --no-sync; AtomicFile::set_sync).
+  bool sync = true;
 };
 
 // Section dtype of a feature dtype, and back.

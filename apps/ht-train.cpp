@@ -59,7 +59,7 @@ void group_options(CLI::App& app) {
        {"--backend", "--spmm", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--gpu-cache", "--host-mem", "--peer-timeout", "--steps",
         "--merged-buffers", "--no-overlap", "--no-early-start", "--no-fuse-transforms",
         "--no-gradient-handoff", "--no-device-forwarding", "--no-gpu-accumulate", "--no-tier-returns",
-        "--store-pages-beside"}},
+        "--store-pages-first"}},
       {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out", "--embeddings-out",
                   "--embeddings-layer", "--outputs-from"}},
       {"Checkpoints and inference", {"--checkpoint", "--checkpoint-every", "--resume", "--load-model", "--predict-only"}},
@@ -333,10 +333,11 @@ int main(int argc, char** argv) {
                "16-bit stores: keep the gradient matrices out of the GPU cache (every return rounded and added on "
                "the host: the bits of earlier versions) instead of holding them in the cache as fp32 accumulators (fp32 stores: "
                "no effect)");
-  app.add_flag("!--store-pages-beside", job.store_pages_first,
-               "Fault the host vertex store's pages in beside the device plans' steps (the order before issue 33) "
-               "instead of before them with every core; its pinning runs beside the steps either way. The setup "
-               "summary's system CPU seconds per phase say which is faster on a machine; results are the same");
+  app.add_flag("--store-pages-first", job.store_pages_first,
+               "Fault the host vertex store's pages in with every core before the device plans' steps (only its "
+               "pinning beside them), instead of all of the store beside the steps. Measured slower on 4 x H100 "
+               "(friendster-like: setup 74.0 s against 54.1 s, bench/RESULTS.md); the setup summary's system CPU "
+               "seconds per phase say which is faster on a machine; results are the same");
   app.add_flag("!--no-tier-returns", job.trainer.tier_returns,
                "Send every gradient return to the host, instead of letting the GPU cache's row tier of t^l (a "
                "transform-first GCN layer's gathered matrix) take the returns of ∇t^l into its rows on the GPU "

@@ -67,8 +67,9 @@ struct TrainJob {
   bool normalize_features = false;
   StoreChoice store = StoreChoice::automatic;
   // TrainerOptions::store_pages_first where the store goes beside the device
-  // plans: its pages before their steps (--store-pages-beside: beside them).
-  bool store_pages_first = true;
+  // plans: its pages before their steps (--store-pages-first), else all of
+  // it beside them (faster where measured: bench/RESULTS.md, session 14).
+  bool store_pages_first = false;
   std::string metrics_out, save_model, load_model, predict_out;
   std::string logits_out;       // .npy [N, C] of the final (or --predict-only) forward
   std::string checkpoint_path;  // training checkpoint, written every checkpoint_every epochs,

@@ -335,9 +335,10 @@ int main(int argc, char** argv) {
                "no effect)");
   app.add_flag("--store-pages-first", job.store_pages_first,
                "Fault the host vertex store's pages in with every core before the device plans' steps (only its "
-               "pinning beside them), instead of all of the store beside the steps. Measured slower on 4 x H100 "
-               "(friendster-like: setup 74.0 s against 54.1 s, bench/RESULTS.md); the setup summary's system CPU "
-               "seconds per phase say which is faster on a machine; results are the same");
+               "pinning beside them), instead of all of the store beside the steps. On friendster-like (4 GPUs) neither order was clearly "
+               "faster: a fresh virtual machine's first touch of its memory dominated both (bench/RESULTS.md, session "
+               "14); the setup summary's system CPU seconds per phase say which is faster on a machine; results are "
+               "the same");
   app.add_flag("!--no-tier-returns", job.trainer.tier_returns,
                "Send every gradient return to the host, instead of letting the GPU cache's row tier of t^l (a "
                "transform-first GCN layer's gathered matrix) take the returns of ∇t^l into its rows on the GPU "

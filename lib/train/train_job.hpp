@@ -68,7 +68,8 @@ struct TrainJob {
   StoreChoice store = StoreChoice::automatic;
   // TrainerOptions::store_pages_first where the store goes beside the device
   // plans: its pages before their steps (--store-pages-first), else all of
-  // it beside them (faster where measured: bench/RESULTS.md, session 14).
+  // it beside them (the order before; neither was clearly faster where
+  // measured: bench/RESULTS.md, session 14).
   bool store_pages_first = false;
   std::string metrics_out, save_model, load_model, predict_out;
   std::string logits_out;       // .npy [N, C] of the final (or --predict-only) forward

@@ -41,6 +41,10 @@ int main(int argc, char** argv) {
                "Skip only the symbolic check of the new plan (keep the checksums): the builder is tested against "
                "the same checker, which costs about a fifth of a run (docs/PLAN.md); ht-reorganize --check can "
                "check the plan file later");
+  app.add_flag("!--no-sync", opt.sync,
+               "Rename the plan file into place once it is in the page cache, without waiting for the disk (no "
+               "fsync; the kernel writes it back while ht-train reads it). An interrupted run still leaves no file; "
+               "a machine that stops before the write-back can leave an incomplete one");
   return ht::cli::run(app, common, argc, argv, [&] {
     opt.t_hd_given = app.count("--t-hd") > 0;
     opt.t_dd_given = app.count("--t-dd") > 0;
@@ -48,6 +52,7 @@ int main(int argc, char** argv) {
     if (!opt.check_path.empty()) {
       if (!opt.output_path.empty()) throw ht::option_error("--output", "not used with --check");
       if (!opt.check) throw ht::option_error("--no-check", "not used with --check (which checks a plan file)");
+      if (!opt.sync) throw ht::option_error("--no-sync", "not used with --check (which writes no plan)");
       ht::run_plan_check_tool(opt);
     } else {
       if (opt.output_path.empty()) throw ht::option_error("--output", "required (or --check PLAN to check a plan)");

@@ -146,7 +146,7 @@ void run_reorganize_tool(const ReorganizeToolOptions& opt) {
   }
   PlanWriteTimes write_times;
   write_plan(opt.output_path, plan, params, checking ? std::function<void()>(check) : std::function<void()>(),
-             &write_times);
+             &write_times, opt.sync);
   // The writing's own time: its parts (derivation check, sections) and the commit.
   const double write_seconds = write_times.writing();
   const double check_write_seconds = write_times.total;

@@ -17,6 +17,7 @@ struct ReorganizeToolOptions {
   bool reorganize = true;
   bool verify = true;           // input checksums + symbolic check of the new plan
   bool check = true;            // symbolic check of the new plan (--no-check: off, checksums kept)
+  bool sync = true;             // --no-sync: rename the plan without waiting for the disk
   double row_bytes = 0;         // 0: 4 * F of the graph (4 if it has no features)
   CostProfile profile;          // --t-hd/--t-dd/--t-ru values
   bool t_hd_given = false, t_dd_given = false, t_ru_given = false;

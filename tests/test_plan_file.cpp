@@ -338,6 +338,12 @@ TEST(PlanFile, CheckAlongsideTheWriting) {
     EXPECT_GE(times.total, times.commit) << t << " threads";
     EXPECT_GE(times.total, std::max({times.alongside, times.derivation, times.sections})) << t << " threads";
     std::filesystem::remove(path);
+    // Without waiting for the disk (--no-sync): the same bytes, nothing else left.
+    const std::vector<std::string> listed = files_in_dir();
+    write_plan(path, plan, {}, [] {}, nullptr, false);
+    EXPECT_EQ(test::read_bytes(path), plain) << t << " threads, no sync";
+    std::filesystem::remove(path);
+    EXPECT_EQ(files_in_dir(), listed) << t << " threads, no sync: a temporary file was left";
 
     const std::vector<std::string> before = files_in_dir();
     const std::string failed = dir.file(fmt::format("failed_{}.htplan", t));

@@ -419,7 +419,7 @@ void write_sections(ContainerWriter& w, const Plan& plan, const PlanParams& para
 }  // namespace
 
 void write_plan(const std::string& path, const Plan& plan, const PlanParams& params,
-                const std::function<void()>& alongside, PlanWriteTimes* times) {
+                const std::function<void()>& alongside, PlanWriteTimes* times, bool sync) {
   check_shape(plan);
   const Timer total;
   PlanWriteTimes local;
@@ -427,6 +427,7 @@ void write_plan(const std::string& path, const Plan& plan, const PlanParams& par
   // The temporary file first: the derivation check and `alongside` run while
   // it is written, and a failure of any of them removes it (AtomicFile).
   ContainerWriter w(path, kPlanMagic, kPlanVersion);
+  w.set_sync(sync);
   // Task order = the order of their errors (run_in_teams rethrows the lowest
   // task's): the caller's check, then the derivation, then the writing.
   enum class Part { alongside, derivation, sections };

@@ -76,8 +76,10 @@ struct PlanWriteTimes {
 // temporary file is removed and the error of the first of (alongside, the
 // derivation check, the writing) that failed is rethrown, the order in which
 // they used to run one after another. The bytes do not depend on any of this.
+// `sync` false (ht-reorganize --no-sync): renamed into place once in the page
+// cache, without waiting for the disk (AtomicFile::set_sync).
 void write_plan(const std::string& path, const Plan& plan, const PlanParams& params = {},
-                const std::function<void()>& alongside = {}, PlanWriteTimes* times = nullptr);
+                const std::function<void()>& alongside = {}, PlanWriteTimes* times = nullptr, bool sync = true);
 
 // Reads and validates a plan file: the container checks, then every index
 // table and every id/index range of the stored lists, then derives the

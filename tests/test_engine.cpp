@@ -1027,14 +1027,22 @@ TEST(Engine, SageAggregateFirstBackwardGathersNothing) {
 // recomputing, on one GPU and two, with dropout, late copies and kept rows;
 // a 16-bit store's cache copy is never read for it.
 TEST(Engine, ReluMaskFromCachedOutputSameBits) {
-  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage})
+  // Layers 0 and 1 with ReLU, layer 2 transform-first; SAGE also with layer 1
+  // narrowing (transform-first with ReLU: its recomputed z would transform
+  // every gathered row again).
+  const std::pair<ModelKind, std::vector<int>> models[] = {
+      {ModelKind::gcn, {6, 8, 8, 4}}, {ModelKind::sage, {6, 8, 8, 4}}, {ModelKind::sage, {6, 8, 5, 4}}};
+  for (const auto& [kind, dims] : models)
     for (auto [m, n] : {std::pair{1, 3}, std::pair{2, 3}})
       for (CommMode comm : {CommMode::p2p, CommMode::full})
         for (StoreDtype dtype : {StoreDtype::f32, StoreDtype::bf16}) {
-          // (bf16 with dropout: these widths pass the reference's tolerance only without)
+          // (bf16 with dropout: these widths pass the reference's tolerance only
+          // without; SAGE's narrowing widths not even then: the bf16 case, which
+          // never takes the mask from the cache, is the other widths')
+          if (dtype != StoreDtype::f32 && dims[2] != 8) continue;
           const CopyTiming timing = m == 1 ? CopyTiming::late : CopyTiming::late_compute;
           Case c{kind, m, n, comm, dtype == StoreDtype::f32 ? 0.5f : 0.0f, GcnOrder::automatic, true, timing};
-          c.dims = {6, 8, 8, 4};  // layers 0 and 1 aggregate-first with ReLU, layer 2 transform-first
+          c.dims = dims;
           c.gpu_cache = int64_t{1} << 30;
           c.keep_remote = comm == CommMode::full && m > 1;
           c.dtype = dtype;

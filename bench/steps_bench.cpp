@@ -6,8 +6,6 @@
 // steps' memory use can be told apart from other load on the machine by
 // its faults and kernel time (issue 33).
 //   ht-bench-steps PLAN.htplan [REPEAT] [COMM: full|p2p|baseline] [AREAS: one|early|kept]
-#include <sys/resource.h>
-
 #include <cstdlib>
 #include <deque>
 #include <string>
@@ -16,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/bulk_memory.hpp"
+#include "core/kernel_counters.hpp"
 #include "core/timer.hpp"
 #include "engine/device_plan.hpp"
 #include "plan/plan_file.hpp"
@@ -24,26 +23,17 @@ namespace {
 
 struct Usage {
   double wall = 0, system = 0, user = 0;
-  long minor = 0;
+  int64_t minor = 0;
 };
-
-rusage now() {
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  return u;
-}
-
-double seconds(const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); }
 
 template <typename Body>
 Usage measure(Body body) {
-  const rusage a = now();
+  const ht::CpuSeconds a = ht::process_cpu_seconds();
   ht::Timer t;
   body();
   const double wall = t.seconds();
-  const rusage b = now();
-  return {wall, seconds(b.ru_stime) - seconds(a.ru_stime), seconds(b.ru_utime) - seconds(a.ru_utime),
-          b.ru_minflt - a.ru_minflt};
+  const ht::CpuSeconds b = ht::process_cpu_seconds();
+  return {wall, b.system - a.system, b.user - a.user, b.minor_faults - a.minor_faults};
 }
 
 void say(const char* what, int r, const Usage& u) {

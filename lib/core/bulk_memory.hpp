@@ -18,6 +18,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/scoped_override.hpp"
+
 namespace ht {
 
 // Sizes that switch the parallel paths on. Process-wide; tests shrink them
@@ -28,17 +30,7 @@ struct BulkTuning {
   bool populate = true;                 // prefault_pages asks the kernel to populate (tests: the touching path)
 };
 BulkTuning& bulk_tuning();
-
-class ScopedBulkTuning {
- public:
-  explicit ScopedBulkTuning(BulkTuning t) : saved_(bulk_tuning()) { bulk_tuning() = t; }
-  ~ScopedBulkTuning() { bulk_tuning() = saved_; }
-  ScopedBulkTuning(const ScopedBulkTuning&) = delete;
-  ScopedBulkTuning& operator=(const ScopedBulkTuning&) = delete;
-
- private:
-  BulkTuning saved_;
-};
+using ScopedBulkTuning = ScopedOverride<BulkTuning, bulk_tuning>;
 
 // Best effort (Linux): transparent huge pages for the 2 MiB-aligned interior
 // of [p, p + bytes). A no-op where the kernel has them off.

@@ -14,7 +14,7 @@ CpuSeconds process_cpu_seconds() {
   rusage u{};
   if (::getrusage(RUSAGE_SELF, &u) != 0) return {};
   auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
-  return {sec(u.ru_utime), sec(u.ru_stime)};
+  return {sec(u.ru_utime), sec(u.ru_stime), u.ru_minflt, u.ru_majflt};
 }
 
 VmCounters read_vm_counters(std::istream& vmstat) {

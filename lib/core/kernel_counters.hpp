@@ -13,9 +13,11 @@
 
 namespace ht {
 
-// CPU seconds of the whole process (every thread) since it started.
+// CPU seconds and page faults of the whole process (every thread) since it
+// started (getrusage).
 struct CpuSeconds {
   double user = 0, system = 0;
+  int64_t minor_faults = 0, major_faults = 0;
 };
 CpuSeconds process_cpu_seconds();
 

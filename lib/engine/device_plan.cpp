@@ -1,7 +1,6 @@
 #include "engine/device_plan.hpp"
 
 #include <omp.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <array>
@@ -15,6 +14,7 @@
 
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
+#include "core/kernel_counters.hpp"
 #include "core/log.hpp"
 #include "core/thread_teams.hpp"
 #include "core/timer.hpp"
@@ -687,20 +687,6 @@ void run_steps(int64_t tasks, Body body) {
   run_in_teams(tasks, static_cast<int>(tasks), static_cast<int>(threads), body);
 }
 
-// Process CPU times and page faults (getrusage): the steps' log says how much
-// of their time the kernel took (page faults, zeroing, compaction, munmap
-// shootdowns), the vertex store's threads beside them included.
-struct ProcessTimes {
-  double user = 0, system = 0;
-  int64_t minor_faults = 0, major_faults = 0;
-  static ProcessTimes now() {
-    rusage u{};
-    ::getrusage(RUSAGE_SELF, &u);
-    auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
-    return {seconds(u.ru_utime), seconds(u.ru_stime), u.ru_minflt, u.ru_majflt};
-  }
-};
-
 }  // namespace
 
 std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int count, CommMode mode,
@@ -745,7 +731,10 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
       for (const uint32_t c : plan.trans_capacity) most.where = std::max<int64_t>(most.where, c);
   }
   WorkspacePool pool(most);
-  const ProcessTimes before = ProcessTimes::now();
+  // The process's CPU times and page faults: the steps' log says how much of
+  // their time the kernel took (page faults, zeroing, munmap shootdowns), the
+  // vertex store's threads beside them included.
+  const CpuSeconds before = process_cpu_seconds();
   Timer wall;
   run_steps(tasks, [&](int64_t task) {
     const int64_t q = step_scratch_tuning().reverse ? tasks - 1 - task : task;
@@ -756,7 +745,7 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
     pool.give(std::move(ws));
   });
   const double wall_s = wall.seconds();
-  const ProcessTimes after = ProcessTimes::now();
+  const CpuSeconds after = process_cpu_seconds();
   StepTimes sum{}, slowest{};
   for (const StepTimes& t : times)
     for (size_t p = 0; p < sum.size(); ++p) {

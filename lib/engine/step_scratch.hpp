@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "core/bulk_memory.hpp"
+#include "core/scoped_override.hpp"
 
 namespace ht {
 
@@ -26,16 +27,7 @@ inline StepScratchTuning& step_scratch_tuning() {
   static StepScratchTuning tuning;
   return tuning;
 }
-class ScopedStepScratchTuning {
- public:
-  explicit ScopedStepScratchTuning(StepScratchTuning t) : saved_(step_scratch_tuning()) { step_scratch_tuning() = t; }
-  ~ScopedStepScratchTuning() { step_scratch_tuning() = saved_; }
-  ScopedStepScratchTuning(const ScopedStepScratchTuning&) = delete;
-  ScopedStepScratchTuning& operator=(const ScopedStepScratchTuning&) = delete;
-
- private:
-  StepScratchTuning saved_;
-};
+using ScopedStepScratchTuning = ScopedOverride<StepScratchTuning, step_scratch_tuning>;
 
 // Storage for up to capacity() elements of trivial type T that the caller
 // writes before it reads them: no value-initialization (a vector's resize

@@ -29,6 +29,9 @@ HostMemoryLimit host_memory_limit(const TrainJob& job);
 // The planner's inputs for this job and model (`topt`), the graph of shape
 // `g`, a plan of shape `plan` (unset: built in memory later) and the store
 // placement.
+// The process's RSS at its first call (before anything is loaded).
+int64_t process_bytes_at_start();
+
 HostPlanInputs host_plan_inputs(const TrainJob& job, const TrainerOptions& topt, const GraphShape& g,
                                 std::optional<PlanShape> plan, bool store_on_device);
 

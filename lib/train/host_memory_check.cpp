@@ -131,9 +131,8 @@ HostPlanInputs host_plan_inputs(const TrainJob& job, const TrainerOptions& topt,
   return in;
 }
 
-// Taken once, before anything is loaded (ht-train: before the devices start
-// beside the files' reading, whose CUDA runtime the plan counts apart):
-// later the RSS also holds what the plan counts item by item.
+// Taken once, before anything is loaded: later the RSS also holds what the
+// plan counts item by item.
 int64_t process_bytes_at_start() {
   static const int64_t at_start = current_rss_bytes();
   return at_start;

@@ -45,7 +45,7 @@
 #include "train/metrics.hpp"
 #include "train/model_npz.hpp"
 #include "train/predictions.hpp"
-#include "train/setup_devices.hpp"
+#include "train/early_devices.hpp"
 #include "train/train_checkpoint.hpp"
 
 namespace ht {
@@ -1039,7 +1039,7 @@ struct SetupStart {
 };
 
 TrainSummary train_from(const TrainJob& job, const ExecutorFactory& make_executor, std::optional<ModelNeed>& need,
-                        const SetupStart& start, SetupDevices& devices) {
+                        const SetupStart& start, EarlyDevices& devices) {
   const Timer& setup = start.clock;
   const CpuSeconds& cpu_at_start = start.cpu;
   const VmCounters& vm_at_start = start.vm;
@@ -1246,7 +1246,7 @@ TrainSummary train_from(const TrainJob& job, const ExecutorFactory& make_executo
   return sum;
 }
 
-// The devices start on a thread of their own (SetupDevices) once the
+// The devices start on a thread of their own (EarlyDevices) once the
 // options are known to agree, before anything is read; an error of the
 // setup meets the probe's first, as in sequence.
 TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, std::optional<ModelNeed>& need) {
@@ -1257,7 +1257,7 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   // take other steps (and wait for each other forever) or exchange rows of
   // other sizes.
   check_same_options(job.transport, options_that_must_agree(job));
-  SetupDevices devices(job, make_executor, job.setup_in_sequence);
+  EarlyDevices devices(job, make_executor, job.setup_in_sequence);
   try {
     return train_from(job, make_executor, need, start, devices);
   } catch (...) {

@@ -74,7 +74,7 @@ struct TrainJob {
   // Setup's phases one after another (--setup-in-sequence), as before issue
   // 33's overlap: the link probe first, the executor after the plan, the
   // renumbering after the plan file's reading. By default the probe and
-  // the executor start beside the files' reading (train/setup_devices.hpp)
+  // the executor start beside the files' reading (train/early_devices.hpp)
   // and the graph is renumbered beside the plan's reading. Same results.
   bool setup_in_sequence = false;
   std::string metrics_out, save_model, load_model, predict_out;

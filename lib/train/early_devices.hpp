@@ -43,11 +43,11 @@ LinkProbe probe_link(const TrainJob& job);
 // change), a plan header that does not read (read_plan names the problem).
 int early_device_count(const TrainJob& job);
 
-class SetupDevices {
+class EarlyDevices {
  public:
   // in_sequence: the probe now, on this thread, and the executor made
   // after the plan (the order before; ht-train --setup-in-sequence).
-  SetupDevices(const TrainJob& job, const ExecutorFactory& make_executor, bool in_sequence);
+  EarlyDevices(const TrainJob& job, const ExecutorFactory& make_executor, bool in_sequence);
 
   bool beside() const { return task_.has_value(); }
 

@@ -1,4 +1,4 @@
-#include "train/setup_devices.hpp"
+#include "train/early_devices.hpp"
 
 #include <fmt/format.h>
 
@@ -38,7 +38,7 @@ int early_device_count(const TrainJob& job) {
   return job.parts;
 }
 
-SetupDevices::SetupDevices(const TrainJob& job, const ExecutorFactory& make_executor, bool in_sequence) : job_(job) {
+EarlyDevices::EarlyDevices(const TrainJob& job, const ExecutorFactory& make_executor, bool in_sequence) : job_(job) {
   if (in_sequence) {
     probe_ = probe_link(job);
     return;
@@ -63,7 +63,7 @@ SetupDevices::SetupDevices(const TrainJob& job, const ExecutorFactory& make_exec
   });
 }
 
-double SetupDevices::wait() {
+double EarlyDevices::wait() {
   if (!task_) return 0;
   const double waited = task_->wait();  // (the task keeps its errors: nothing to rethrow here)
   task_.reset();
@@ -71,7 +71,7 @@ double SetupDevices::wait() {
   return waited;
 }
 
-std::unique_ptr<Executor> SetupDevices::take_executor(int m) {
+std::unique_ptr<Executor> EarlyDevices::take_executor(int m) {
   if (early_m_ == 0 || m != early_m_) {
     exec_.reset();
     return nullptr;
@@ -81,7 +81,7 @@ std::unique_ptr<Executor> SetupDevices::take_executor(int m) {
   return std::move(exec_);
 }
 
-void SetupDevices::rethrow_probe_error() {
+void EarlyDevices::rethrow_probe_error() {
   if (task_) {
     task_->join_for_error();
     task_.reset();
@@ -89,7 +89,7 @@ void SetupDevices::rethrow_probe_error() {
   if (probe_error_) std::rethrow_exception(std::exchange(probe_error_, nullptr));
 }
 
-void SetupDevices::report(TrainSummary& sum, const std::string& beside_text, double waited) const {
+void EarlyDevices::report(TrainSummary& sum, const std::string& beside_text, double waited) const {
   sum.link = probe_.link;
   sum.link_measured = probe_.measured;
   sum.link_probe_seconds = probe_.seconds;

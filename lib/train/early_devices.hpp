@@ -49,6 +49,7 @@ class EarlyDevices {
   // after the plan (the order before; ht-train --setup-in-sequence).
   EarlyDevices(const TrainJob& job, const ExecutorFactory& make_executor, bool in_sequence);
 
+  // Whether the thread was started and not yet waited for.
   bool beside() const { return task_.has_value(); }
 
   // Joins the thread (once; later calls return 0): rethrows the probe's

@@ -39,13 +39,13 @@
 #include "train/checkpoint.hpp"
 #include "train/chunk_choice.hpp"
 #include "train/divergence.hpp"
+#include "train/early_devices.hpp"
 #include "train/epoch_log.hpp"
 #include "train/host_memory_check.hpp"
 #include "train/job_processes.hpp"
 #include "train/metrics.hpp"
 #include "train/model_npz.hpp"
 #include "train/predictions.hpp"
-#include "train/early_devices.hpp"
 #include "train/train_checkpoint.hpp"
 
 namespace ht {
@@ -312,7 +312,6 @@ LinkCounters diff(const LinkCounters& a, const LinkCounters& b) {
   for (int64_t LinkCounters::*f : kFields) d.*f = a.*f - b.*f;
   return d;
 }
-
 
 // Per-epoch series over the timed epochs (after warm-up), in ms.
 struct EpochSeries {
@@ -1080,14 +1079,17 @@ TrainSummary train_from(const TrainJob& job, const ExecutorFactory& make_executo
   const GraphView& g = gf.view();
   sum.has_labels = !g.labels.empty();
   lap("graph file");
+  // The devices' start, waited for where first needed: what it ran beside
+  // ("checks to" the last phase before) and how long this thread waited.
+  std::string devices_beside;
+  double devices_waited = 0;
+  auto wait_for_devices = [&] {
+    if (devices.beside()) devices_beside = fmt::format("{} to {}", first_phase, last_phase);
+    devices_waited += devices.wait();
+  };
   // --chunks auto on the GPUs reads their free memory: the probe's buffers
   // gone first, as in sequence (no executor is made beside it then).
-  std::string devices_beside = devices.beside() ? fmt::format("{} to ", first_phase) : "";
-  double devices_waited = 0;
-  if (job.partition_path.empty() && job.chunks == kChunksAuto && job.device_memory) {
-    devices_waited = devices.wait();
-    if (!devices_beside.empty()) devices_beside += last_phase;
-  }
+  if (job.partition_path.empty() && job.chunks == kChunksAuto && job.device_memory) wait_for_devices();
   PhaseTimes reading;  // its parts, when read from files
   Pipeline pipe = load_or_build(job, gf, reading);
   // Read into memory: their page cache would only stand in the store's way.
@@ -1122,8 +1124,7 @@ TrainSummary train_from(const TrainJob& job, const ExecutorFactory& make_executo
   // The devices' start, waited for here (before the trainer's uploads, which
   // would disturb the probe): its executor when made for the plan's m, else
   // one made now, as in sequence.
-  if (!devices_beside.empty() && devices_beside.back() == ' ') devices_beside += last_phase;
-  devices_waited += devices.wait();
+  wait_for_devices();
   std::unique_ptr<Executor> exec = devices.take_executor(job.transport ? 0 : plan.m);
   if (!exec) exec = make_job_executor(job, plan, target, make_executor);
   lap("executor");

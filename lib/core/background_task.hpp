@@ -30,8 +30,6 @@ class BackgroundTask {
   BackgroundTask& operator=(const BackgroundTask&) = delete;
   ~BackgroundTask() { join(); }
 
-  bool started() const { return running_ || joined_; }
-
   // Joins; rethrows the task's exception (once). Returns the seconds the
   // caller waited (0 when it had finished, or when there is no task).
   double wait() {
@@ -53,13 +51,11 @@ class BackgroundTask {
     if (!running_) return;
     thread_.join();
     running_ = false;
-    joined_ = true;
   }
 
   std::thread thread_;
   std::exception_ptr error_;  // written by the task, read after the join
   bool running_ = false;
-  bool joined_ = false;
 };
 
 }  // namespace ht

@@ -8,6 +8,8 @@
 // did in sequence.
 #include <omp.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <mutex>
 #include <stdexcept>
@@ -28,6 +30,7 @@
 #include "partition/partition_run.hpp"
 #include "partition/reorganize_tool.hpp"
 #include "test_util.hpp"
+#include "train/chunk_choice.hpp"
 #include "train/train_job.hpp"
 
 namespace ht {
@@ -160,6 +163,38 @@ TEST_F(SetupOverlap, InMemoryPartitionSameBits) {
   EXPECT_EQ(test::read_bytes(file("seq.model")), test::read_bytes(file("par.model")));
   EXPECT_EQ(sb.setup_phases.beside("renumbering"), "");
   EXPECT_EQ(sb.setup_phases.beside("device start"), "checks to plan");
+}
+
+// --chunks auto with a GPU memory budget (a fake one here): the chunk choice
+// reads the GPUs' free memory, so the probe is waited for before it, within
+// the partitioning, and the executor is made after the plan, as in sequence.
+TEST_F(SetupOverlap, ChunksAutoWaitsForTheProbeBeforeReadingDeviceMemory) {
+  TrainJob a = job(true, "seq");
+  a.partition_path.clear();
+  a.plan_path.clear();
+  a.chunks = kChunksAuto;
+  std::atomic<bool> probed{false};  // (written by the devices' thread)
+  a.probe_link = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    probed = true;
+    return LinkBandwidth{2e10, 1e10};
+  };
+  bool probed_first = true;
+  a.device_memory = [&](int) {
+    probed_first = probed_first && probed;
+    return int64_t{1} << 40;
+  };
+  TrainJob b = a;
+  b.setup_in_sequence = false;
+  b.save_model = file("par.model");
+  run(a);
+  probed = false;
+  const TrainSummary sb = run(b);
+  EXPECT_TRUE(probed_first);
+  EXPECT_EQ(maker, std::this_thread::get_id());  // made after the plan
+  EXPECT_EQ(test::read_bytes(file("seq.model")), test::read_bytes(file("par.model")));
+  EXPECT_EQ(sb.setup_phases.beside("device start"), "checks to partition");
+  for (const auto& [part, seconds] : sb.setup_phases.parts("device start")) EXPECT_NE(part, "executor");
 }
 
 // A plan file whose bytes were changed: its checksum error, whichever order.

@@ -203,7 +203,10 @@ struct Pipeline {
 // friendster-like (64 cores), issue 33. Neither result depends on it.
 int renumber_threads(int threads) { return std::max(1, threads / 4); }
 
-Pipeline load_or_build(const TrainJob& job, const GraphFile& gf, PhaseTimes& times) {
+// `before_chunk_choice`: called before --chunks auto reads the GPUs' free
+// memory (after the partitioning of the GPUs' vertex sets).
+Pipeline load_or_build(const TrainJob& job, const GraphFile& gf, PhaseTimes& times,
+                       const std::function<void()>& before_chunk_choice) {
   Pipeline p;
   Timer t;
   if (!job.partition_path.empty()) {
@@ -226,7 +229,10 @@ Pipeline load_or_build(const TrainJob& job, const GraphFile& gf, PhaseTimes& tim
     log::info("partitioning in memory: m = {}, n = {} ({})", job.parts,
               auto_chunks ? std::string("auto") : std::to_string(job.chunks), job.parts > 1 ? "METIS" : "range");
     p.partition = make_partition(gf.view(), gf.identity(), params, info);
-    if (auto_chunks) p.partition = choose_job_chunks(job, gf.view(), std::move(p.partition), params);
+    if (auto_chunks) {
+      before_chunk_choice();
+      p.partition = choose_job_chunks(job, gf.view(), std::move(p.partition), params);
+    }
   }
   if (!job.plan_path.empty()) {
     auto read = [&] {
@@ -1080,18 +1086,20 @@ TrainSummary train_from(const TrainJob& job, const ExecutorFactory& make_executo
   sum.has_labels = !g.labels.empty();
   lap("graph file");
   // The devices' start, waited for where first needed: what it ran beside
-  // ("checks to" the last phase before) and how long this thread waited.
+  // ("checks to" the phase it was waited for in, or the one before) and how
+  // long this thread waited.
   std::string devices_beside;
   double devices_waited = 0;
-  auto wait_for_devices = [&] {
-    if (devices.beside()) devices_beside = fmt::format("{} to {}", first_phase, last_phase);
+  auto wait_for_devices = [&](const std::string& until) {
+    if (devices.beside()) devices_beside = fmt::format("{} to {}", first_phase, until);
     devices_waited += devices.wait();
   };
+  PhaseTimes reading;  // its parts, when read from files
   // --chunks auto on the GPUs reads their free memory: the probe's buffers
   // gone first, as in sequence (no executor is made beside it then).
-  if (job.partition_path.empty() && job.chunks == kChunksAuto && job.device_memory) wait_for_devices();
-  PhaseTimes reading;  // its parts, when read from files
-  Pipeline pipe = load_or_build(job, gf, reading);
+  Pipeline pipe = load_or_build(job, gf, reading, [&] {
+    if (job.device_memory) wait_for_devices("partition");
+  });
   // Read into memory: their page cache would only stand in the store's way.
   Timer dropping;
   if (!job.plan_path.empty()) drop_file_cache(job.plan_path);
@@ -1124,7 +1132,7 @@ TrainSummary train_from(const TrainJob& job, const ExecutorFactory& make_executo
   // The devices' start, waited for here (before the trainer's uploads, which
   // would disturb the probe): its executor when made for the plan's m, else
   // one made now, as in sequence.
-  wait_for_devices();
+  wait_for_devices(last_phase);
   std::unique_ptr<Executor> exec = devices.take_executor(job.transport ? 0 : plan.m);
   if (!exec) exec = make_job_executor(job, plan, target, make_executor);
   lap("executor");

@@ -1,5 +1,7 @@
 #include "train/early_devices.hpp"
 
+#include <system_error>
+
 #include <fmt/format.h>
 
 #include "core/log.hpp"
@@ -45,7 +47,7 @@ EarlyDevices::EarlyDevices(const TrainJob& job, const ExecutorFactory& make_exec
   }
   early_m_ = early_device_count(job);
   if (!job.probe_link && early_m_ == 0) return;  // nothing to start
-  task_.emplace([this, &make_executor] {
+  auto work = [this, &make_executor] {
     try {
       probe_ = probe_link(job_);
     } catch (...) {
@@ -60,13 +62,21 @@ EarlyDevices::EarlyDevices(const TrainJob& job, const ExecutorFactory& make_exec
     } catch (...) {
       exec_error_ = std::current_exception();
     }
-  });
+  };
+  try {
+    task_.emplace(work);
+  } catch (const std::system_error&) {  // no thread to start: here and now, as in sequence
+    work();
+    if (probe_error_) std::rethrow_exception(std::exchange(probe_error_, nullptr));
+  }
 }
 
 double EarlyDevices::wait() {
-  if (!task_) return 0;
-  const double waited = task_->wait();  // (the task keeps its errors: nothing to rethrow here)
-  task_.reset();
+  double waited = 0;
+  if (task_) {
+    waited = task_->wait();  // (the work keeps its errors: nothing to rethrow here)
+    task_.reset();
+  }
   if (probe_error_) std::rethrow_exception(std::exchange(probe_error_, nullptr));
   return waited;
 }

@@ -59,7 +59,7 @@ void group_options(CLI::App& app) {
        {"--backend", "--spmm", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--gpu-cache", "--host-mem", "--peer-timeout", "--steps",
         "--merged-buffers", "--no-overlap", "--no-early-start", "--no-fuse-transforms",
         "--no-gradient-handoff", "--no-device-forwarding", "--no-gpu-accumulate", "--no-tier-returns",
-        "--store-pages-first"}},
+        "--store-pages-first", "--setup-in-sequence"}},
       {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out", "--embeddings-out",
                   "--embeddings-layer", "--outputs-from"}},
       {"Checkpoints and inference", {"--checkpoint", "--checkpoint-every", "--resume", "--load-model", "--predict-only"}},
@@ -338,6 +338,11 @@ int main(int argc, char** argv) {
                "pinning beside them), instead of all of the store beside the steps. On friendster-like (4 GPUs) neither order was clearly "
                "faster: a fresh virtual machine's first touch of its memory dominated both (bench/RESULTS.md, session "
                "14); the setup summary's system CPU seconds per phase say which is faster on a machine; results are "
+               "the same");
+  app.add_flag("--setup-in-sequence", job.setup_in_sequence,
+               "Run setup's phases one after another, as before issue 33: the host link probe and the executor's "
+               "start (CUDA contexts, library handles) go beside the files' reading by default, and the graph's "
+               "renumbering beside the plan file's reading; the setup line says what ran beside what. Results are "
                "the same");
   app.add_flag("!--no-tier-returns", job.trainer.tier_returns,
                "Send every gradient return to the host, instead of letting the GPU cache's row tier of t^l (a "

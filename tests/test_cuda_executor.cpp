@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <numeric>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -682,6 +683,35 @@ TEST(CudaEngine, EpochEqualsCpuExecutor) {
       }
     }
   }
+#endif
+}
+
+// ht-train makes the executor on a thread of its own beside reading the
+// files (issue 33) and drives it from the main thread after
+// Executor::adopt_thread: the gradients are the bits of an executor made on
+// the driving thread.
+TEST(CudaEngine, ExecutorMadeOnAnotherThreadSameBits) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  const int m = std::min(gpus(), 2);
+  Graph g = epoch_graph();
+  Partition p = test::range_partition(g, m, 3);
+  Plan plan = build_plan(g.view(), p);
+  std::vector<int64_t> orig(g.num_vertices);
+  std::iota(orig.begin(), orig.end(), 0);
+  ModelConfig cfg;
+  cfg.dims = {37, 24, 5};
+  TrainerOptions opt{cfg, {}, CommMode::full, GcnOrder::automatic};
+  auto here = make_cuda_executor(m);
+  std::unique_ptr<Executor> there;
+  std::thread maker([&] { there = make_cuda_executor(m); });
+  maker.join();
+  there->adopt_thread();
+  Trainer a(*here, g.view(), orig, plan, opt);
+  Trainer b(*there, g.view(), orig, plan, opt);
+  EXPECT_EQ(a.compute_gradients(2), b.compute_gradients(2));
+  for (size_t k = 0; k < a.params().tensors.size(); ++k)
+    EXPECT_EQ(a.params().tensors[k].grad, b.params().tensors[k].grad) << a.params().tensors[k].name;
 #endif
 }
 

@@ -36,6 +36,7 @@ class CudaExecutor final : public Executor {
 #endif
     cudaDeviceProp prop{};
     HT_CUDA_TRY(cudaGetDeviceProperties(&prop, first_gpu));
+    HT_CUDA_TRY(cudaGetDevice(&made_current_));  // (adopt_thread)
     log::info("CUDA executor: {} x {} ({} SMs, {:.1f} GiB); sparse products: {}", m, prop.name,
               prop.multiProcessorCount, static_cast<double>(prop.totalGlobalMem) / (1 << 30),
               spmm == SpmmBackend::own        ? "own kernels"
@@ -97,6 +98,7 @@ class CudaExecutor final : public Executor {
   // A fresh thread's current GPU is GPU 0, which a process of a several-process
   // job may not drive: registering memory there would make a context on it.
   void enter_thread() override { HT_CUDA_TRY(cudaSetDevice(devices_.front()->cuda_id())); }
+  void adopt_thread() override { HT_CUDA_TRY(cudaSetDevice(made_current_)); }
 
   // The job-wide communicators: device i of this process is rank
   // first_device + i of one NCCL communicator over all the job's GPUs, its
@@ -247,6 +249,7 @@ class CudaExecutor final : public Executor {
   }
 
   std::vector<std::unique_ptr<CudaDevice>> devices_;
+  int made_current_ = 0;  // the maker thread's current GPU as the constructor returned
   mutable std::mutex host_mutex_;  // host_, host_bytes_: the store may be allocated beside setup
   std::vector<std::unique_ptr<PinnedBuffer>> host_;
   int64_t host_bytes_ = 0;

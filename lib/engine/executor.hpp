@@ -388,6 +388,11 @@ class Executor {
   // Called first in a thread that allocates host buffers beside the one that
   // made the executor (CUDA: makes the executor's first GPU current there).
   virtual void enter_thread() {}
+  // Called in the thread that drives the executor when another thread made
+  // it (ht-train's setup makes it beside reading the files, issue 33): this
+  // thread's device state as the maker's was when the constructor returned
+  // (CUDA: the GPU it made current last), as if it had been made here.
+  virtual void adopt_thread() {}
   // Whether devices have memory of their own (in-memory mode is possible).
   virtual bool has_device_memory() const { return false; }
   // In-memory mode: a vertex-store matrix in device `device`'s memory, or

@@ -126,11 +126,16 @@ HostPlanInputs host_plan_inputs(const TrainJob& job, const TrainerOptions& topt,
   }
   const int local = in.devices > 0 ? in.devices : gpus;
   in.runtime_bytes = job.backend == Backend::cuda ? cuda_runtime_bytes(local) : 0;
-  // Taken at the first check, before anything is loaded: later the RSS
-  // also holds what the plan counts item by item.
-  static const int64_t process_at_start = current_rss_bytes();
-  in.process_bytes = process_at_start;
+  in.process_bytes = process_bytes_at_start();
+  in.renumber_beside_plan = !job.setup_in_sequence && !job.plan_path.empty() && !job.partition_path.empty();
   return in;
+}
+
+// Taken once, before anything is loaded: later the RSS also holds what the
+// plan counts item by item.
+int64_t process_bytes_at_start() {
+  static const int64_t at_start = current_rss_bytes();
+  return at_start;
 }
 
 bool choose_store_beside_plans(const TrainerOptions& topt, HostPlanInputs& in, const HostMemoryLimit& limit) {

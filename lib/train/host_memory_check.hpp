@@ -26,6 +26,11 @@ int64_t cuda_runtime_bytes(int gpus);
 // process's RSS now counted as its own.
 HostMemoryLimit host_memory_limit(const TrainJob& job);
 
+// The process's RSS at its first call: ht-train calls it first, before
+// anything is loaded and before the devices start (the CUDA runtime's host
+// memory is cuda_runtime_bytes' estimate, not counted twice).
+int64_t process_bytes_at_start();
+
 // The planner's inputs for this job and model (`topt`), the graph of shape
 // `g`, a plan of shape `plan` (unset: built in memory later) and the store
 // placement.

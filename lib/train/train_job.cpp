@@ -24,6 +24,7 @@
 #include "core/log.hpp"
 #include "core/memory.hpp"
 #include "core/signals.hpp"
+#include "core/thread_teams.hpp"
 #include "core/timer.hpp"
 #include "core/version.hpp"
 #include "engine/layer_math.hpp"
@@ -38,6 +39,7 @@
 #include "train/checkpoint.hpp"
 #include "train/chunk_choice.hpp"
 #include "train/divergence.hpp"
+#include "train/early_devices.hpp"
 #include "train/epoch_log.hpp"
 #include "train/host_memory_check.hpp"
 #include "train/job_processes.hpp"
@@ -184,13 +186,27 @@ Graph renumber_without_features(const GraphView& g, const Partition& p) {
   return renumber(topology, p);
 }
 
-// Partition and plan: from files when given, else built in memory.
+// Partition and plan: from files when given, else built in memory; with a
+// plan file (and not --setup-in-sequence) the graph renumbered beside the
+// plan's reading, which needs only the graph and the partition.
 struct Pipeline {
   Partition partition;
   Plan plan;
+  std::optional<Graph> renumbered;  // made beside the plan's reading
+  double renumber_seconds = 0;      // its own time
+  double renumber_waited = 0;       // the plan's reading waiting for it
 };
 
-Pipeline load_or_build(const TrainJob& job, const GraphFile& gf, PhaseTimes& times) {
+// The renumbering's threads beside the plan's reading: a quarter (at least
+// one). Its share of their work where measured: 0.17 s of 0.99 s on a
+// community graph of 122 M edges (32 cores), 3.0 s of 11.3 s on
+// friendster-like (64 cores), issue 33. Neither result depends on it.
+int renumber_threads(int threads) { return std::max(1, threads / 4); }
+
+// `before_chunk_choice`: called before --chunks auto reads the GPUs' free
+// memory (after the partitioning of the GPUs' vertex sets).
+Pipeline load_or_build(const TrainJob& job, const GraphFile& gf, PhaseTimes& times,
+                       const std::function<void()>& before_chunk_choice) {
   Pipeline p;
   Timer t;
   if (!job.partition_path.empty()) {
@@ -213,11 +229,28 @@ Pipeline load_or_build(const TrainJob& job, const GraphFile& gf, PhaseTimes& tim
     log::info("partitioning in memory: m = {}, n = {} ({})", job.parts,
               auto_chunks ? std::string("auto") : std::to_string(job.chunks), job.parts > 1 ? "METIS" : "range");
     p.partition = make_partition(gf.view(), gf.identity(), params, info);
-    if (auto_chunks) p.partition = choose_job_chunks(job, gf.view(), std::move(p.partition), params);
+    if (auto_chunks) {
+      before_chunk_choice();
+      p.partition = choose_job_chunks(job, gf.view(), std::move(p.partition), params);
+    }
   }
   if (!job.plan_path.empty()) {
-    p.plan = read_plan(job.plan_path, {job.verify_checksums}, nullptr, &times);
-    check_plan_matches(p.plan, gf.identity(), read_identity(job.partition_path));
+    auto read = [&] {
+      p.plan = read_plan(job.plan_path, {job.verify_checksums}, nullptr, &times);
+      check_plan_matches(p.plan, gf.identity(), read_identity(job.partition_path));
+    };
+    if (job.setup_in_sequence) {
+      read();
+      return p;
+    }
+    auto renumber = [&] {
+      const Timer r;
+      p.renumbered = renumber_without_features(gf.view(), p.partition);
+      p.renumber_seconds = r.seconds();
+    };
+    // (the plan's error first, as in sequence, when both fail)
+    const int threads = omp_get_max_threads();
+    p.renumber_waited = run_side_by_side(threads, threads - renumber_threads(threads), read, renumber);
   }
   return p;
 }
@@ -284,18 +317,6 @@ LinkCounters diff(const LinkCounters& a, const LinkCounters& b) {
   LinkCounters d;
   for (int64_t LinkCounters::*f : kFields) d.*f = a.*f - b.*f;
   return d;
-}
-
-// The probe runs before the executor exists, so that its buffers cannot
-// collide with the executor's pools; it counts as setup (a run waits for it).
-void probe_link(const TrainJob& job, TrainSummary& sum) {
-  if (!job.probe_link) return;
-  const Timer t;
-  sum.link = job.probe_link();
-  sum.link_measured = true;
-  sum.link_probe_seconds = t.seconds();
-  log::info("host link of GPU 0: H2D {:.1f} GB/s, D2H {:.1f} GB/s (pinned copies; probe took {:.0f} ms)",
-            sum.link.h2d_bytes_per_s / 1e9, sum.link.d2h_bytes_per_s / 1e9, sum.link_probe_seconds * 1e3);
 }
 
 // Per-epoch series over the timed epochs (after warm-up), in ms.
@@ -1015,17 +1036,19 @@ void check_reproduced(const TrainSummary& sum, const Evaluation& again) {
               again.val_acc, again.test_acc, sum.best_val_acc, sum.test_acc_at_best_val, sum.best_epoch);
 }
 
-TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, std::optional<ModelNeed>& need) {
-  Timer setup;
-  const CpuSeconds cpu_at_start = process_cpu_seconds();  // (the kernel's share of setup: issue 33)
-  const VmCounters vm_at_start = read_vm_counters();
+// Where setup started: its clock and the process's counters then.
+struct SetupStart {
+  Timer clock;
+  CpuSeconds cpu = process_cpu_seconds();  // (the kernel's share of setup: issue 33)
+  VmCounters vm = read_vm_counters();
+};
+
+TrainSummary train_from(const TrainJob& job, const ExecutorFactory& make_executor, std::optional<ModelNeed>& need,
+                        const SetupStart& start, EarlyDevices& devices) {
+  const Timer& setup = start.clock;
+  const CpuSeconds& cpu_at_start = start.cpu;
+  const VmCounters& vm_at_start = start.vm;
   TrainSummary sum;
-  check_job(job);
-  // Before anything else collective: processes given other options would
-  // take other steps (and wait for each other forever) or exchange rows of
-  // other sizes.
-  check_same_options(job.transport, options_that_must_agree(job));
-  probe_link(job, sum);
   // The model and the host memory plan from the files' headers, so that a run
   // that cannot fit stops before the graph is read.
   sum.host_limit = host_memory_limit(job);
@@ -1042,24 +1065,41 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   check_model_fits(job, *need);
   check_host_memory_early(job, topt, shape, sum.host_limit);
   PhaseTimes& phases = sum.setup_phases;
-  phases.add("link probe and checks", setup.seconds());
+  // In sequence the probe ran first, in this phase; else beside it and what follows.
+  const char* first_phase = job.setup_in_sequence ? "link probe and checks" : "checks";
+  phases.add(first_phase, setup.seconds());
   CpuSeconds cpu_lap = process_cpu_seconds();
-  phases.set_system("link probe and checks", cpu_lap.system - cpu_at_start.system);
+  phases.set_system(first_phase, cpu_lap.system - cpu_at_start.system);
   Timer t;
+  std::string last_phase = first_phase;  // the last one the devices' start ran beside
   auto lap = [&](const char* name) {
     phases.add(name, t.seconds());
     const CpuSeconds now = process_cpu_seconds();
     phases.set_system(name, now.system - cpu_lap.system);
     cpu_lap = now;
     t.reset();
+    last_phase = name;
     stop_if_signalled_in_setup(job);
   };
   GraphFile gf(job.graph_path, {job.verify_checksums});
   const GraphView& g = gf.view();
   sum.has_labels = !g.labels.empty();
   lap("graph file");
+  // The devices' start, waited for where first needed: what it ran beside
+  // ("checks to" the phase it was waited for in, or the one before) and how
+  // long this thread waited.
+  std::string devices_beside;
+  double devices_waited = 0;
+  auto wait_for_devices = [&](const std::string& until) {
+    if (devices.beside()) devices_beside = fmt::format("{} to {}", first_phase, until);
+    devices_waited += devices.wait();
+  };
   PhaseTimes reading;  // its parts, when read from files
-  Pipeline pipe = load_or_build(job, gf, reading);
+  // --chunks auto on the GPUs reads their free memory: the probe's buffers
+  // gone first, as in sequence (no executor is made beside it then).
+  Pipeline pipe = load_or_build(job, gf, reading, [&] {
+    if (job.device_memory) wait_for_devices("partition");
+  });
   // Read into memory: their page cache would only stand in the store's way.
   Timer dropping;
   if (!job.plan_path.empty()) drop_file_cache(job.plan_path);
@@ -1068,8 +1108,17 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   if (!job.plan_path.empty())
     for (const auto& [name, seconds] : reading.phases()) phases.add_part(read_phase, name, seconds);
   lap(read_phase);
-  Graph gn = renumber_without_features(g, pipe.partition);
-  lap("renumbering");
+  Graph gn;
+  if (pipe.renumbered) {  // beside the plan's reading: its own time, and how long the reading waited for it
+    gn = std::move(*pipe.renumbered);
+    pipe.renumbered.reset();
+    phases.add("renumbering", pipe.renumber_seconds);
+    phases.set_beside("renumbering", read_phase);
+    phases.add_part("renumbering", "waited for", pipe.renumber_waited);
+  } else {
+    gn = renumber_without_features(g, pipe.partition);
+    lap("renumbering");
+  }
   if (job.plan_path.empty()) {
     pipe.plan = build_plan(gn.view(), pipe.partition);
     pipe.plan.graph_identity = gf.identity();
@@ -1080,8 +1129,14 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   std::vector<int64_t> orig(pipe.partition.new_to_old.begin(), pipe.partition.new_to_old.end());
   // The run's files and shape (what a checkpoint must match, and what every process must have read).
   const CheckpointTarget target = checkpoint_target(job, topt, gf, plan);
-  std::unique_ptr<Executor> exec = make_job_executor(job, plan, target, make_executor);
+  // The devices' start, waited for here (before the trainer's uploads, which
+  // would disturb the probe): its executor when made for the plan's m, else
+  // one made now, as in sequence.
+  wait_for_devices(last_phase);
+  std::unique_ptr<Executor> exec = devices.take_executor(job.transport ? 0 : plan.m);
+  if (!exec) exec = make_job_executor(job, plan, target, make_executor);
   lap("executor");
+  devices.report(sum, devices_beside, devices_waited);
   topt.store_on_device = resolve_store(job, topt, plan, *exec, gn.num_vertices);
   HostPlanInputs host_in = host_plan_inputs(job, topt, shape, shape_of(plan), topt.store_on_device);
   topt.store_beside_plans = choose_store_beside_plans(topt, host_in, sum.host_limit);
@@ -1198,6 +1253,26 @@ TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, st
   for (auto& f : files) f->commit();
   metrics.commit();
   return sum;
+}
+
+// The devices start on a thread of their own (EarlyDevices) once the
+// options are known to agree, before anything is read; an error of the
+// setup meets the probe's first, as in sequence.
+TrainSummary train(const TrainJob& job, const ExecutorFactory& make_executor, std::optional<ModelNeed>& need) {
+  const SetupStart start;
+  (void)process_bytes_at_start();  // before the devices' thread adds the CUDA runtime's
+  check_job(job);
+  // Before anything else collective: processes given other options would
+  // take other steps (and wait for each other forever) or exchange rows of
+  // other sizes.
+  check_same_options(job.transport, options_that_must_agree(job));
+  EarlyDevices devices(job, make_executor, job.setup_in_sequence);
+  try {
+    return train_from(job, make_executor, need, start, devices);
+  } catch (...) {
+    devices.rethrow_probe_error();
+    throw;
+  }
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // graph, partition and plan readers and renumber() with the parallel paths
 // forced onto small inputs (ScopedBulkTuning). Each must give what the
 // sequential code gives, and report the same first error.
+#include <omp.h>
+
 #include <algorithm>
 #include <fstream>
 #include <functional>
@@ -19,6 +21,7 @@
 #include "graph/graph_file.hpp"
 #include "partition/partition_file.hpp"
 #include "partition/plan_builder.hpp"
+#include "partition/renumbering.hpp"
 #include "plan/plan_file.hpp"
 #include "plan_test_graphs.hpp"
 #include "test_util.hpp"
@@ -243,6 +246,64 @@ TEST(ParallelRead, RenumberAgreesWithTheSequentialDefinition) {
       }
     }
   }
+}
+
+// Rows dealt into chunk buckets (renumber's linear path: each chunk keeps its
+// vertices' old order, so a row is an interleaving of ascending runs) and
+// rows where a chunk's order is broken (the comparison sort): both the stable
+// sort of the reference, weights and duplicates included, at any thread
+// count.
+TEST(ParallelRead, RenumberBucketedRowsAgreeWithTheSequentialDefinition) {
+  Graph g = test::make_graph(test::GraphKind::rmat, 1500, 40000, 8, /*self_loops=*/true);
+  for (int64_t i = 0; i < g.num_edges(); ++i) g.weights.push_back(static_cast<float>(i % 23));
+  // Duplicate edges: a row's second copy of each of its first sources.
+  Graph h;
+  h.num_vertices = g.num_vertices;
+  h.offsets.assign(1, 0);
+  for (int64_t v = 0; v < g.num_vertices; ++v) {
+    const int64_t b = g.offsets[v], e = g.offsets[v + 1];
+    for (int64_t i = b; i < e; ++i) {
+      h.sources.push_back(g.sources[i]);
+      h.weights.push_back(g.weights[i]);
+      if (i < b + 3) h.sources.push_back(g.sources[i]), h.weights.push_back(100.f + static_cast<float>(i % 7));
+    }
+    h.offsets.push_back(static_cast<int64_t>(h.sources.size()));
+  }
+  h.flags.sorted_neighbors = true;
+  std::vector<int32_t> part(static_cast<size_t>(h.num_vertices));
+  for (int64_t v = 0; v < h.num_vertices; ++v) part[v] = static_cast<int32_t>(v % 3);
+  Partition strided;
+  strided.params.parts = 3;
+  strided.params.chunks = 4;
+  strided.num_edges = h.num_edges();
+  layout_partitions(part, strided);
+  strided.chunk_offsets = test::even_chunks(strided.part_offsets, 4);
+  // The same, one chunk's vertices in reverse old order: its runs descend.
+  Partition broken = strided;
+  const int64_t b = broken.chunk_offsets[5], e = broken.chunk_offsets[6];
+  std::reverse(broken.new_to_old.begin() + b, broken.new_to_old.begin() + e);
+  for (int64_t v = b; v < e; ++v) broken.old_to_new[broken.new_to_old[v]] = static_cast<vid_t>(v);
+  // Empty chunks and a chunk table that is not the partition's (any
+  // ascending ranges are buckets).
+  Partition empty_chunks = strided;
+  empty_chunks.chunk_offsets = {0, 0, 10, 10, 10, 700, 700, h.num_vertices, h.num_vertices};
+  const int threads_before = omp_get_max_threads();
+  for (const Partition* p : {&strided, &broken, &empty_chunks})
+    for (bool weighted : {false, true}) {
+      Graph x = to_graph(h.view());
+      if (!weighted) x.weights.clear();
+      const Graph want = renumber_reference(x.view(), *p);
+      for (int threads : {1, 2, 3, 8})
+        for (BulkTuning t : {BulkTuning{}, kTiny}) {
+          ScopedBulkTuning scope(t);
+          omp_set_num_threads(threads);
+          const Graph got = renumber(x.view(), *p);
+          EXPECT_EQ(got.offsets, want.offsets);
+          EXPECT_EQ(got.sources, want.sources) << threads << " threads";
+          EXPECT_EQ(got.weights, want.weights) << threads << " threads";
+        }
+    }
+  omp_set_num_threads(threads_before);
 }
 
 Plan sample_plan() {

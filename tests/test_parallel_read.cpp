@@ -338,6 +338,30 @@ TEST(ParallelRead, PlanAgreesWithDefaultReading) {
   EXPECT_TRUE(same_steps(plan, tiny));
 }
 
+// The derivation's blocks within a step (an own piece's merged rows, the
+// flush lists from a slot map) give the built plan's lists at any thread
+// count and block size, with one GPU (a step's only piece is its whole
+// neighbor list) and with several.
+TEST(ParallelRead, PlanDerivedInBlocksAgreesAtAnyThreadCount) {
+  test::TempDir dir;
+  const Graph g = test::make_graph(test::GraphKind::community, 900, 9000, 5);
+  const int threads_before = omp_get_max_threads();
+  for (const auto& [m, n] : {std::pair{1, 4}, std::pair{1, 1}, std::pair{2, 3}}) {
+    auto [g_new, p] = test::shuffled_partition(g, m, n, 3);
+    Plan plan = build_plan(g_new.view(), p, {});
+    plan.graph_identity = {1, 2};
+    const std::string path = dir.file("m" + std::to_string(m) + "n" + std::to_string(n) + ".htplan");
+    write_plan(path, plan);
+    for (int threads : {1, 2, 3, 8})
+      for (BulkTuning t : {BulkTuning{}, kTiny}) {
+        ScopedBulkTuning scope(t);
+        omp_set_num_threads(threads);
+        EXPECT_TRUE(same_steps(plan, read_plan(path))) << "m " << m << " n " << n << ", " << threads << " threads";
+      }
+  }
+  omp_set_num_threads(threads_before);
+}
+
 // With the checksums skipped, out-of-range values are still found, and the
 // message (which element, which step) is the same whatever the block size:
 // the first bad element in file order.

@@ -343,6 +343,93 @@ bool neighbors_owned(const Plan& plan, size_t s) {
   return first_at_least(nbr, 0, plan.part_offsets[static_cast<size_t>(plan.m)]) == nbr.size();
 }
 
+// Merged rows of step s's own neighbors at positions [x0, x1) of nbr (all
+// owned by the step's GPU): each its slot in the step's transition set, as
+// remote_piece's own piece (false when one is not in the set). Blocks of a
+// piece are independent: with one GPU a step's only piece is its whole
+// neighbor list, and a task per piece kept n of the cores busy (issue 33).
+bool own_rows(const Plan& plan, size_t s, size_t x0, size_t x1, std::vector<uint32_t>& merged) {
+  const ChunkPlan& cp = plan.steps[s];
+  const std::span<const vid_t> held(cp.trans_vid);
+  size_t a = 0;
+  for (size_t x = x0; x < x1; ++x) {
+    a = gallop(held, a, cp.nbr[x]);
+    if (a == held.size() || held[a] != cp.nbr[x]) return false;
+    merged[x] = cp.trans_slot[a];
+  }
+  return true;
+}
+
+// The flush lists of every step, as derive_flushes gives them, each step by
+// all threads: its leaving vertices marked in a slot-indexed map in blocks of
+// its transition set, then the map read in slot order in blocks (slots of a
+// step are distinct and below its GPU's capacity: ascending slot order needs
+// no sort). The step tasks of derive_flushes, each a serial sort, kept n of
+// the cores busy with one GPU. A step whose slots are not distinct or not
+// below the capacity (never for derived slots) takes derive_flushes.
+void all_flushes(Plan& plan) {
+  const size_t m = static_cast<size_t>(plan.m);
+  const int64_t g = grain();
+  uint32_t most = 0;
+  for (uint32_t c : plan.trans_capacity) most = std::max(most, c);
+  // leaves[x]: slot x's vertex leaves (zero between steps); vid_at[x] its vertex.
+  std::vector<uint8_t> leaves;
+  std::vector<vid_t> vid_at;
+  resize_for_overwrite(leaves, most);
+  resize_for_overwrite(vid_at, most);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    ChunkPlan& cp = plan.steps[s];
+    const int64_t cap = plan.trans_capacity[s % m];
+    std::span<const vid_t> next;
+    if (s + m < plan.steps.size()) next = plan.steps[s + m].trans_vid;
+    const std::span<const vid_t> vid(cp.trans_vid);
+    const auto count = static_cast<int64_t>(vid.size());
+    bool ok = true;
+#pragma omp parallel for schedule(dynamic, 1) reduction(&& : ok) if (count > g)
+    for (int64_t b = 0; b < count; b += g) {
+      size_t a = 0;
+      for (int64_t k = b; k < std::min(count, b + g); ++k) {
+        a = gallop(next, a, vid[k]);
+        if (a < next.size() && next[a] == vid[k]) continue;
+        const uint32_t slot = cp.trans_slot[k];
+        if (slot >= cap || std::atomic_ref<uint8_t>(leaves[slot]).exchange(1, std::memory_order_relaxed) != 0) {
+          ok = false;
+          continue;
+        }
+        vid_at[slot] = vid[k];
+      }
+    }
+    // Blocks of the slot map: their leaving counts, then each writes its
+    // part of the list (and clears its marks).
+    const int64_t blocks = (cap + g - 1) / g;
+    std::vector<int64_t> at(static_cast<size_t>(blocks) + 1, 0);
+#pragma omp parallel for schedule(static) if (blocks > 1)
+    for (int64_t b = 0; b < blocks; ++b) {
+      int64_t c = 0;
+      for (int64_t x = b * g; x < std::min(cap, (b + 1) * g); ++x) c += leaves[x];
+      at[b + 1] = c;
+    }
+    for (int64_t b = 0; b < blocks; ++b) at[b + 1] += at[b];
+    if (ok) {
+      resize_for_overwrite(cp.flush_slot, static_cast<size_t>(at[blocks]));
+      resize_for_overwrite(cp.flush_vid, static_cast<size_t>(at[blocks]));
+    }
+#pragma omp parallel for schedule(static) if (blocks > 1)
+    for (int64_t b = 0; b < blocks; ++b) {
+      int64_t r = at[b];
+      for (int64_t x = b * g; x < std::min(cap, (b + 1) * g); ++x) {
+        if (!leaves[x]) continue;
+        leaves[x] = 0;
+        if (!ok) continue;
+        cp.flush_slot[r] = static_cast<uint32_t>(x);
+        cp.flush_vid[r] = vid_at[x];
+        ++r;
+      }
+    }
+    if (!ok) derive_flushes(plan, s, cp.flush_slot, cp.flush_vid);
+  }
+}
+
 }  // namespace
 
 bool derive_remote_rows(const Plan& plan, size_t s, uint32_t base, RemoteRows& out) {
@@ -453,20 +540,43 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   for (int64_t s = 0; s < nsteps; ++s) resize_for_overwrite(merged[s], plan.steps[s].nbr.size());
   const size_t m = static_cast<size_t>(plan.m);
   std::vector<std::vector<uint64_t>> pieces(steps * m);
-  std::vector<char> found(steps * m, 1);
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-  for (int64_t q = 0; q < nsteps * plan.m; ++q) {
-    const size_t s = static_cast<size_t>(q) / m, k = static_cast<size_t>(q) % m;
-    found[static_cast<size_t>(q)] = remote_piece(plan, s, k, merged[s], pieces[static_cast<size_t>(q)]) ? 1 : 0;
+  // Tasks: each other GPU's piece of a step whole (remote_piece: its sort),
+  // the step's own piece in blocks of nbr (own_rows).
+  struct PieceTask {
+    size_t step, gpu, x0, x1;
+    bool own;
+  };
+  std::vector<PieceTask> tasks;
+  for (size_t s = 0; s < steps; ++s)
+    for (size_t k = 0; k < m; ++k) {
+      if (k != s % m) {
+        tasks.push_back({s, k, 0, 0, false});
+        continue;
+      }
+      const std::span<const vid_t> nbr(plan.steps[s].nbr);
+      const size_t x0 = first_at_least(nbr, 0, plan.part_offsets[k]);
+      const size_t x1 = first_at_least(nbr, x0, plan.part_offsets[k + 1]);
+      for (size_t b = x0; b < x1; b += static_cast<size_t>(grain()))
+        tasks.push_back({s, k, b, std::min(x1, b + static_cast<size_t>(grain())), true});
+    }
+  const auto ntasks = static_cast<int64_t>(tasks.size());
+  std::vector<char> task_ok(tasks.size(), 1);
+#pragma omp parallel for schedule(dynamic, 1) if (parallel && ntasks > 1)
+  for (int64_t q = 0; q < ntasks; ++q) {
+    const PieceTask& t = tasks[q];
+    const bool ok = t.own ? own_rows(plan, t.step, t.x0, t.x1, merged[t.step])
+                          : remote_piece(plan, t.step, t.gpu, merged[t.step], pieces[t.step * m + t.gpu]);
+    task_ok[q] = ok ? 1 : 0;
   }
+  std::vector<char> found(steps, 1);
+  for (size_t q = 0; q < tasks.size(); ++q)
+    if (!task_ok[q]) found[tasks[q].step] = 0;
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
   for (int64_t s = 0; s < nsteps; ++s) {
     ChunkPlan& cp = plan.steps[s];
     const size_t at = static_cast<size_t>(s) * m;
-    const bool ok = std::all_of(found.begin() + static_cast<std::ptrdiff_t>(at),
-                                found.begin() + static_cast<std::ptrdiff_t>(at + m), [](char f) { return f != 0; }) &&
-                    neighbors_owned(plan, static_cast<size_t>(s));
-    found[at] = ok ? 1 : 0;  // (the step's verdict in its first entry)
+    const bool ok = found[s] && neighbors_owned(plan, static_cast<size_t>(s));
+    found[s] = ok ? 1 : 0;
     RemoteRows rows;
     rows.merged = std::move(merged[s]);
     if (ok)
@@ -477,11 +587,11 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
     cp.remote_gpu = std::move(rows.gpu);
     cp.remote_slot = std::move(rows.slot);
     merged[s] = std::move(rows.merged);
-    derive_flushes(plan, static_cast<size_t>(s), cp.flush_slot, cp.flush_vid);
   }
+  all_flushes(plan);
   for (size_t s = 0; s < steps; ++s) {
     const ChunkPlan& cp = plan.steps[s];
-    if (!found[s * m]) return fmt::format("{}: a neighbor is not in its owner's transition set", where(plan, s));
+    if (!found[s]) return fmt::format("{}: a neighbor is not in its owner's transition set", where(plan, s));
     if (static_cast<int64_t>(cp.remote_vid.size()) != recorded[s].remote)
       return fmt::format("{}: the neighbor sets give {} remote rows, the file records {}", where(plan, s),
                          cp.remote_vid.size(), recorded[s].remote);

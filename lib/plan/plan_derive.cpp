@@ -360,6 +360,113 @@ bool own_rows(const Plan& plan, size_t s, size_t x0, size_t x1, std::vector<uint
   return true;
 }
 
+// The remote rows of every step, as derive_remote_rows gives them (the
+// merged rows of the steps' other GPUs' neighbors into `merged`), each step
+// by all threads: its pieces' neighbors found in their owners' transition
+// sets in blocks and marked in a map per owner indexed by the owner's slot,
+// then the maps read in (GPU, slot) order in blocks (slots of a transition
+// set are distinct and below its GPU's capacity: the order needs no sort).
+// A task per piece, each a serial sort, left the largest piece the critical
+// path (96 pieces at m 4 x n 8 on 64 cores, issue 33). found[s] becomes
+// false for a step with a neighbor outside its owner's set or outside every
+// GPU (its remote lists left empty); a step whose slots are not distinct or
+// not below the capacity (never for derived slots) takes derive_remote_rows.
+void all_remote_rows(Plan& plan, std::vector<std::vector<uint32_t>>& merged, std::vector<char>& found) {
+  const size_t m = static_cast<size_t>(plan.m);
+  const int64_t g = grain();
+  std::vector<std::vector<uint8_t>> marks(m);
+  std::vector<std::vector<uint32_t>> pos(m);
+  if (m > 1)
+    for (size_t k = 0; k < m; ++k) {
+      resize_for_overwrite(marks[k], plan.trans_capacity[k]);
+      resize_for_overwrite(pos[k], plan.trans_capacity[k]);
+    }
+  struct Block {
+    size_t gpu;
+    int64_t begin, end;  // positions in nbr (pieces) or slots (maps)
+  };
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    ChunkPlan& cp = plan.steps[s];
+    const size_t own = s % m, first = s - own;
+    const std::span<const vid_t> nbr(cp.nbr);
+    std::vector<Block> pieces, maps;
+    for (size_t k = 0; k < m; ++k) {
+      if (k == own) continue;
+      const auto x0 = static_cast<int64_t>(first_at_least(nbr, 0, plan.part_offsets[k]));
+      const auto x1 = static_cast<int64_t>(first_at_least(nbr, static_cast<size_t>(x0), plan.part_offsets[k + 1]));
+      for (int64_t b = x0; b < x1; b += g) pieces.push_back({k, b, std::min(x1, b + g)});
+      const int64_t cap = plan.trans_capacity[k];
+      for (int64_t b = 0; b < cap; b += g) maps.push_back({k, b, std::min(cap, b + g)});
+    }
+    bool held = true, distinct = true;
+    const auto npieces = static_cast<int64_t>(pieces.size());
+#pragma omp parallel for schedule(dynamic, 1) reduction(&& : held, distinct) if (npieces > 1)
+    for (int64_t q = 0; q < npieces; ++q) {
+      const Block& b = pieces[q];
+      const ChunkPlan& owner = plan.steps[first + b.gpu];
+      const std::span<const vid_t> set(owner.trans_vid);
+      const int64_t cap = plan.trans_capacity[b.gpu];
+      size_t a = 0;
+      for (int64_t x = b.begin; x < b.end; ++x) {
+        a = gallop(set, a, nbr[x]);
+        if (a == set.size() || set[a] != nbr[x]) {
+          held = false;
+          break;
+        }
+        const uint32_t slot = owner.trans_slot[a];
+        if (slot >= cap || std::atomic_ref<uint8_t>(marks[b.gpu][slot]).exchange(1, std::memory_order_relaxed) != 0) {
+          distinct = false;
+          continue;
+        }
+        pos[b.gpu][slot] = static_cast<uint32_t>(x);
+      }
+    }
+    const bool ok = found[s] && held && neighbors_owned(plan, s);
+    found[s] = ok ? 1 : 0;
+    const bool fill = ok && distinct;
+    const auto nmaps = static_cast<int64_t>(maps.size());
+    std::vector<int64_t> at(maps.size() + 1, 0);
+#pragma omp parallel for schedule(static) if (nmaps > 1)
+    for (int64_t q = 0; q < nmaps; ++q) {
+      int64_t c = 0;
+      for (int64_t x = maps[q].begin; x < maps[q].end; ++x) c += marks[maps[q].gpu][x];
+      at[q + 1] = c;
+    }
+    for (int64_t q = 0; q < nmaps; ++q) at[q + 1] += at[q];
+    const auto rows = static_cast<size_t>(fill ? at[nmaps] : 0);
+    resize_for_overwrite(cp.remote_vid, rows);
+    resize_for_overwrite(cp.remote_gpu, rows);
+    resize_for_overwrite(cp.remote_slot, rows);
+    const uint32_t base = plan.trans_capacity[own];
+    std::vector<uint32_t>& into = merged[s];
+#pragma omp parallel for schedule(static) if (nmaps > 1)
+    for (int64_t q = 0; q < nmaps; ++q) {
+      const Block& b = maps[q];
+      std::vector<uint8_t>& mark = marks[b.gpu];
+      int64_t r = at[q];
+      for (int64_t slot = b.begin; slot < b.end; ++slot) {
+        if (!mark[slot]) continue;
+        mark[slot] = 0;
+        if (!fill) continue;
+        const uint32_t x = pos[b.gpu][slot];
+        into[x] = base + static_cast<uint32_t>(r);
+        cp.remote_vid[r] = nbr[x];
+        cp.remote_gpu[r] = static_cast<int32_t>(b.gpu);
+        cp.remote_slot[r] = static_cast<uint32_t>(slot);
+        ++r;
+      }
+    }
+    if (ok && !distinct) {
+      RemoteRows all;
+      derive_remote_rows(plan, s, base, all);
+      cp.remote_vid = std::move(all.vid);
+      cp.remote_gpu = std::move(all.gpu);
+      cp.remote_slot = std::move(all.slot);
+      into = std::move(all.merged);
+    }
+  }
+}
+
 // The flush lists of every step, as derive_flushes gives them, each step by
 // all threads: its leaving vertices marked in a slot-indexed map in blocks of
 // its transition set, then the map read in slot order in blocks (slots of a
@@ -528,10 +635,11 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   lap("slots");
 
   // 3. Remote rows, merged rows of the neighbors, flushes (each step reads
-  //    the transition sets and slots of its batch and the next).
-  //    A task per step and owner GPU (their sorts were one task per step:
-  //    32 steps on 64 cores, the largest step's sort the critical path),
-  //    then per step its rows in order and its flushes.
+  //    the transition sets and slots of its batch and the next). Was a task
+  //    per step and piece, each a serial sort, then a task per step: with
+  //    one GPU n tasks in all, and the largest piece's sort the critical
+  //    path at m 4 x n 8 (issue 33); now blocks within the steps, and slot
+  //    maps in place of the sorts.
   // The steps' vectors sized side by side: resize_for_overwrite faults the
   // pages in parallel but zeroes them serially (a vector's resize), and one
   // step after another that was a serial memset over every step's lists.
@@ -539,55 +647,30 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
   for (int64_t s = 0; s < nsteps; ++s) resize_for_overwrite(merged[s], plan.steps[s].nbr.size());
   const size_t m = static_cast<size_t>(plan.m);
-  std::vector<std::vector<uint64_t>> pieces(steps * m);
-  // Tasks: each other GPU's piece of a step whole (remote_piece: its sort),
-  // the step's own piece in blocks of nbr (own_rows).
-  struct PieceTask {
-    size_t step, gpu, x0, x1;
-    bool own;
+  // The steps' own pieces in blocks of nbr (own_rows), all steps in one
+  // loop; then the other GPUs' pieces (all_remote_rows) and the flushes
+  // (all_flushes), a step at a time by all threads.
+  struct OwnBlock {
+    size_t step, x0, x1;
   };
-  std::vector<PieceTask> tasks;
-  for (size_t s = 0; s < steps; ++s)
-    for (size_t k = 0; k < m; ++k) {
-      if (k != s % m) {
-        tasks.push_back({s, k, 0, 0, false});
-        continue;
-      }
-      const std::span<const vid_t> nbr(plan.steps[s].nbr);
-      const size_t x0 = first_at_least(nbr, 0, plan.part_offsets[k]);
-      const size_t x1 = first_at_least(nbr, x0, plan.part_offsets[k + 1]);
-      for (size_t b = x0; b < x1; b += static_cast<size_t>(grain()))
-        tasks.push_back({s, k, b, std::min(x1, b + static_cast<size_t>(grain())), true});
-    }
-  const auto ntasks = static_cast<int64_t>(tasks.size());
-  std::vector<char> task_ok(tasks.size(), 1);
-#pragma omp parallel for schedule(dynamic, 1) if (parallel && ntasks > 1)
-  for (int64_t q = 0; q < ntasks; ++q) {
-    const PieceTask& t = tasks[q];
-    const bool ok = t.own ? own_rows(plan, t.step, t.x0, t.x1, merged[t.step])
-                          : remote_piece(plan, t.step, t.gpu, merged[t.step], pieces[t.step * m + t.gpu]);
-    task_ok[q] = ok ? 1 : 0;
+  std::vector<OwnBlock> own;
+  const auto g = static_cast<size_t>(grain());
+  for (size_t s = 0; s < steps; ++s) {
+    const size_t k = s % m;
+    const std::span<const vid_t> nbr(plan.steps[s].nbr);
+    const size_t x0 = first_at_least(nbr, 0, plan.part_offsets[k]);
+    const size_t x1 = first_at_least(nbr, x0, plan.part_offsets[k + 1]);
+    for (size_t b = x0; b < x1; b += g) own.push_back({s, b, std::min(x1, b + g)});
   }
+  const auto nown = static_cast<int64_t>(own.size());
+  std::vector<char> own_ok(own.size(), 1);
+#pragma omp parallel for schedule(dynamic, 1) if (parallel && nown > 1)
+  for (int64_t q = 0; q < nown; ++q)
+    own_ok[q] = own_rows(plan, own[q].step, own[q].x0, own[q].x1, merged[own[q].step]) ? 1 : 0;
   std::vector<char> found(steps, 1);
-  for (size_t q = 0; q < tasks.size(); ++q)
-    if (!task_ok[q]) found[tasks[q].step] = 0;
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-  for (int64_t s = 0; s < nsteps; ++s) {
-    ChunkPlan& cp = plan.steps[s];
-    const size_t at = static_cast<size_t>(s) * m;
-    const bool ok = found[s] && neighbors_owned(plan, static_cast<size_t>(s));
-    found[s] = ok ? 1 : 0;
-    RemoteRows rows;
-    rows.merged = std::move(merged[s]);
-    if (ok)
-      gather_remote_rows(plan, static_cast<size_t>(s), plan.trans_capacity[s % plan.m],
-                         std::span(pieces).subspan(at, m), rows);
-    for (size_t k = 0; k < m; ++k) std::vector<uint64_t>().swap(pieces[at + k]);
-    cp.remote_vid = std::move(rows.vid);
-    cp.remote_gpu = std::move(rows.gpu);
-    cp.remote_slot = std::move(rows.slot);
-    merged[s] = std::move(rows.merged);
-  }
+  for (size_t q = 0; q < own.size(); ++q)
+    if (!own_ok[q]) found[own[q].step] = 0;
+  all_remote_rows(plan, merged, found);
   all_flushes(plan);
   for (size_t s = 0; s < steps; ++s) {
     const ChunkPlan& cp = plan.steps[s];

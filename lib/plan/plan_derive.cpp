@@ -360,180 +360,182 @@ bool own_rows(const Plan& plan, size_t s, size_t x0, size_t x1, std::vector<uint
   return true;
 }
 
-// The remote rows of every step, as derive_remote_rows gives them (the
-// merged rows of the steps' other GPUs' neighbors into `merged`), each step
-// by all threads: its pieces' neighbors found in their owners' transition
-// sets in blocks and marked in a map per owner indexed by the owner's slot,
-// then the maps read in (GPU, slot) order in blocks (slots of a transition
-// set are distinct and below its GPU's capacity: the order needs no sort).
-// A task per piece, each a serial sort, left the largest piece the critical
-// path (96 pieces at m 4 x n 8 on 64 cores, issue 33). found[s] becomes
-// false for a step with a neighbor outside its owner's set or outside every
-// GPU (its remote lists left empty); a step whose slots are not distinct or
-// not below the capacity (never for derived slots) takes derive_remote_rows.
-void all_remote_rows(Plan& plan, std::vector<std::vector<uint32_t>>& merged, std::vector<char>& found) {
+// The remote rows and flush lists of every step, as derive_remote_rows and
+// derive_flushes give them (the merged rows of the steps' other GPUs'
+// neighbors into `merged`), a batch at a time by all threads, without sorts:
+// - a step's neighbors in another GPU's piece are found in that GPU's
+//   transition set in blocks and marked in a map of the owner's slots (one
+//   per step of the batch and owner), then the maps are read in (GPU, slot)
+//   order in blocks: the remote rows in merged-buffer order;
+// - a step's vertices that leave after its batch are marked in blocks in a
+//   map of its GPU's slots, read in slot order in blocks: its flush list.
+// Slots of a transition set are distinct and below its GPU's capacity, so
+// map order is the sorted order. A task per piece and per step, each a
+// serial sort, kept n of the cores busy with one GPU and left the largest
+// sort the critical path at m 4 x n 8 (issue 33); three parallel loops per
+// batch (not per step: each loop's barrier costs a time slice when the
+// threads share their cores). found[s] becomes false for a step with a
+// neighbor outside its owner's set or outside every GPU (its remote lists
+// left empty). A step whose slots are not distinct or not below the
+// capacity (never for derived slots) takes derive_remote_rows or
+// derive_flushes.
+void remote_rows_and_flushes(Plan& plan, std::vector<std::vector<uint32_t>>& merged, std::vector<char>& found) {
   const size_t m = static_cast<size_t>(plan.m);
   const int64_t g = grain();
-  std::vector<std::vector<uint8_t>> marks(m);
-  std::vector<std::vector<uint32_t>> pos(m);
-  if (m > 1)
-    for (size_t k = 0; k < m; ++k) {
-      resize_for_overwrite(marks[k], plan.trans_capacity[k]);
-      resize_for_overwrite(pos[k], plan.trans_capacity[k]);
+  // Maps: remote (step i of a batch, owner k != i) at i * m + k; flushes of
+  // GPU i at m * m + i. mark[x]: slot x is taken (zero between batches);
+  // what[x]: the position in nbr (remote) or the vertex (flushes).
+  std::vector<std::vector<uint8_t>> mark(m * m + m);
+  std::vector<std::vector<uint32_t>> what(m * m + m);
+  auto capacity_of = [&](size_t map) -> int64_t { return plan.trans_capacity[map < m * m ? map % m : map - m * m]; };
+  for (size_t map = 0; map < mark.size(); ++map)
+    if (map >= m * m || map / m != map % m) {
+      resize_for_overwrite(mark[map], static_cast<size_t>(capacity_of(map)));
+      resize_for_overwrite(what[map], static_cast<size_t>(capacity_of(map)));
     }
+  // A block of a piece of nbr (remote), of a transition set (flush) or of a
+  // map; `list` = the step's remote (0) or flush (1) list.
   struct Block {
-    size_t gpu;
-    int64_t begin, end;  // positions in nbr (pieces) or slots (maps)
+    size_t step, map;
+    int64_t begin, end;
+    int list;
   };
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    ChunkPlan& cp = plan.steps[s];
-    const size_t own = s % m, first = s - own;
-    const std::span<const vid_t> nbr(cp.nbr);
-    std::vector<Block> pieces, maps;
-    for (size_t k = 0; k < m; ++k) {
-      if (k == own) continue;
-      const auto x0 = static_cast<int64_t>(first_at_least(nbr, 0, plan.part_offsets[k]));
-      const auto x1 = static_cast<int64_t>(first_at_least(nbr, static_cast<size_t>(x0), plan.part_offsets[k + 1]));
-      for (int64_t b = x0; b < x1; b += g) pieces.push_back({k, b, std::min(x1, b + g)});
-      const int64_t cap = plan.trans_capacity[k];
-      for (int64_t b = 0; b < cap; b += g) maps.push_back({k, b, std::min(cap, b + g)});
+  std::vector<Block> marking, reading;
+  for (size_t first = 0; first < plan.steps.size(); first += m) {
+    marking.clear();
+    reading.clear();
+    for (size_t i = 0; i < m; ++i) {
+      const size_t s = first + i;
+      const std::span<const vid_t> nbr(plan.steps[s].nbr);
+      for (size_t k = 0; k < m; ++k) {
+        if (k == i) continue;
+        const auto x0 = static_cast<int64_t>(first_at_least(nbr, 0, plan.part_offsets[k]));
+        const auto x1 = static_cast<int64_t>(first_at_least(nbr, static_cast<size_t>(x0), plan.part_offsets[k + 1]));
+        for (int64_t b = x0; b < x1; b += g) marking.push_back({s, i * m + k, b, std::min(x1, b + g), 0});
+        const int64_t cap = capacity_of(i * m + k);
+        for (int64_t b = 0; b < cap; b += g) reading.push_back({s, i * m + k, b, std::min(cap, b + g), 0});
+      }
+      const auto t = static_cast<int64_t>(plan.steps[s].trans_vid.size());
+      for (int64_t b = 0; b < t; b += g) marking.push_back({s, m * m + i, b, std::min(t, b + g), 1});
+      const int64_t cap = capacity_of(m * m + i);
+      for (int64_t b = 0; b < cap; b += g) reading.push_back({s, m * m + i, b, std::min(cap, b + g), 1});
     }
-    bool held = true, distinct = true;
-    const auto npieces = static_cast<int64_t>(pieces.size());
-#pragma omp parallel for schedule(dynamic, 1) reduction(&& : held, distinct) if (npieces > 1)
-    for (int64_t q = 0; q < npieces; ++q) {
-      const Block& b = pieces[q];
-      const ChunkPlan& owner = plan.steps[first + b.gpu];
-      const std::span<const vid_t> set(owner.trans_vid);
-      const int64_t cap = plan.trans_capacity[b.gpu];
+    // 1. Marks. held: every neighbor in its owner's set; distinct: no slot twice.
+    const auto nmark = static_cast<int64_t>(marking.size());
+    std::vector<char> held(marking.size(), 1), distinct(marking.size(), 1);
+#pragma omp parallel for schedule(dynamic, 1) if (nmark > 1)
+    for (int64_t q = 0; q < nmark; ++q) {
+      const Block& b = marking[q];
+      const int64_t cap = capacity_of(b.map);
+      std::vector<uint8_t>& taken = mark[b.map];
       size_t a = 0;
-      for (int64_t x = b.begin; x < b.end; ++x) {
-        a = gallop(set, a, nbr[x]);
-        if (a == set.size() || set[a] != nbr[x]) {
-          held = false;
-          break;
+      auto put = [&](uint32_t slot, uint32_t value) {
+        if (slot >= cap || std::atomic_ref<uint8_t>(taken[slot]).exchange(1, std::memory_order_relaxed) != 0) {
+          distinct[q] = 0;
+          return;
         }
-        const uint32_t slot = owner.trans_slot[a];
-        if (slot >= cap || std::atomic_ref<uint8_t>(marks[b.gpu][slot]).exchange(1, std::memory_order_relaxed) != 0) {
-          distinct = false;
-          continue;
+        what[b.map][slot] = value;
+      };
+      if (b.list == 0) {
+        const std::span<const vid_t> nbr(plan.steps[b.step].nbr);
+        const ChunkPlan& owner = plan.steps[b.step - b.step % m + b.map % m];
+        const std::span<const vid_t> set(owner.trans_vid);
+        for (int64_t x = b.begin; x < b.end; ++x) {
+          a = gallop(set, a, nbr[x]);
+          if (a == set.size() || set[a] != nbr[x]) {
+            held[q] = 0;
+            break;
+          }
+          put(owner.trans_slot[a], static_cast<uint32_t>(x));
         }
-        pos[b.gpu][slot] = static_cast<uint32_t>(x);
+      } else {
+        const ChunkPlan& cp = plan.steps[b.step];
+        std::span<const vid_t> next;
+        if (b.step + m < plan.steps.size()) next = plan.steps[b.step + m].trans_vid;
+        for (int64_t k = b.begin; k < b.end; ++k) {
+          a = gallop(next, a, cp.trans_vid[k]);
+          if (a == next.size() || next[a] != cp.trans_vid[k]) put(cp.trans_slot[k], cp.trans_vid[k]);
+        }
       }
     }
-    const bool ok = found[s] && held && neighbors_owned(plan, s);
-    found[s] = ok ? 1 : 0;
-    const bool fill = ok && distinct;
-    const auto nmaps = static_cast<int64_t>(maps.size());
-    std::vector<int64_t> at(maps.size() + 1, 0);
-#pragma omp parallel for schedule(static) if (nmaps > 1)
-    for (int64_t q = 0; q < nmaps; ++q) {
-      int64_t c = 0;
-      for (int64_t x = maps[q].begin; x < maps[q].end; ++x) c += marks[maps[q].gpu][x];
-      at[q + 1] = c;
+    // Verdicts per step and list: fill[i][list] = the list comes from the maps.
+    std::vector<char> step_held(m, 1), fill(2 * m, 1);
+    for (size_t q = 0; q < marking.size(); ++q) {
+      const size_t i = marking[q].step - first;
+      if (!held[q]) step_held[i] = 0;
+      if (!distinct[q]) fill[2 * i + static_cast<size_t>(marking[q].list)] = 0;
     }
-    for (int64_t q = 0; q < nmaps; ++q) at[q + 1] += at[q];
-    const auto rows = static_cast<size_t>(fill ? at[nmaps] : 0);
-    resize_for_overwrite(cp.remote_vid, rows);
-    resize_for_overwrite(cp.remote_gpu, rows);
-    resize_for_overwrite(cp.remote_slot, rows);
-    const uint32_t base = plan.trans_capacity[own];
-    std::vector<uint32_t>& into = merged[s];
-#pragma omp parallel for schedule(static) if (nmaps > 1)
-    for (int64_t q = 0; q < nmaps; ++q) {
-      const Block& b = maps[q];
-      std::vector<uint8_t>& mark = marks[b.gpu];
+    for (size_t i = 0; i < m; ++i) {
+      const size_t s = first + i;
+      found[s] = found[s] && step_held[i] && neighbors_owned(plan, s) ? 1 : 0;
+      if (!found[s]) fill[2 * i] = 0;
+    }
+    // 2. Counts of the maps' blocks, then where each block's rows start in
+    //    its step's list.
+    const auto nread = static_cast<int64_t>(reading.size());
+    std::vector<int64_t> at(reading.size(), 0);
+#pragma omp parallel for schedule(static) if (nread > 1)
+    for (int64_t q = 0; q < nread; ++q) {
+      int64_t c = 0;
+      for (int64_t x = reading[q].begin; x < reading[q].end; ++x) c += mark[reading[q].map][x];
+      at[q] = c;
+    }
+    std::vector<int64_t> total(2 * m, 0);
+    for (size_t q = 0; q < reading.size(); ++q) {
+      int64_t& t = total[2 * (reading[q].step - first) + static_cast<size_t>(reading[q].list)];
+      t += std::exchange(at[q], t);
+    }
+    for (size_t i = 0; i < m; ++i) {
+      ChunkPlan& cp = plan.steps[first + i];
+      const auto rows = static_cast<size_t>(fill[2 * i] ? total[2 * i] : 0);
+      resize_for_overwrite(cp.remote_vid, rows);
+      resize_for_overwrite(cp.remote_gpu, rows);
+      resize_for_overwrite(cp.remote_slot, rows);
+      if (fill[2 * i + 1]) {
+        resize_for_overwrite(cp.flush_slot, static_cast<size_t>(total[2 * i + 1]));
+        resize_for_overwrite(cp.flush_vid, static_cast<size_t>(total[2 * i + 1]));
+      }
+    }
+    // 3. The lists from the maps (each map cleared on the way).
+#pragma omp parallel for schedule(static) if (nread > 1)
+    for (int64_t q = 0; q < nread; ++q) {
+      const Block& b = reading[q];
+      const size_t i = b.step - first;
+      ChunkPlan& cp = plan.steps[b.step];
+      std::vector<uint8_t>& taken = mark[b.map];
+      const bool write = fill[2 * i + static_cast<size_t>(b.list)] != 0;
+      const uint32_t base = plan.trans_capacity[i];
       int64_t r = at[q];
       for (int64_t slot = b.begin; slot < b.end; ++slot) {
-        if (!mark[slot]) continue;
-        mark[slot] = 0;
-        if (!fill) continue;
-        const uint32_t x = pos[b.gpu][slot];
-        into[x] = base + static_cast<uint32_t>(r);
-        cp.remote_vid[r] = nbr[x];
-        cp.remote_gpu[r] = static_cast<int32_t>(b.gpu);
-        cp.remote_slot[r] = static_cast<uint32_t>(slot);
-        ++r;
-      }
-    }
-    if (ok && !distinct) {
-      RemoteRows all;
-      derive_remote_rows(plan, s, base, all);
-      cp.remote_vid = std::move(all.vid);
-      cp.remote_gpu = std::move(all.gpu);
-      cp.remote_slot = std::move(all.slot);
-      into = std::move(all.merged);
-    }
-  }
-}
-
-// The flush lists of every step, as derive_flushes gives them, each step by
-// all threads: its leaving vertices marked in a slot-indexed map in blocks of
-// its transition set, then the map read in slot order in blocks (slots of a
-// step are distinct and below its GPU's capacity: ascending slot order needs
-// no sort). The step tasks of derive_flushes, each a serial sort, kept n of
-// the cores busy with one GPU. A step whose slots are not distinct or not
-// below the capacity (never for derived slots) takes derive_flushes.
-void all_flushes(Plan& plan) {
-  const size_t m = static_cast<size_t>(plan.m);
-  const int64_t g = grain();
-  uint32_t most = 0;
-  for (uint32_t c : plan.trans_capacity) most = std::max(most, c);
-  // leaves[x]: slot x's vertex leaves (zero between steps); vid_at[x] its vertex.
-  std::vector<uint8_t> leaves;
-  std::vector<vid_t> vid_at;
-  resize_for_overwrite(leaves, most);
-  resize_for_overwrite(vid_at, most);
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    ChunkPlan& cp = plan.steps[s];
-    const int64_t cap = plan.trans_capacity[s % m];
-    std::span<const vid_t> next;
-    if (s + m < plan.steps.size()) next = plan.steps[s + m].trans_vid;
-    const std::span<const vid_t> vid(cp.trans_vid);
-    const auto count = static_cast<int64_t>(vid.size());
-    bool ok = true;
-#pragma omp parallel for schedule(dynamic, 1) reduction(&& : ok) if (count > g)
-    for (int64_t b = 0; b < count; b += g) {
-      size_t a = 0;
-      for (int64_t k = b; k < std::min(count, b + g); ++k) {
-        a = gallop(next, a, vid[k]);
-        if (a < next.size() && next[a] == vid[k]) continue;
-        const uint32_t slot = cp.trans_slot[k];
-        if (slot >= cap || std::atomic_ref<uint8_t>(leaves[slot]).exchange(1, std::memory_order_relaxed) != 0) {
-          ok = false;
-          continue;
+        if (!taken[slot]) continue;
+        taken[slot] = 0;
+        if (!write) continue;
+        const uint32_t v = what[b.map][slot];
+        if (b.list == 0) {
+          merged[b.step][v] = base + static_cast<uint32_t>(r);
+          cp.remote_vid[r] = cp.nbr[v];
+          cp.remote_gpu[r] = static_cast<int32_t>(b.map % m);
+          cp.remote_slot[r] = static_cast<uint32_t>(slot);
+        } else {
+          cp.flush_slot[r] = static_cast<uint32_t>(slot);
+          cp.flush_vid[r] = v;
         }
-        vid_at[slot] = vid[k];
-      }
-    }
-    // Blocks of the slot map: their leaving counts, then each writes its
-    // part of the list (and clears its marks).
-    const int64_t blocks = (cap + g - 1) / g;
-    std::vector<int64_t> at(static_cast<size_t>(blocks) + 1, 0);
-#pragma omp parallel for schedule(static) if (blocks > 1)
-    for (int64_t b = 0; b < blocks; ++b) {
-      int64_t c = 0;
-      for (int64_t x = b * g; x < std::min(cap, (b + 1) * g); ++x) c += leaves[x];
-      at[b + 1] = c;
-    }
-    for (int64_t b = 0; b < blocks; ++b) at[b + 1] += at[b];
-    if (ok) {
-      resize_for_overwrite(cp.flush_slot, static_cast<size_t>(at[blocks]));
-      resize_for_overwrite(cp.flush_vid, static_cast<size_t>(at[blocks]));
-    }
-#pragma omp parallel for schedule(static) if (blocks > 1)
-    for (int64_t b = 0; b < blocks; ++b) {
-      int64_t r = at[b];
-      for (int64_t x = b * g; x < std::min(cap, (b + 1) * g); ++x) {
-        if (!leaves[x]) continue;
-        leaves[x] = 0;
-        if (!ok) continue;
-        cp.flush_slot[r] = static_cast<uint32_t>(x);
-        cp.flush_vid[r] = vid_at[x];
         ++r;
       }
     }
-    if (!ok) derive_flushes(plan, s, cp.flush_slot, cp.flush_vid);
+    for (size_t i = 0; i < m; ++i) {
+      const size_t s = first + i;
+      ChunkPlan& cp = plan.steps[s];
+      if (found[s] && !fill[2 * i]) {
+        RemoteRows rows;
+        derive_remote_rows(plan, s, plan.trans_capacity[i], rows);
+        cp.remote_vid = std::move(rows.vid);
+        cp.remote_gpu = std::move(rows.gpu);
+        cp.remote_slot = std::move(rows.slot);
+        merged[s] = std::move(rows.merged);
+      }
+      if (!fill[2 * i + 1]) derive_flushes(plan, s, cp.flush_slot, cp.flush_vid);
+    }
   }
 }
 
@@ -648,8 +650,8 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   for (int64_t s = 0; s < nsteps; ++s) resize_for_overwrite(merged[s], plan.steps[s].nbr.size());
   const size_t m = static_cast<size_t>(plan.m);
   // The steps' own pieces in blocks of nbr (own_rows), all steps in one
-  // loop; then the other GPUs' pieces (all_remote_rows) and the flushes
-  // (all_flushes), a step at a time by all threads.
+  // loop; then the other GPUs' pieces and the flushes, a batch at a time by
+  // all threads (remote_rows_and_flushes).
   struct OwnBlock {
     size_t step, x0, x1;
   };
@@ -670,8 +672,7 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   std::vector<char> found(steps, 1);
   for (size_t q = 0; q < own.size(); ++q)
     if (!own_ok[q]) found[own[q].step] = 0;
-  all_remote_rows(plan, merged, found);
-  all_flushes(plan);
+  remote_rows_and_flushes(plan, merged, found);
   for (size_t s = 0; s < steps; ++s) {
     const ChunkPlan& cp = plan.steps[s];
     if (!found[s]) return fmt::format("{}: a neighbor is not in its owner's transition set", where(plan, s));

@@ -52,6 +52,27 @@ void flip_byte(const std::string& path, uint64_t offset) {
   f.write(&c, 1);
 }
 
+// Several vectors sized at once: each its size, all zero, whether it was
+// larger, smaller or empty before, at any thread count.
+TEST(BulkMemory, ResizeEachGivesZeroedVectorsOfTheirSizes) {
+  const int threads_before = omp_get_max_threads();
+  for (int threads : {1, 2, 3, 8})
+    for (BulkTuning t : {BulkTuning{}, kTiny}) {
+      ScopedBulkTuning scope(t);
+      omp_set_num_threads(threads);
+      std::vector<std::vector<uint32_t>> v = {{1, 2, 3}, std::vector<uint32_t>(5000, 7), {}, {9}, {}};
+      const std::vector<size_t> sizes = {2000001, 3, 0, 17, 1 << 20};
+      std::vector<std::vector<uint32_t>*> lists;
+      for (auto& x : v) lists.push_back(&x);
+      resize_each_for_overwrite<uint32_t>(lists, sizes);
+      for (size_t k = 0; k < v.size(); ++k) {
+        ASSERT_EQ(v[k].size(), sizes[k]) << k;
+        EXPECT_TRUE(std::all_of(v[k].begin(), v[k].end(), [](uint32_t x) { return x == 0; })) << k;
+      }
+    }
+  omp_set_num_threads(threads_before);
+}
+
 TEST(BulkMemory, ResizeCopyScanAndFirstBadAgreeWithSequentialCode) {
   for (BulkTuning t : {BulkTuning{}, kTiny}) {
     ScopedBulkTuning scope(t);

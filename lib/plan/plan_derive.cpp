@@ -642,12 +642,17 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   //    one GPU n tasks in all, and the largest piece's sort the critical
   //    path at m 4 x n 8 (issue 33); now blocks within the steps, and slot
   //    maps in place of the sorts.
-  // The steps' vectors sized side by side: resize_for_overwrite faults the
-  // pages in parallel but zeroes them serially (a vector's resize), and one
-  // step after another that was a serial memset over every step's lists.
+  // The steps' vectors sized side by side (resize_each_for_overwrite).
   std::vector<std::vector<uint32_t>> merged(steps);
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-  for (int64_t s = 0; s < nsteps; ++s) resize_for_overwrite(merged[s], plan.steps[s].nbr.size());
+  {
+    std::vector<std::vector<uint32_t>*> lists;
+    std::vector<size_t> sizes;
+    for (size_t s = 0; s < steps; ++s) {
+      lists.push_back(&merged[s]);
+      sizes.push_back(plan.steps[s].nbr.size());
+    }
+    resize_each_for_overwrite<uint32_t>(lists, sizes);
+  }
   const size_t m = static_cast<size_t>(plan.m);
   // The steps' own pieces in blocks of nbr (own_rows), all steps in one
   // loop; then the other GPUs' pieces and the flushes, a batch at a time by
@@ -689,11 +694,15 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   //    blocks over all steps' edges.
   //    Sized side by side (their serial zeroing, as `merged` above: at
   //    friendster size 2.5 B edges x 8 bytes, one step after another).
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-  for (int64_t s = 0; s < nsteps; ++s) {
-    ChunkPlan& cp = plan.steps[s];
-    resize_for_overwrite(cp.src_vid, cp.src_local.size());
-    resize_for_overwrite(cp.src_merged, cp.src_local.size());
+  {
+    std::vector<std::vector<uint32_t>*> lists;
+    std::vector<size_t> sizes;
+    for (ChunkPlan& cp : plan.steps) {
+      lists.push_back(&cp.src_vid);
+      lists.push_back(&cp.src_merged);
+      sizes.insert(sizes.end(), 2, cp.src_local.size());
+    }
+    resize_each_for_overwrite<uint32_t>(lists, sizes);
   }
   const std::vector<EdgeBlock> blocks = edge_blocks(plan, [](size_t) { return false; });
   const auto nblocks = static_cast<int64_t>(blocks.size());

@@ -592,9 +592,19 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
     t.reset();
   };
 
-  // 1. Transition sets (each reads the nbr lists of its batch only).
+  // 1. Transition sets (each reads the nbr lists of its batch only). With
+  //    one GPU a step's set is its neighbors below N (one piece, nothing to
+  //    merge): copied by all threads, a step at a time (a task per step
+  //    kept n of the cores busy).
+  if (plan.m == 1) {
+    for (ChunkPlan& cp : plan.steps) {
+      const std::span<const vid_t> nbr(cp.nbr);
+      cp.trans_vid = copy_to_vector(nbr.first(first_at_least(nbr, 0, plan.part_offsets[1])));
+    }
+  } else {
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
-  for (int64_t s = 0; s < nsteps; ++s) plan.steps[s].trans_vid = transition_set(plan, static_cast<size_t>(s));
+    for (int64_t s = 0; s < nsteps; ++s) plan.steps[s].trans_vid = transition_set(plan, static_cast<size_t>(s));
+  }
   for (size_t s = 0; s < steps; ++s)
     if (static_cast<int64_t>(plan.steps[s].trans_vid.size()) != recorded[s].trans)
       return fmt::format("{}: the neighbor sets give {} transition vertices, the file records {}", where(plan, s),

@@ -343,19 +343,25 @@ bool neighbors_owned(const Plan& plan, size_t s) {
   return first_at_least(nbr, 0, plan.part_offsets[static_cast<size_t>(plan.m)]) == nbr.size();
 }
 
+// A neighbor's id and merged row in one word (id low, row high): the edge
+// loop reads one array at a random place per edge instead of two (nbr and
+// the merged rows: two cache misses per edge at friendster size).
+uint64_t id_and_row(vid_t id, uint32_t row) { return uint64_t{row} << 32 | id; }
+
 // Merged rows of step s's own neighbors at positions [x0, x1) of nbr (all
 // owned by the step's GPU): each its slot in the step's transition set, as
-// remote_piece's own piece (false when one is not in the set). Blocks of a
+// remote_piece's own piece (false when one is not in the set), with the
+// neighbor's id (id_and_row). Blocks of a
 // piece are independent: with one GPU a step's only piece is its whole
 // neighbor list, and a task per piece kept n of the cores busy (issue 33).
-bool own_rows(const Plan& plan, size_t s, size_t x0, size_t x1, std::vector<uint32_t>& merged) {
+bool own_rows(const Plan& plan, size_t s, size_t x0, size_t x1, std::vector<uint64_t>& merged) {
   const ChunkPlan& cp = plan.steps[s];
   const std::span<const vid_t> held(cp.trans_vid);
   size_t a = 0;
   for (size_t x = x0; x < x1; ++x) {
     a = gallop(held, a, cp.nbr[x]);
     if (a == held.size() || held[a] != cp.nbr[x]) return false;
-    merged[x] = cp.trans_slot[a];
+    merged[x] = id_and_row(cp.nbr[x], cp.trans_slot[a]);
   }
   return true;
 }
@@ -379,7 +385,7 @@ bool own_rows(const Plan& plan, size_t s, size_t x0, size_t x1, std::vector<uint
 // left empty). A step whose slots are not distinct or not below the
 // capacity (never for derived slots) takes derive_remote_rows or
 // derive_flushes.
-void remote_rows_and_flushes(Plan& plan, std::vector<std::vector<uint32_t>>& merged, std::vector<char>& found) {
+void remote_rows_and_flushes(Plan& plan, std::vector<std::vector<uint64_t>>& merged, std::vector<char>& found) {
   const size_t m = static_cast<size_t>(plan.m);
   const int64_t g = grain();
   // Maps: remote (step i of a batch, owner k != i) at i * m + k; flushes of
@@ -512,7 +518,7 @@ void remote_rows_and_flushes(Plan& plan, std::vector<std::vector<uint32_t>>& mer
         if (!write) continue;
         const uint32_t v = what[b.map][slot];
         if (b.list == 0) {
-          merged[b.step][v] = base + static_cast<uint32_t>(r);
+          merged[b.step][v] = id_and_row(cp.nbr[v], base + static_cast<uint32_t>(r));
           cp.remote_vid[r] = cp.nbr[v];
           cp.remote_gpu[r] = static_cast<int32_t>(b.map % m);
           cp.remote_slot[r] = static_cast<uint32_t>(slot);
@@ -532,7 +538,7 @@ void remote_rows_and_flushes(Plan& plan, std::vector<std::vector<uint32_t>>& mer
         cp.remote_vid = std::move(rows.vid);
         cp.remote_gpu = std::move(rows.gpu);
         cp.remote_slot = std::move(rows.slot);
-        merged[s] = std::move(rows.merged);
+        for (size_t x = 0; x < rows.merged.size(); ++x) merged[s][x] = id_and_row(cp.nbr[x], rows.merged[x]);
       }
       if (!fill[2 * i + 1]) derive_flushes(plan, s, cp.flush_slot, cp.flush_vid);
     }
@@ -653,15 +659,15 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   //    path at m 4 x n 8 (issue 33); now blocks within the steps, and slot
   //    maps in place of the sorts.
   // The steps' vectors sized side by side (resize_each_for_overwrite).
-  std::vector<std::vector<uint32_t>> merged(steps);
+  std::vector<std::vector<uint64_t>> merged(steps);  // id_and_row per nbr entry
   {
-    std::vector<std::vector<uint32_t>*> lists;
+    std::vector<std::vector<uint64_t>*> lists;
     std::vector<size_t> sizes;
     for (size_t s = 0; s < steps; ++s) {
       lists.push_back(&merged[s]);
       sizes.push_back(plan.steps[s].nbr.size());
     }
-    resize_each_for_overwrite<uint32_t>(lists, sizes);
+    resize_each_for_overwrite<uint64_t>(lists, sizes);
   }
   const size_t m = static_cast<size_t>(plan.m);
   // The steps' own pieces in blocks of nbr (own_rows), all steps in one
@@ -720,11 +726,11 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   for (int64_t t = 0; t < nblocks; ++t) {
     const EdgeBlock& b = blocks[t];
     ChunkPlan& cp = plan.steps[b.step];
-    const std::vector<uint32_t>& rows = merged[b.step];
+    const std::vector<uint64_t>& rows = merged[b.step];
     for (int64_t e = b.begin; e < b.end; ++e) {
-      const uint32_t x = cp.src_local[e];
-      cp.src_vid[e] = cp.nbr[x];
-      cp.src_merged[e] = rows[x];
+      const uint64_t r = rows[cp.src_local[e]];
+      cp.src_vid[e] = static_cast<vid_t>(r);
+      cp.src_merged[e] = static_cast<uint32_t>(r >> 32);
     }
   }
   lap("edges");

@@ -706,10 +706,10 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   }
   lap("remote rows and flushes");
 
-  // 4. Per edge: the source's id and merged row through src_local, in
-  //    blocks over all steps' edges.
-  //    Sized side by side (their serial zeroing, as `merged` above: at
-  //    friendster size 2.5 B edges x 8 bytes, one step after another).
+  // 4. Per edge: the source's id and merged row through src_local (one
+  //    id_and_row word), in blocks over all steps' edges. The lists sized
+  //    side by side (resize_each_for_overwrite: at friendster size 2.5 B
+  //    edges x 8 bytes).
   {
     std::vector<std::vector<uint32_t>*> lists;
     std::vector<size_t> sizes;

@@ -366,6 +366,54 @@ bool own_rows(const Plan& plan, size_t s, size_t x0, size_t x1, std::vector<uint
   return true;
 }
 
+// What remote_rows_and_flushes gives, by sorts: a task per step and other
+// GPU (its piece sorted, remote_piece), then a task per step (its rows in
+// order, derive_flushes). No slot maps (fresh memory, m (m + 1) times a
+// GPU's capacity): the better choice when the tasks outnumber the threads.
+void remote_rows_and_flushes_by_sorts(Plan& plan, std::vector<std::vector<uint64_t>>& merged,
+                                      std::vector<char>& found) {
+  const size_t m = static_cast<size_t>(plan.m), steps = plan.steps.size();
+  std::vector<std::vector<uint64_t>> pieces(steps * m);
+  std::vector<char> held(steps * m, 1);
+  std::vector<uint32_t> unused;  // (remote_piece writes own rows only, and k is never the step's own GPU)
+  const auto tasks = static_cast<int64_t>(steps * m);
+#pragma omp parallel for schedule(dynamic, 1) if (tasks > 1)
+  for (int64_t q = 0; q < tasks; ++q) {
+    const size_t s = static_cast<size_t>(q) / m, k = static_cast<size_t>(q) % m;
+    if (k != s % m) held[q] = remote_piece(plan, s, k, unused, pieces[q]) ? 1 : 0;
+  }
+  const auto nsteps = static_cast<int64_t>(steps);
+#pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1)
+  for (int64_t s = 0; s < nsteps; ++s) {
+    ChunkPlan& cp = plan.steps[s];
+    const size_t at = static_cast<size_t>(s) * m;
+    const bool ok = found[s] &&
+                    std::all_of(held.begin() + static_cast<std::ptrdiff_t>(at),
+                                held.begin() + static_cast<std::ptrdiff_t>(at + m), [](char h) { return h != 0; }) &&
+                    neighbors_owned(plan, static_cast<size_t>(s));
+    found[s] = ok ? 1 : 0;
+    size_t rows = 0;
+    if (ok)
+      for (size_t k = 0; k < m; ++k) rows += pieces[at + k].size();
+    resize_for_overwrite(cp.remote_vid, rows);
+    resize_for_overwrite(cp.remote_gpu, rows);
+    resize_for_overwrite(cp.remote_slot, rows);
+    const uint32_t base = plan.trans_capacity[s % plan.m];
+    size_t r = 0;
+    for (size_t k = 0; k < m && ok; ++k)
+      for (const uint64_t key : pieces[at + k]) {
+        const auto slot = static_cast<uint32_t>(key >> 32), x = static_cast<uint32_t>(key);
+        merged[s][x] = id_and_row(cp.nbr[x], base + static_cast<uint32_t>(r));
+        cp.remote_vid[r] = cp.nbr[x];
+        cp.remote_gpu[r] = static_cast<int32_t>(k);
+        cp.remote_slot[r] = slot;
+        ++r;
+      }
+    for (size_t k = 0; k < m; ++k) std::vector<uint64_t>().swap(pieces[at + k]);
+    derive_flushes(plan, static_cast<size_t>(s), cp.flush_slot, cp.flush_vid);
+  }
+}
+
 // The remote rows and flush lists of every step, as derive_remote_rows and
 // derive_flushes give them (the merged rows of the steps' other GPUs'
 // neighbors into `merged`), a batch at a time by all threads, without sorts:
@@ -693,7 +741,13 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   std::vector<char> found(steps, 1);
   for (size_t q = 0; q < own.size(); ++q)
     if (!own_ok[q]) found[own[q].step] = 0;
-  remote_rows_and_flushes(plan, merged, found);
+  // Slot maps where the steps are few for the threads (one GPU, or m x n
+  // steps on many more cores: the sorts' critical path); else the sorts,
+  // without the maps' fresh memory. The same lists either way.
+  if (nsteps < 4 * static_cast<int64_t>(omp_get_max_threads()))
+    remote_rows_and_flushes(plan, merged, found);
+  else
+    remote_rows_and_flushes_by_sorts(plan, merged, found);
   for (size_t s = 0; s < steps; ++s) {
     const ChunkPlan& cp = plan.steps[s];
     if (!found[s]) return fmt::format("{}: a neighbor is not in its owner's transition set", where(plan, s));

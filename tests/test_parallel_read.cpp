@@ -3,6 +3,8 @@
 // graph, partition and plan readers and renumber() with the parallel paths
 // forced onto small inputs (ScopedBulkTuning). Each must give what the
 // sequential code gives, and report the same first error.
+#include <omp.h>
+
 #include <algorithm>
 #include <fstream>
 #include <functional>
@@ -19,6 +21,7 @@
 #include "graph/graph_file.hpp"
 #include "partition/partition_file.hpp"
 #include "partition/plan_builder.hpp"
+#include "partition/renumbering.hpp"
 #include "plan/plan_file.hpp"
 #include "plan_test_graphs.hpp"
 #include "test_util.hpp"
@@ -47,6 +50,27 @@ void flip_byte(const std::string& path, uint64_t offset) {
   c = static_cast<char>(c ^ 0x5a);
   f.seekp(static_cast<std::streamoff>(offset));
   f.write(&c, 1);
+}
+
+// Several vectors sized at once: each its size, all zero, whether it was
+// larger, smaller or empty before, at any thread count.
+TEST(BulkMemory, ResizeEachGivesZeroedVectorsOfTheirSizes) {
+  const int threads_before = omp_get_max_threads();
+  for (int threads : {1, 2, 3, 8})
+    for (BulkTuning t : {BulkTuning{}, kTiny}) {
+      ScopedBulkTuning scope(t);
+      omp_set_num_threads(threads);
+      std::vector<std::vector<uint32_t>> v = {{1, 2, 3}, std::vector<uint32_t>(5000, 7), {}, {9}, {}};
+      const std::vector<size_t> sizes = {2000001, 3, 0, 17, 1 << 20};
+      std::vector<std::vector<uint32_t>*> lists;
+      for (auto& x : v) lists.push_back(&x);
+      resize_each_for_overwrite<uint32_t>(lists, sizes);
+      for (size_t k = 0; k < v.size(); ++k) {
+        ASSERT_EQ(v[k].size(), sizes[k]) << k;
+        EXPECT_TRUE(std::all_of(v[k].begin(), v[k].end(), [](uint32_t x) { return x == 0; })) << k;
+      }
+    }
+  omp_set_num_threads(threads_before);
 }
 
 TEST(BulkMemory, ResizeCopyScanAndFirstBadAgreeWithSequentialCode) {
@@ -245,6 +269,64 @@ TEST(ParallelRead, RenumberAgreesWithTheSequentialDefinition) {
   }
 }
 
+// Rows dealt into chunk buckets (renumber's linear path: each chunk keeps its
+// vertices' old order, so a row is an interleaving of ascending runs) and
+// rows where a chunk's order is broken (the comparison sort): both the stable
+// sort of the reference, weights and duplicates included, at any thread
+// count.
+TEST(ParallelRead, RenumberBucketedRowsAgreeWithTheSequentialDefinition) {
+  Graph g = test::make_graph(test::GraphKind::rmat, 1500, 40000, 8, /*self_loops=*/true);
+  for (int64_t i = 0; i < g.num_edges(); ++i) g.weights.push_back(static_cast<float>(i % 23));
+  // Duplicate edges: a row's second copy of each of its first sources.
+  Graph h;
+  h.num_vertices = g.num_vertices;
+  h.offsets.assign(1, 0);
+  for (int64_t v = 0; v < g.num_vertices; ++v) {
+    const int64_t b = g.offsets[v], e = g.offsets[v + 1];
+    for (int64_t i = b; i < e; ++i) {
+      h.sources.push_back(g.sources[i]);
+      h.weights.push_back(g.weights[i]);
+      if (i < b + 3) h.sources.push_back(g.sources[i]), h.weights.push_back(100.f + static_cast<float>(i % 7));
+    }
+    h.offsets.push_back(static_cast<int64_t>(h.sources.size()));
+  }
+  h.flags.sorted_neighbors = true;
+  std::vector<int32_t> part(static_cast<size_t>(h.num_vertices));
+  for (int64_t v = 0; v < h.num_vertices; ++v) part[v] = static_cast<int32_t>(v % 3);
+  Partition strided;
+  strided.params.parts = 3;
+  strided.params.chunks = 4;
+  strided.num_edges = h.num_edges();
+  layout_partitions(part, strided);
+  strided.chunk_offsets = test::even_chunks(strided.part_offsets, 4);
+  // The same, one chunk's vertices in reverse old order: its runs descend.
+  Partition broken = strided;
+  const int64_t b = broken.chunk_offsets[5], e = broken.chunk_offsets[6];
+  std::reverse(broken.new_to_old.begin() + b, broken.new_to_old.begin() + e);
+  for (int64_t v = b; v < e; ++v) broken.old_to_new[broken.new_to_old[v]] = static_cast<vid_t>(v);
+  // Empty chunks and a chunk table that is not the partition's (any
+  // ascending ranges are buckets).
+  Partition empty_chunks = strided;
+  empty_chunks.chunk_offsets = {0, 0, 10, 10, 10, 700, 700, h.num_vertices, h.num_vertices};
+  const int threads_before = omp_get_max_threads();
+  for (const Partition* p : {&strided, &broken, &empty_chunks})
+    for (bool weighted : {false, true}) {
+      Graph x = to_graph(h.view());
+      if (!weighted) x.weights.clear();
+      const Graph want = renumber_reference(x.view(), *p);
+      for (int threads : {1, 2, 3, 8})
+        for (BulkTuning t : {BulkTuning{}, kTiny}) {
+          ScopedBulkTuning scope(t);
+          omp_set_num_threads(threads);
+          const Graph got = renumber(x.view(), *p);
+          EXPECT_EQ(got.offsets, want.offsets);
+          EXPECT_EQ(got.sources, want.sources) << threads << " threads";
+          EXPECT_EQ(got.weights, want.weights) << threads << " threads";
+        }
+    }
+  omp_set_num_threads(threads_before);
+}
+
 Plan sample_plan() {
   const Graph g = test::make_graph(test::GraphKind::community, 600, 5000, 12);
   auto [g_new, p] = test::shuffled_partition(g, 3, 4, 2);
@@ -275,6 +357,30 @@ TEST(ParallelRead, PlanAgreesWithDefaultReading) {
   const Plan tiny = read_plan(dir.file("a.htplan"));
   EXPECT_TRUE(same_steps(plan, by_default));
   EXPECT_TRUE(same_steps(plan, tiny));
+}
+
+// The derivation's blocks within a step (an own piece's merged rows, the
+// flush lists from a slot map) give the built plan's lists at any thread
+// count and block size, with one GPU (a step's only piece is its whole
+// neighbor list) and with several.
+TEST(ParallelRead, PlanDerivedInBlocksAgreesAtAnyThreadCount) {
+  test::TempDir dir;
+  const Graph g = test::make_graph(test::GraphKind::community, 900, 9000, 5);
+  const int threads_before = omp_get_max_threads();
+  for (const auto& [m, n] : {std::pair{1, 4}, std::pair{1, 1}, std::pair{2, 3}}) {
+    auto [g_new, p] = test::shuffled_partition(g, m, n, 3);
+    Plan plan = build_plan(g_new.view(), p, {});
+    plan.graph_identity = {1, 2};
+    const std::string path = dir.file("m" + std::to_string(m) + "n" + std::to_string(n) + ".htplan");
+    write_plan(path, plan);
+    for (int threads : {1, 2, 3, 8})
+      for (BulkTuning t : {BulkTuning{}, kTiny}) {
+        ScopedBulkTuning scope(t);
+        omp_set_num_threads(threads);
+        EXPECT_TRUE(same_steps(plan, read_plan(path))) << "m " << m << " n " << n << ", " << threads << " threads";
+      }
+  }
+  omp_set_num_threads(threads_before);
 }
 
 // With the checksums skipped, out-of-range values are still found, and the

@@ -67,6 +67,35 @@ void resize_for_overwrite(std::vector<T>& v, size_t n) {
   v.swap(fresh);
 }
 
+// resize_for_overwrite of several vectors: vs[k] to sizes[k] elements. The
+// fresh storage of the large ones faulted in by all threads, one vector after
+// another, then their zero-fills (resize(), serial within a vector) side by
+// side. A plan's per-step lists sized one step after another were a serial
+// memset over all of them; sized in a parallel loop over the steps, each
+// step's pages were faulted by one thread (with one GPU: n of the cores).
+template <typename T>
+void resize_each_for_overwrite(std::span<std::vector<T>* const> vs, std::span<const size_t> sizes) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  const auto count = static_cast<int64_t>(vs.size());
+  std::vector<std::vector<T>> fresh(vs.size());
+  for (size_t k = 0; k < vs.size(); ++k) {
+    const size_t bytes = sizes[k] * sizeof(T);
+    if (bytes < bulk_tuning().huge_bytes || sizes[k] <= vs[k]->capacity()) continue;
+    fresh[k].reserve(sizes[k]);
+    advise_huge_pages(fresh[k].data(), bytes);
+    prefault_pages(fresh[k].data(), bytes);
+  }
+#pragma omp parallel for schedule(dynamic, 1) if (count > 1)
+  for (int64_t k = 0; k < count; ++k) {
+    if (fresh[k].capacity() == 0) {
+      vs[k]->assign(sizes[k], T{});
+      continue;
+    }
+    fresh[k].resize(sizes[k]);
+    vs[k]->swap(fresh[k]);
+  }
+}
+
 // A vector holding a copy of `src`, filled in parallel.
 template <typename T>
 std::vector<T> copy_to_vector(std::span<const T> src) {

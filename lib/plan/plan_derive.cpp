@@ -343,6 +343,256 @@ bool neighbors_owned(const Plan& plan, size_t s) {
   return first_at_least(nbr, 0, plan.part_offsets[static_cast<size_t>(plan.m)]) == nbr.size();
 }
 
+// A neighbor's id and merged row in one word (id low, row high): the edge
+// loop reads one array at a random place per edge instead of two (nbr and
+// the merged rows: two cache misses per edge at friendster size).
+uint64_t id_and_row(vid_t id, uint32_t row) { return uint64_t{row} << 32 | id; }
+
+// Merged rows of step s's own neighbors at positions [x0, x1) of nbr (all
+// owned by the step's GPU): each its slot in the step's transition set, as
+// remote_piece's own piece (false when one is not in the set), with the
+// neighbor's id (id_and_row). Blocks of a
+// piece are independent: with one GPU a step's only piece is its whole
+// neighbor list, and a task per piece kept n of the cores busy (issue 33).
+bool own_rows(const Plan& plan, size_t s, size_t x0, size_t x1, std::vector<uint64_t>& merged) {
+  const ChunkPlan& cp = plan.steps[s];
+  const std::span<const vid_t> held(cp.trans_vid);
+  size_t a = 0;
+  for (size_t x = x0; x < x1; ++x) {
+    a = gallop(held, a, cp.nbr[x]);
+    if (a == held.size() || held[a] != cp.nbr[x]) return false;
+    merged[x] = id_and_row(cp.nbr[x], cp.trans_slot[a]);
+  }
+  return true;
+}
+
+// What remote_rows_and_flushes gives, by sorts: a task per step and other
+// GPU (its piece sorted, remote_piece), then a task per step (its rows in
+// order, derive_flushes). No slot maps (fresh memory, m (m + 1) times a
+// GPU's capacity): the better choice when the tasks outnumber the threads.
+void remote_rows_and_flushes_by_sorts(Plan& plan, std::vector<std::vector<uint64_t>>& merged,
+                                      std::vector<char>& found) {
+  const size_t m = static_cast<size_t>(plan.m), steps = plan.steps.size();
+  std::vector<std::vector<uint64_t>> pieces(steps * m);
+  std::vector<char> held(steps * m, 1);
+  std::vector<uint32_t> unused;  // (remote_piece writes own rows only, and k is never the step's own GPU)
+  const auto tasks = static_cast<int64_t>(steps * m);
+#pragma omp parallel for schedule(dynamic, 1) if (tasks > 1)
+  for (int64_t q = 0; q < tasks; ++q) {
+    const size_t s = static_cast<size_t>(q) / m, k = static_cast<size_t>(q) % m;
+    if (k != s % m) held[q] = remote_piece(plan, s, k, unused, pieces[q]) ? 1 : 0;
+  }
+  const auto nsteps = static_cast<int64_t>(steps);
+#pragma omp parallel for schedule(dynamic, 1) if (nsteps > 1)
+  for (int64_t s = 0; s < nsteps; ++s) {
+    ChunkPlan& cp = plan.steps[s];
+    const size_t at = static_cast<size_t>(s) * m;
+    const bool ok = found[s] &&
+                    std::all_of(held.begin() + static_cast<std::ptrdiff_t>(at),
+                                held.begin() + static_cast<std::ptrdiff_t>(at + m), [](char h) { return h != 0; }) &&
+                    neighbors_owned(plan, static_cast<size_t>(s));
+    found[s] = ok ? 1 : 0;
+    size_t rows = 0;
+    if (ok)
+      for (size_t k = 0; k < m; ++k) rows += pieces[at + k].size();
+    resize_for_overwrite(cp.remote_vid, rows);
+    resize_for_overwrite(cp.remote_gpu, rows);
+    resize_for_overwrite(cp.remote_slot, rows);
+    const uint32_t base = plan.trans_capacity[s % plan.m];
+    size_t r = 0;
+    for (size_t k = 0; k < m && ok; ++k)
+      for (const uint64_t key : pieces[at + k]) {
+        const auto slot = static_cast<uint32_t>(key >> 32), x = static_cast<uint32_t>(key);
+        merged[s][x] = id_and_row(cp.nbr[x], base + static_cast<uint32_t>(r));
+        cp.remote_vid[r] = cp.nbr[x];
+        cp.remote_gpu[r] = static_cast<int32_t>(k);
+        cp.remote_slot[r] = slot;
+        ++r;
+      }
+    for (size_t k = 0; k < m; ++k) std::vector<uint64_t>().swap(pieces[at + k]);
+    derive_flushes(plan, static_cast<size_t>(s), cp.flush_slot, cp.flush_vid);
+  }
+}
+
+// The remote rows and flush lists of every step, as derive_remote_rows and
+// derive_flushes give them (the merged rows of the steps' other GPUs'
+// neighbors into `merged`), a batch at a time by all threads, without sorts:
+// - a step's neighbors in another GPU's piece are found in that GPU's
+//   transition set in blocks and marked in a map of the owner's slots (one
+//   per step of the batch and owner), then the maps are read in (GPU, slot)
+//   order in blocks: the remote rows in merged-buffer order;
+// - a step's vertices that leave after its batch are marked in blocks in a
+//   map of its GPU's slots, read in slot order in blocks: its flush list.
+// Slots of a transition set are distinct and below its GPU's capacity, so
+// map order is the sorted order. A task per piece and per step, each a
+// serial sort, kept n of the cores busy with one GPU and left the largest
+// sort the critical path at m 4 x n 8 (issue 33); three parallel loops per
+// batch (not per step: each loop's barrier costs a time slice when the
+// threads share their cores). found[s] becomes false for a step with a
+// neighbor outside its owner's set or outside every GPU (its remote lists
+// left empty). A step whose slots are not distinct or not below the
+// capacity (never for derived slots) takes derive_remote_rows or
+// derive_flushes.
+void remote_rows_and_flushes(Plan& plan, std::vector<std::vector<uint64_t>>& merged, std::vector<char>& found) {
+  const size_t m = static_cast<size_t>(plan.m);
+  const int64_t g = grain();
+  // Maps: remote (step i of a batch, owner k != i) at i * m + k; flushes of
+  // GPU i at m * m + i. mark[x]: slot x is taken (zero between batches);
+  // what[x]: the position in nbr (remote) or the vertex (flushes).
+  std::vector<std::vector<uint8_t>> mark(m * m + m);
+  std::vector<std::vector<uint32_t>> what(m * m + m);
+  auto capacity_of = [&](size_t map) -> int64_t { return plan.trans_capacity[map < m * m ? map % m : map - m * m]; };
+  for (size_t map = 0; map < mark.size(); ++map)
+    if (map >= m * m || map / m != map % m) {
+      resize_for_overwrite(mark[map], static_cast<size_t>(capacity_of(map)));
+      resize_for_overwrite(what[map], static_cast<size_t>(capacity_of(map)));
+    }
+  // A block of a piece of nbr (remote), of a transition set (flush) or of a
+  // map; `list` = the step's remote (0) or flush (1) list.
+  struct Block {
+    size_t step, map;
+    int64_t begin, end;
+    int list;
+  };
+  std::vector<Block> marking, reading;
+  for (size_t first = 0; first < plan.steps.size(); first += m) {
+    marking.clear();
+    reading.clear();
+    for (size_t i = 0; i < m; ++i) {
+      const size_t s = first + i;
+      const std::span<const vid_t> nbr(plan.steps[s].nbr);
+      for (size_t k = 0; k < m; ++k) {
+        if (k == i) continue;
+        const auto x0 = static_cast<int64_t>(first_at_least(nbr, 0, plan.part_offsets[k]));
+        const auto x1 = static_cast<int64_t>(first_at_least(nbr, static_cast<size_t>(x0), plan.part_offsets[k + 1]));
+        for (int64_t b = x0; b < x1; b += g) marking.push_back({s, i * m + k, b, std::min(x1, b + g), 0});
+        const int64_t cap = capacity_of(i * m + k);
+        for (int64_t b = 0; b < cap; b += g) reading.push_back({s, i * m + k, b, std::min(cap, b + g), 0});
+      }
+      const auto t = static_cast<int64_t>(plan.steps[s].trans_vid.size());
+      for (int64_t b = 0; b < t; b += g) marking.push_back({s, m * m + i, b, std::min(t, b + g), 1});
+      const int64_t cap = capacity_of(m * m + i);
+      for (int64_t b = 0; b < cap; b += g) reading.push_back({s, m * m + i, b, std::min(cap, b + g), 1});
+    }
+    // 1. Marks. held: every neighbor in its owner's set; distinct: no slot twice.
+    const auto nmark = static_cast<int64_t>(marking.size());
+    std::vector<char> held(marking.size(), 1), distinct(marking.size(), 1);
+#pragma omp parallel for schedule(dynamic, 1) if (nmark > 1)
+    for (int64_t q = 0; q < nmark; ++q) {
+      const Block& b = marking[q];
+      const int64_t cap = capacity_of(b.map);
+      std::vector<uint8_t>& taken = mark[b.map];
+      size_t a = 0;
+      auto put = [&](uint32_t slot, uint32_t value) {
+        if (slot >= cap || std::atomic_ref<uint8_t>(taken[slot]).exchange(1, std::memory_order_relaxed) != 0) {
+          distinct[q] = 0;
+          return;
+        }
+        what[b.map][slot] = value;
+      };
+      if (b.list == 0) {
+        const std::span<const vid_t> nbr(plan.steps[b.step].nbr);
+        const ChunkPlan& owner = plan.steps[b.step - b.step % m + b.map % m];
+        const std::span<const vid_t> set(owner.trans_vid);
+        for (int64_t x = b.begin; x < b.end; ++x) {
+          a = gallop(set, a, nbr[x]);
+          if (a == set.size() || set[a] != nbr[x]) {
+            held[q] = 0;
+            break;
+          }
+          put(owner.trans_slot[a], static_cast<uint32_t>(x));
+        }
+      } else {
+        const ChunkPlan& cp = plan.steps[b.step];
+        std::span<const vid_t> next;
+        if (b.step + m < plan.steps.size()) next = plan.steps[b.step + m].trans_vid;
+        for (int64_t k = b.begin; k < b.end; ++k) {
+          a = gallop(next, a, cp.trans_vid[k]);
+          if (a == next.size() || next[a] != cp.trans_vid[k]) put(cp.trans_slot[k], cp.trans_vid[k]);
+        }
+      }
+    }
+    // Verdicts per step and list: fill[i][list] = the list comes from the maps.
+    std::vector<char> step_held(m, 1), fill(2 * m, 1);
+    for (size_t q = 0; q < marking.size(); ++q) {
+      const size_t i = marking[q].step - first;
+      if (!held[q]) step_held[i] = 0;
+      if (!distinct[q]) fill[2 * i + static_cast<size_t>(marking[q].list)] = 0;
+    }
+    for (size_t i = 0; i < m; ++i) {
+      const size_t s = first + i;
+      found[s] = found[s] && step_held[i] && neighbors_owned(plan, s) ? 1 : 0;
+      if (!found[s]) fill[2 * i] = 0;
+    }
+    // 2. Counts of the maps' blocks, then where each block's rows start in
+    //    its step's list.
+    const auto nread = static_cast<int64_t>(reading.size());
+    std::vector<int64_t> at(reading.size(), 0);
+#pragma omp parallel for schedule(static) if (nread > 1)
+    for (int64_t q = 0; q < nread; ++q) {
+      int64_t c = 0;
+      for (int64_t x = reading[q].begin; x < reading[q].end; ++x) c += mark[reading[q].map][x];
+      at[q] = c;
+    }
+    std::vector<int64_t> total(2 * m, 0);
+    for (size_t q = 0; q < reading.size(); ++q) {
+      int64_t& t = total[2 * (reading[q].step - first) + static_cast<size_t>(reading[q].list)];
+      t += std::exchange(at[q], t);
+    }
+    for (size_t i = 0; i < m; ++i) {
+      ChunkPlan& cp = plan.steps[first + i];
+      const auto rows = static_cast<size_t>(fill[2 * i] ? total[2 * i] : 0);
+      resize_for_overwrite(cp.remote_vid, rows);
+      resize_for_overwrite(cp.remote_gpu, rows);
+      resize_for_overwrite(cp.remote_slot, rows);
+      if (fill[2 * i + 1]) {
+        resize_for_overwrite(cp.flush_slot, static_cast<size_t>(total[2 * i + 1]));
+        resize_for_overwrite(cp.flush_vid, static_cast<size_t>(total[2 * i + 1]));
+      }
+    }
+    // 3. The lists from the maps (each map cleared on the way).
+#pragma omp parallel for schedule(static) if (nread > 1)
+    for (int64_t q = 0; q < nread; ++q) {
+      const Block& b = reading[q];
+      const size_t i = b.step - first;
+      ChunkPlan& cp = plan.steps[b.step];
+      std::vector<uint8_t>& taken = mark[b.map];
+      const bool write = fill[2 * i + static_cast<size_t>(b.list)] != 0;
+      const uint32_t base = plan.trans_capacity[i];
+      int64_t r = at[q];
+      for (int64_t slot = b.begin; slot < b.end; ++slot) {
+        if (!taken[slot]) continue;
+        taken[slot] = 0;
+        if (!write) continue;
+        const uint32_t v = what[b.map][slot];
+        if (b.list == 0) {
+          merged[b.step][v] = id_and_row(cp.nbr[v], base + static_cast<uint32_t>(r));
+          cp.remote_vid[r] = cp.nbr[v];
+          cp.remote_gpu[r] = static_cast<int32_t>(b.map % m);
+          cp.remote_slot[r] = static_cast<uint32_t>(slot);
+        } else {
+          cp.flush_slot[r] = static_cast<uint32_t>(slot);
+          cp.flush_vid[r] = v;
+        }
+        ++r;
+      }
+    }
+    for (size_t i = 0; i < m; ++i) {
+      const size_t s = first + i;
+      ChunkPlan& cp = plan.steps[s];
+      if (found[s] && !fill[2 * i]) {
+        RemoteRows rows;
+        derive_remote_rows(plan, s, plan.trans_capacity[i], rows);
+        cp.remote_vid = std::move(rows.vid);
+        cp.remote_gpu = std::move(rows.gpu);
+        cp.remote_slot = std::move(rows.slot);
+        for (size_t x = 0; x < rows.merged.size(); ++x) merged[s][x] = id_and_row(cp.nbr[x], rows.merged[x]);
+      }
+      if (!fill[2 * i + 1]) derive_flushes(plan, s, cp.flush_slot, cp.flush_vid);
+    }
+  }
+}
+
 }  // namespace
 
 bool derive_remote_rows(const Plan& plan, size_t s, uint32_t base, RemoteRows& out) {
@@ -396,9 +646,19 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
     t.reset();
   };
 
-  // 1. Transition sets (each reads the nbr lists of its batch only).
+  // 1. Transition sets (each reads the nbr lists of its batch only). With
+  //    one GPU a step's set is its neighbors below N (one piece, nothing to
+  //    merge): copied by all threads, a step at a time (a task per step
+  //    kept n of the cores busy).
+  if (plan.m == 1) {
+    for (ChunkPlan& cp : plan.steps) {
+      const std::span<const vid_t> nbr(cp.nbr);
+      cp.trans_vid = copy_to_vector(nbr.first(first_at_least(nbr, 0, plan.part_offsets[1])));
+    }
+  } else {
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
-  for (int64_t s = 0; s < nsteps; ++s) plan.steps[s].trans_vid = transition_set(plan, static_cast<size_t>(s));
+    for (int64_t s = 0; s < nsteps; ++s) plan.steps[s].trans_vid = transition_set(plan, static_cast<size_t>(s));
+  }
   for (size_t s = 0; s < steps; ++s)
     if (static_cast<int64_t>(plan.steps[s].trans_vid.size()) != recorded[s].trans)
       return fmt::format("{}: the neighbor sets give {} transition vertices, the file records {}", where(plan, s),
@@ -441,47 +701,56 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   lap("slots");
 
   // 3. Remote rows, merged rows of the neighbors, flushes (each step reads
-  //    the transition sets and slots of its batch and the next).
-  //    A task per step and owner GPU (their sorts were one task per step:
-  //    32 steps on 64 cores, the largest step's sort the critical path),
-  //    then per step its rows in order and its flushes.
-  // The steps' vectors sized side by side: resize_for_overwrite faults the
-  // pages in parallel but zeroes them serially (a vector's resize), and one
-  // step after another that was a serial memset over every step's lists.
-  std::vector<std::vector<uint32_t>> merged(steps);
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-  for (int64_t s = 0; s < nsteps; ++s) resize_for_overwrite(merged[s], plan.steps[s].nbr.size());
+  //    the transition sets and slots of its batch and the next). Was a task
+  //    per step and piece, each a serial sort, then a task per step: with
+  //    one GPU n tasks in all, and the largest piece's sort the critical
+  //    path at m 4 x n 8 (issue 33); now blocks within the steps, and slot
+  //    maps in place of the sorts.
+  // The steps' vectors sized side by side (resize_each_for_overwrite).
+  std::vector<std::vector<uint64_t>> merged(steps);  // id_and_row per nbr entry
+  {
+    std::vector<std::vector<uint64_t>*> lists;
+    std::vector<size_t> sizes;
+    for (size_t s = 0; s < steps; ++s) {
+      lists.push_back(&merged[s]);
+      sizes.push_back(plan.steps[s].nbr.size());
+    }
+    resize_each_for_overwrite<uint64_t>(lists, sizes);
+  }
   const size_t m = static_cast<size_t>(plan.m);
-  std::vector<std::vector<uint64_t>> pieces(steps * m);
-  std::vector<char> found(steps * m, 1);
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-  for (int64_t q = 0; q < nsteps * plan.m; ++q) {
-    const size_t s = static_cast<size_t>(q) / m, k = static_cast<size_t>(q) % m;
-    found[static_cast<size_t>(q)] = remote_piece(plan, s, k, merged[s], pieces[static_cast<size_t>(q)]) ? 1 : 0;
+  // The steps' own pieces in blocks of nbr (own_rows), all steps in one
+  // loop; then the other GPUs' pieces and the flushes, a batch at a time by
+  // all threads (remote_rows_and_flushes).
+  struct OwnBlock {
+    size_t step, x0, x1;
+  };
+  std::vector<OwnBlock> own;
+  const auto g = static_cast<size_t>(grain());
+  for (size_t s = 0; s < steps; ++s) {
+    const size_t k = s % m;
+    const std::span<const vid_t> nbr(plan.steps[s].nbr);
+    const size_t x0 = first_at_least(nbr, 0, plan.part_offsets[k]);
+    const size_t x1 = first_at_least(nbr, x0, plan.part_offsets[k + 1]);
+    for (size_t b = x0; b < x1; b += g) own.push_back({s, b, std::min(x1, b + g)});
   }
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-  for (int64_t s = 0; s < nsteps; ++s) {
-    ChunkPlan& cp = plan.steps[s];
-    const size_t at = static_cast<size_t>(s) * m;
-    const bool ok = std::all_of(found.begin() + static_cast<std::ptrdiff_t>(at),
-                                found.begin() + static_cast<std::ptrdiff_t>(at + m), [](char f) { return f != 0; }) &&
-                    neighbors_owned(plan, static_cast<size_t>(s));
-    found[at] = ok ? 1 : 0;  // (the step's verdict in its first entry)
-    RemoteRows rows;
-    rows.merged = std::move(merged[s]);
-    if (ok)
-      gather_remote_rows(plan, static_cast<size_t>(s), plan.trans_capacity[s % plan.m],
-                         std::span(pieces).subspan(at, m), rows);
-    for (size_t k = 0; k < m; ++k) std::vector<uint64_t>().swap(pieces[at + k]);
-    cp.remote_vid = std::move(rows.vid);
-    cp.remote_gpu = std::move(rows.gpu);
-    cp.remote_slot = std::move(rows.slot);
-    merged[s] = std::move(rows.merged);
-    derive_flushes(plan, static_cast<size_t>(s), cp.flush_slot, cp.flush_vid);
-  }
+  const auto nown = static_cast<int64_t>(own.size());
+  std::vector<char> own_ok(own.size(), 1);
+#pragma omp parallel for schedule(dynamic, 1) if (parallel && nown > 1)
+  for (int64_t q = 0; q < nown; ++q)
+    own_ok[q] = own_rows(plan, own[q].step, own[q].x0, own[q].x1, merged[own[q].step]) ? 1 : 0;
+  std::vector<char> found(steps, 1);
+  for (size_t q = 0; q < own.size(); ++q)
+    if (!own_ok[q]) found[own[q].step] = 0;
+  // Slot maps where the steps are few for the threads (one GPU, or m x n
+  // steps on many more cores: the sorts' critical path); else the sorts,
+  // without the maps' fresh memory. The same lists either way.
+  if (nsteps < 4 * static_cast<int64_t>(omp_get_max_threads()))
+    remote_rows_and_flushes(plan, merged, found);
+  else
+    remote_rows_and_flushes_by_sorts(plan, merged, found);
   for (size_t s = 0; s < steps; ++s) {
     const ChunkPlan& cp = plan.steps[s];
-    if (!found[s * m]) return fmt::format("{}: a neighbor is not in its owner's transition set", where(plan, s));
+    if (!found[s]) return fmt::format("{}: a neighbor is not in its owner's transition set", where(plan, s));
     if (static_cast<int64_t>(cp.remote_vid.size()) != recorded[s].remote)
       return fmt::format("{}: the neighbor sets give {} remote rows, the file records {}", where(plan, s),
                          cp.remote_vid.size(), recorded[s].remote);
@@ -491,15 +760,19 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   }
   lap("remote rows and flushes");
 
-  // 4. Per edge: the source's id and merged row through src_local, in
-  //    blocks over all steps' edges.
-  //    Sized side by side (their serial zeroing, as `merged` above: at
-  //    friendster size 2.5 B edges x 8 bytes, one step after another).
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-  for (int64_t s = 0; s < nsteps; ++s) {
-    ChunkPlan& cp = plan.steps[s];
-    resize_for_overwrite(cp.src_vid, cp.src_local.size());
-    resize_for_overwrite(cp.src_merged, cp.src_local.size());
+  // 4. Per edge: the source's id and merged row through src_local (one
+  //    id_and_row word), in blocks over all steps' edges. The lists sized
+  //    side by side (resize_each_for_overwrite: at friendster size 2.5 B
+  //    edges x 8 bytes).
+  {
+    std::vector<std::vector<uint32_t>*> lists;
+    std::vector<size_t> sizes;
+    for (ChunkPlan& cp : plan.steps) {
+      lists.push_back(&cp.src_vid);
+      lists.push_back(&cp.src_merged);
+      sizes.insert(sizes.end(), 2, cp.src_local.size());
+    }
+    resize_each_for_overwrite<uint32_t>(lists, sizes);
   }
   const std::vector<EdgeBlock> blocks = edge_blocks(plan, [](size_t) { return false; });
   const auto nblocks = static_cast<int64_t>(blocks.size());
@@ -507,11 +780,11 @@ std::string derive_plan_lists(Plan& plan, std::span<const StepCounts> recorded) 
   for (int64_t t = 0; t < nblocks; ++t) {
     const EdgeBlock& b = blocks[t];
     ChunkPlan& cp = plan.steps[b.step];
-    const std::vector<uint32_t>& rows = merged[b.step];
+    const std::vector<uint64_t>& rows = merged[b.step];
     for (int64_t e = b.begin; e < b.end; ++e) {
-      const uint32_t x = cp.src_local[e];
-      cp.src_vid[e] = cp.nbr[x];
-      cp.src_merged[e] = rows[x];
+      const uint64_t r = rows[cp.src_local[e]];
+      cp.src_vid[e] = static_cast<vid_t>(r);
+      cp.src_merged[e] = static_cast<uint32_t>(r >> 32);
     }
   }
   lap("edges");

@@ -188,8 +188,13 @@ class PlanReader {
 // order, as a sequential check would find) that failed, or -1.
 template <typename T, typename Ok>
 int64_t PlanReader::load(std::span<const T> all, const StepIndex& index, Field<T> field, Ok ok) {
-  for (size_t s = 0; s < steps(); ++s)
-    resize_for_overwrite(plan_.steps[s].*field, static_cast<size_t>(index.at[s + 1] - index.at[s]));
+  std::vector<std::vector<T>*> lists;
+  std::vector<size_t> sizes;
+  for (size_t s = 0; s < steps(); ++s) {
+    lists.push_back(&(plan_.steps[s].*field));
+    sizes.push_back(static_cast<size_t>(index.at[s + 1] - index.at[s]));
+  }
+  resize_each_for_overwrite<T>(lists, sizes);
   int64_t first = std::numeric_limits<int64_t>::max();
   const int64_t ntasks = static_cast<int64_t>(index.tasks.size());
 #pragma omp parallel for schedule(dynamic, 1) reduction(min : first) if (ntasks > 1)

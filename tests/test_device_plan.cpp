@@ -403,6 +403,84 @@ TEST(DevicePlan, StagedReturnsAscendAndKeepTheirRows) {
   }
 }
 
+// mark_first_flushes and mark_handoff over blocks of every list by all
+// threads (issue 33) give what their serial definition gives: a step's
+// first returns are its vertices no earlier step (batch by batch, devices in
+// order) returned; the same lists, staged returns and handoff at 1 thread
+// in one block as at 4 threads in blocks of 7, for m = 1, 2, 3.
+TEST(DevicePlan, FirstReturnsAndHandoffSameInBlocksAsSerial) {
+  Graph g = test::make_graph(test::GraphKind::rmat, 3000, 24000, 5);
+  for (int m : {1, 2, 3}) {
+    const Plan plan = build_plan(g.view(), test::range_partition(g, m, 3));
+    std::vector<float> inv_sqrt_deg(g.num_vertices, 1.f);
+    std::vector<std::vector<std::byte>> blocks;
+    auto build = [&] {
+      std::vector<DevicePlan> dps;
+      for (int i = 0; i < m; ++i)
+        dps.push_back(build_device_plan(plan, i, CommMode::full, {inv_sqrt_deg, {}}, false, [&](int64_t bytes) {
+          blocks.emplace_back(static_cast<size_t>(bytes));
+          return blocks.back().data();
+        }));
+      return dps;
+    };
+    std::vector<DevicePlan> serial = build(), in_blocks = build();
+    // The serial definition of each step's number of first returns.
+    std::vector<std::vector<int64_t>> expected(static_cast<size_t>(m));
+    std::vector<uint8_t> seen(static_cast<size_t>(g.num_vertices), 0);
+    for (int j = 0; j < plan.n; ++j)
+      for (int i = 0; i < m; ++i) {
+        int64_t firsts = 0;
+        for (const vid_t v : serial[static_cast<size_t>(i)].steps[static_cast<size_t>(j)].flush_vids_host)
+          if (!seen[v]) {
+            seen[v] = 1;
+            ++firsts;
+          }
+        expected[static_cast<size_t>(i)].push_back(firsts);
+      }
+    auto mark = [&](std::vector<DevicePlan>& dps) {
+      std::vector<DevicePlan*> ptrs;
+      for (DevicePlan& dp : dps) ptrs.push_back(&dp);
+      ASSERT_TRUE(mark_first_flushes(ptrs, g.num_vertices, 0, g.num_vertices));
+      mark_handoff(ptrs, g.num_vertices);
+    };
+    {
+      const int threads = omp_get_max_threads();
+      omp_set_num_threads(1);
+      mark(serial);
+      omp_set_num_threads(4);
+      const ScopedBulkTuning tiny(BulkTuning{0, 7});
+      mark(in_blocks);
+      omp_set_num_threads(threads);
+    }
+    auto lists = [](const DeviceStep& s) {
+      const auto* rows = reinterpret_cast<const uint32_t*>(s.bytes.data() + s.flush_rows.offset);
+      const auto* vids = reinterpret_cast<const uint32_t*>(s.bytes.data() + s.flush_vids.offset);
+      return std::make_pair(std::vector<uint32_t>(rows, rows + s.flush_rows.count),
+                            std::vector<uint32_t>(vids, vids + s.flush_vids.count));
+    };
+    for (size_t i = 0; i < static_cast<size_t>(m); ++i) {
+      const DevicePlan &a = serial[i], &b = in_blocks[i];
+      for (size_t j = 0; j < a.steps.size(); ++j) {
+        const DeviceStep &sa = a.steps[j], &sb = b.steps[j];
+        EXPECT_EQ(sa.first_count, expected[i][j]) << "m " << m << " device " << i << " step " << j;
+        EXPECT_EQ(sb.first_count, sa.first_count) << "m " << m << " device " << i << " step " << j;
+        EXPECT_EQ(sb.handoff_count, sa.handoff_count) << "m " << m << " device " << i << " step " << j;
+        EXPECT_EQ(lists(sb), lists(sa)) << "m " << m << " device " << i << " step " << j;
+        EXPECT_EQ(std::vector<vid_t>(sb.staged_vids.begin(), sb.staged_vids.end()),
+                  std::vector<vid_t>(sa.staged_vids.begin(), sa.staged_vids.end()));
+      }
+      ASSERT_EQ(a.handoff.size(), b.handoff.size());
+      for (size_t j = 0; j < a.handoff.size(); ++j) {
+        EXPECT_EQ(b.handoff[j].rows, a.handoff[j].rows) << "m " << m << " device " << i << " batch " << j;
+        EXPECT_EQ(b.handoff[j].slots, a.handoff[j].slots);
+        EXPECT_EQ(b.handoff[j].host_rows, a.handoff[j].host_rows);
+        EXPECT_EQ(b.handoff[j].host_vids, a.handoff[j].host_vids);
+      }
+    }
+    EXPECT_GT(serial.back().steps.back().handoff_count + (m == 1 ? 1 : 0), 0) << "m " << m << ": no handoff to compare";
+  }
+}
+
 // Kept remote rows (RemoteAreas::kept_rows): each step's copies from the
 // other area are its remote rows of this process's devices that the step
 // before read too, at their row there, then each range's rows to pull: what

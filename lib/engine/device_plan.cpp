@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -821,31 +822,65 @@ void first_returns_first(DeviceStep& s, const std::vector<uint8_t>& f) {
   s.first_count = std::count(f.begin(), f.end(), uint8_t{1});
 }
 
+// Raises `slot` to `key` unless it holds a larger one.
+void atomic_max(uint32_t& slot, uint32_t key) {
+  std::atomic_ref<uint32_t> a(slot);
+  uint32_t cur = a.load(std::memory_order_relaxed);
+  while (key > cur && !a.compare_exchange_weak(cur, key, std::memory_order_relaxed)) {
+  }
+}
+
 }  // namespace
 
 bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices, int64_t held_begin, int64_t held_end) {
   // first[p][j][k]: flush k of plan p's step j is its row's first return, in
-  // the order returns are applied (batch by batch, devices in order).
-  std::vector<uint8_t> seen(static_cast<size_t>(num_vertices), 0);
-  std::vector<std::vector<std::vector<uint8_t>>> first(plans.size());
-  int64_t covered = 0;
+  // the order returns are applied (batch by batch, devices in order): step
+  // q = j * P + p. A vertex is returned at most once per step, so its first
+  // return is its smallest q: found over blocks of every list by all threads
+  // (a serial walk over every flush took 1.0-1.4 s of setup at 1.2 B edges,
+  // issue 33), as key[v] = max over its steps of Q - q (0: never returned).
+  const size_t P = plans.size();
   const size_t n = plans.empty() ? 0 : plans[0]->steps.size();
-  for (auto& f : first) f.resize(n);
-  for (size_t j = 0; j < n; ++j) {
-    for (size_t p = 0; p < plans.size(); ++p) {
-      const DeviceStep& s = plans[p]->steps[j];
-      std::vector<uint8_t>& f = first[p][j];
-      f.resize(s.flush_vids_host.size());
-      for (size_t k = 0; k < f.size(); ++k) {
-        const vid_t v = s.flush_vids_host[k];
-        HT_CHECK(v >= held_begin && v < held_end, "batch {} returns vertex {}, outside this process's rows [{}, {})", j,
-                 v, held_begin, held_end);
-        uint8_t& seen_v = seen[v];
-        f[k] = seen_v ? 0 : 1;
-        covered += f[k];
-        seen_v = 1;
-      }
+  const auto Q = static_cast<uint32_t>(P * n);
+  // The first flush outside this process's rows, in the serial order.
+  for (size_t q = 0; q < Q; ++q) {
+    const DeviceStep& s = plans[q % P]->steps[q / P];
+    const int64_t size = static_cast<int64_t>(s.flush_vids_host.size());
+    int64_t bad = size;
+#pragma omp parallel for reduction(min : bad) if (size >= static_cast<int64_t>(bulk_tuning().grain))
+    for (int64_t k = 0; k < size; ++k) {
+      const vid_t v = s.flush_vids_host[static_cast<size_t>(k)];
+      if (v < held_begin || v >= held_end) bad = std::min(bad, k);
     }
+    HT_CHECK(bad == size, "batch {} returns vertex {}, outside this process's rows [{}, {})", q / P,
+             s.flush_vids_host[static_cast<size_t>(std::min(bad, size - 1))], held_begin, held_end);
+  }
+  std::vector<uint32_t> key;
+  resize_for_overwrite(key, static_cast<size_t>(num_vertices));
+  for (size_t q = 0; q < Q; ++q) {
+    const std::span<const vid_t> vids = plans[q % P]->steps[q / P].flush_vids_host;
+    const auto mine = static_cast<uint32_t>(Q - q);
+    parallel_blocks(static_cast<int64_t>(vids.size()), [&](int64_t b, int64_t e) {
+      for (int64_t k = b; k < e; ++k) atomic_max(key[vids[static_cast<size_t>(k)]], mine);
+    });
+  }
+  std::vector<std::vector<std::vector<uint8_t>>> first(P);
+  for (auto& f : first) f.resize(n);
+  int64_t covered = 0;
+  for (size_t q = 0; q < Q; ++q) {
+    const std::span<const vid_t> vids = plans[q % P]->steps[q / P].flush_vids_host;
+    std::vector<uint8_t>& f = first[q % P][q / P];
+    f.resize(vids.size());
+    const auto mine = static_cast<uint32_t>(Q - q);
+    const int64_t size = static_cast<int64_t>(vids.size());
+    int64_t firsts = 0;
+#pragma omp parallel for reduction(+ : firsts) if (size >= static_cast<int64_t>(bulk_tuning().grain))
+    for (int64_t k = 0; k < size; ++k) {
+      const uint8_t is_first = key[vids[static_cast<size_t>(k)]] == mine ? 1 : 0;
+      f[static_cast<size_t>(k)] = is_first;
+      firsts += is_first;
+    }
+    covered += firsts;
   }
   const bool every_row = covered == held_end - held_begin;
   // Each step on its own from here (its lists reordered, its staged returns
@@ -863,11 +898,26 @@ bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices, in
 void mark_handoff(std::vector<DevicePlan*> plans, int64_t num_vertices) {
   if (plans.empty() || plans[0]->steps.empty()) return;
   const size_t n = plans[0]->steps.size();
-  std::vector<uint8_t> returns(static_cast<size_t>(num_vertices), 0);  // saturating at 2
+  // returns[v]: bit 0 once v is returned, bit 1 once it is returned again
+  // (1 = exactly once); over blocks of every list by all threads (a serial
+  // walk over every flush, then device after device, took 0.6-1.2 s of
+  // setup at 1.2-2.5 B edges, issue 33).
+  std::vector<uint8_t> returns;
+  resize_for_overwrite(returns, static_cast<size_t>(num_vertices));
   for (DevicePlan* dp : plans)
-    for (const DeviceStep& s : dp->steps)
-      for (uint32_t v : s.flush_vids_host) returns[v] = static_cast<uint8_t>(std::min(returns[v] + 1, 2));
-  for (DevicePlan* dp : plans) {
+    for (const DeviceStep& s : dp->steps) {
+      const std::span<const vid_t> vids = s.flush_vids_host;
+      parallel_blocks(static_cast<int64_t>(vids.size()), [&](int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; ++k) {
+          std::atomic_ref<uint8_t> r(returns[vids[static_cast<size_t>(k)]]);
+          if (r.fetch_or(1, std::memory_order_relaxed) & 1) r.fetch_or(2, std::memory_order_relaxed);
+        }
+      });
+    }
+  // Each device's last step and handoff lists on their own (they read
+  // `returns` only).
+  parallel_tasks(static_cast<int64_t>(plans.size()), [&](int64_t p) {
+    DevicePlan* dp = plans[static_cast<size_t>(p)];
     DeviceStep& last = dp->steps[n - 1];
     auto* rows = reinterpret_cast<uint32_t*>(last.bytes.data() + last.flush_rows.offset);
     auto* vids = reinterpret_cast<uint32_t*>(last.bytes.data() + last.flush_vids.offset);
@@ -911,7 +961,7 @@ void mark_handoff(std::vector<DevicePlan*> plans, int64_t num_vertices) {
         h.host_vids.push_back(static_cast<uint32_t>(c.dst_begin + r));
       }
     }
-  }
+  });
 }
 
 int64_t flush_count(const ChunkPlan& s, CommMode mode) {

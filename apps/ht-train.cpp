@@ -341,9 +341,8 @@ int main(int argc, char** argv) {
                "the same");
   app.add_flag("--setup-in-sequence", job.setup_in_sequence,
                "Run setup's phases one after another, as before issue 33: the host link probe and the executor's "
-               "start (CUDA contexts, library handles) go beside the files' reading by default, and the graph's "
-               "renumbering beside the plan file's reading; the setup line says what ran beside what. Results are "
-               "the same");
+               "start (CUDA contexts, library handles) go beside the files' reading by default; the setup line says "
+               "what ran beside what. Results are the same");
   app.add_flag("!--no-tier-returns", job.trainer.tier_returns,
                "Send every gradient return to the host, instead of letting the GPU cache's row tier of t^l (a "
                "transform-first GCN layer's gathered matrix) take the returns of ∇t^l into its rows on the GPU "

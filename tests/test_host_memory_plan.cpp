@@ -530,31 +530,6 @@ TEST(HostMemoryPlan, StoreBesidePlansIsHeldWhilePacking) {
   EXPECT_LT(store, kStoreBesideAtLeast);
 }
 
-// The graph renumbered beside the plan file's reading (ht-train's setup,
-// issue 33): the renumbered graph is held while the file is read too, and
-// only then; without a plan file there is nothing to go beside.
-TEST(HostMemoryPlan, RenumberingBesideThePlanFileIsHeldWhileLoading) {
-  Problem pr(2, 3);
-  HostPlanInputs in;
-  in.graph = shape_of(pr.g.view(), 100'000);
-  in.plan = shape_of(pr.plan);
-  in.opt.model = gcn();
-  in.plan_file_bytes = 1 << 20;
-  const HostMemoryPlan after = plan_host_memory(in);
-  in.renumber_beside_plan = true;
-  const HostMemoryPlan beside = plan_host_memory(in);
-  const HostMemoryItem* g = item(beside, "renumbered graph (no features)");
-  ASSERT_NE(g, nullptr);
-  EXPECT_EQ(g->phases, unsigned{kPhaseLoad | kPhaseRenumber | kPhasePack});
-  EXPECT_EQ(item(after, "renumbered graph (no features)")->phases, unsigned{kPhaseRenumber | kPhasePack});
-  ASSERT_EQ(beside.phases.size(), after.phases.size());
-  for (size_t k = 0; k < after.phases.size(); ++k)
-    if (after.phases[k].phase == kPhaseLoad) EXPECT_GE(beside.phases[k].resident - after.phases[k].resident, g->bytes);
-    else EXPECT_EQ(beside.phases[k].resident, after.phases[k].resident) << host_phase_name(after.phases[k].phase);
-  in.plan_file_bytes = 0;  // a plan built in memory
-  EXPECT_EQ(item(plan_host_memory(in), "renumbered graph (no features)")->phases, unsigned{kPhaseRenumber | kPhasePack});
-}
-
 TEST(HostMemoryCheck, RefusesWithAdviceThatFits) {
   TrainJob job;
   job.backend = Backend::cpu;

@@ -10,11 +10,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <thread>
-#include <utility>
 #include <vector>
 
 namespace ht {
@@ -54,53 +52,6 @@ void run_in_teams(int64_t tasks, int teams, int threads, Body body) {
   for (std::thread& th : others) th.join();
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
-}
-
-// first() and second() side by side: first on this thread with
-// first_threads of `threads` OpenMP threads, second on a std::thread with
-// the rest (at least one each; fewer than two threads: one after the other).
-// Both run even when one throws; first's exception is rethrown before
-// second's, the one a sequence first-then-second would have thrown. Each
-// must compute the same whatever its thread count. Returns the seconds this
-// thread waited for second after first was done. This thread's OpenMP
-// thread count is restored.
-template <typename First, typename Second>
-double run_side_by_side(int threads, int first_threads, First first, Second second) {
-  std::exception_ptr first_error, second_error;
-  auto guarded = [](auto& task, std::exception_ptr& error) {
-    try {
-      task();
-    } catch (...) {
-      error = std::current_exception();
-    }
-  };
-  double waited = 0;
-  if (threads < 2) {
-    guarded(first, first_error);
-    if (!first_error) guarded(second, second_error);
-  } else {
-    first_threads = std::clamp(first_threads, 1, threads - 1);
-    const int second_threads = threads - first_threads;
-    std::thread other;
-    try {
-      other = std::thread([&] {
-        omp_set_num_threads(second_threads);
-        guarded(second, second_error);
-      });
-    } catch (...) {  // no thread to start: one after the other
-      return run_side_by_side(1, 1, std::move(first), std::move(second));
-    }
-    const int saved = omp_get_max_threads();
-    omp_set_num_threads(first_threads);
-    guarded(first, first_error);
-    omp_set_num_threads(saved);
-    const auto done = std::chrono::steady_clock::now();
-    other.join();
-    waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - done).count();
-  }
-  if (first_error) std::rethrow_exception(first_error);
-  if (second_error) std::rethrow_exception(second_error);
-  return waited;
 }
 
 }  // namespace ht

@@ -293,8 +293,7 @@ HostMemoryPlan plan_host_memory(const HostPlanInputs& in) {
   if (g.id_bytes == 8) b.add("graph ids narrowed to 32 bits", 4 * g.edges, kAllPhases);
   b.add("partition", 8 * n, kAllPhases);
   b.add("partition file (while read)", in.partition_file_bytes, kPhaseLoad);
-  b.add("renumbered graph (no features)", renumbered_graph_bytes(g),
-        kPhaseRenumber | kPhasePack | (in.renumber_beside_plan && in.plan_file_bytes > 0 ? kPhaseLoad : 0u));
+  b.add("renumbered graph (no features)", renumbered_graph_bytes(g), kPhaseRenumber | kPhasePack);
   const int64_t params = parameter_count(m);
   b.add("vertex ids, degrees, parameters", 8 * n + (parts_of(m.kind).weights ? 4 * n : 0) + 16 * params, packed);
   if (!in.store_on_device) {

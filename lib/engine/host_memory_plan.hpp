@@ -43,9 +43,6 @@ struct HostPlanInputs {
   // The vertex store is allocated beside the device plans
   // (TrainerOptions::store_beside_plans): held while they are packed too.
   bool store_beside_plans = false;
-  // The graph is renumbered beside the plan file's reading (ht-train's
-  // setup, issue 33): the renumbered graph is held while the file is read too.
-  bool renumber_beside_plan = false;
 };
 
 // Phases of a run, in order (loading, renumbering, packing, setup,

@@ -127,7 +127,6 @@ HostPlanInputs host_plan_inputs(const TrainJob& job, const TrainerOptions& topt,
   const int local = in.devices > 0 ? in.devices : gpus;
   in.runtime_bytes = job.backend == Backend::cuda ? cuda_runtime_bytes(local) : 0;
   in.process_bytes = process_bytes_at_start();
-  in.renumber_beside_plan = !job.setup_in_sequence && !job.plan_path.empty() && !job.partition_path.empty();
   return in;
 }
 

@@ -24,7 +24,6 @@
 #include "core/log.hpp"
 #include "core/memory.hpp"
 #include "core/signals.hpp"
-#include "core/thread_teams.hpp"
 #include "core/timer.hpp"
 #include "core/version.hpp"
 #include "engine/layer_math.hpp"
@@ -186,24 +185,14 @@ Graph renumber_without_features(const GraphView& g, const Partition& p) {
   return renumber(topology, p);
 }
 
-// Partition and plan: from files when given, else built in memory; with a
-// plan file (and not --setup-in-sequence) the graph renumbered beside the
-// plan's reading, which needs only the graph and the partition.
+// Partition and plan: from files when given, else built in memory. (The
+// graph's renumbering ran beside the plan's reading for a while, issue 33:
+// both are memory-bound, and side by side they took 4.55 s where one after
+// the other took 4.05 s on it-2004-like, 2 x H200, session 15.)
 struct Pipeline {
   Partition partition;
   Plan plan;
-  std::optional<Graph> renumbered;  // made beside the plan's reading
-  double renumber_seconds = 0;      // its own time
-  double renumber_waited = 0;       // the plan's reading waiting for it
 };
-
-// The renumbering's threads beside the plan's reading: three eighths (at
-// least one). A quarter left the reading waiting for it on it-2004-like
-// (1.2 B edges, 2 x H200, 32 cores, session 15): the plan read in 2.83 s on
-// 24 threads, the renumbering took 5.37 s on 8 (2.59 s alone on 32 with the
-// comparison sorts); both are memory-bound, so the split follows their
-// thread-seconds (about 43 against 68). Neither result depends on it.
-int renumber_threads(int threads) { return std::max(1, threads * 3 / 8); }
 
 // `before_chunk_choice`: called before --chunks auto reads the GPUs' free
 // memory (after the partitioning of the GPUs' vertex sets).
@@ -237,22 +226,8 @@ Pipeline load_or_build(const TrainJob& job, const GraphFile& gf, PhaseTimes& tim
     }
   }
   if (!job.plan_path.empty()) {
-    auto read = [&] {
-      p.plan = read_plan(job.plan_path, {job.verify_checksums}, nullptr, &times);
-      check_plan_matches(p.plan, gf.identity(), read_identity(job.partition_path));
-    };
-    if (job.setup_in_sequence) {
-      read();
-      return p;
-    }
-    auto renumber = [&] {
-      const Timer r;
-      p.renumbered = renumber_without_features(gf.view(), p.partition);
-      p.renumber_seconds = r.seconds();
-    };
-    // (the plan's error first, as in sequence, when both fail)
-    const int threads = omp_get_max_threads();
-    p.renumber_waited = run_side_by_side(threads, threads - renumber_threads(threads), read, renumber);
+    p.plan = read_plan(job.plan_path, {job.verify_checksums}, nullptr, &times);
+    check_plan_matches(p.plan, gf.identity(), read_identity(job.partition_path));
   }
   return p;
 }
@@ -1110,17 +1085,8 @@ TrainSummary train_from(const TrainJob& job, const ExecutorFactory& make_executo
   if (!job.plan_path.empty())
     for (const auto& [name, seconds] : reading.phases()) phases.add_part(read_phase, name, seconds);
   lap(read_phase);
-  Graph gn;
-  if (pipe.renumbered) {  // beside the plan's reading: its own time, and how long the reading waited for it
-    gn = std::move(*pipe.renumbered);
-    pipe.renumbered.reset();
-    phases.add("renumbering", pipe.renumber_seconds);
-    phases.set_beside("renumbering", read_phase);
-    phases.add_part("renumbering", "waited for", pipe.renumber_waited);
-  } else {
-    gn = renumber_without_features(g, pipe.partition);
-    lap("renumbering");
-  }
+  Graph gn = renumber_without_features(g, pipe.partition);
+  lap("renumbering");
   if (job.plan_path.empty()) {
     pipe.plan = build_plan(gn.view(), pipe.partition);
     pipe.plan.graph_identity = gf.identity();

@@ -72,10 +72,9 @@ struct TrainJob {
   // measured: bench/RESULTS.md, session 14).
   bool store_pages_first = false;
   // Setup's phases one after another (--setup-in-sequence), as before issue
-  // 33's overlap: the link probe first, the executor after the plan, the
-  // renumbering after the plan file's reading. By default the probe and
-  // the executor start beside the files' reading (train/early_devices.hpp)
-  // and the graph is renumbered beside the plan's reading. Same results.
+  // 33's overlap: the link probe first, the executor after the plan. By
+  // default the probe and the executor start beside the files' reading
+  // (train/early_devices.hpp). Same results.
   bool setup_in_sequence = false;
   std::string metrics_out, save_model, load_model, predict_out;
   std::string logits_out;       // .npy [N, C] of the final (or --predict-only) forward

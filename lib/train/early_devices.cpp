@@ -64,7 +64,7 @@ EarlyDevices::EarlyDevices(const TrainJob& job, const ExecutorFactory& make_exec
     }
   };
   try {
-    task_.emplace(work);
+    task_ = std::async(std::launch::async, work);
   } catch (const std::system_error&) {  // no thread to start: here and now, as in sequence
     work();
     if (probe_error_) std::rethrow_exception(std::exchange(probe_error_, nullptr));
@@ -73,9 +73,10 @@ EarlyDevices::EarlyDevices(const TrainJob& job, const ExecutorFactory& make_exec
 
 double EarlyDevices::wait() {
   double waited = 0;
-  if (task_) {
-    waited = task_->wait();  // (the work keeps its errors: nothing to rethrow here)
-    task_.reset();
+  if (task_.valid()) {
+    const Timer t;
+    task_.get();  // (the work keeps its errors: nothing to rethrow here)
+    waited = t.seconds();
   }
   if (probe_error_) std::rethrow_exception(std::exchange(probe_error_, nullptr));
   return waited;
@@ -92,10 +93,7 @@ std::unique_ptr<Executor> EarlyDevices::take_executor(int m) {
 }
 
 void EarlyDevices::rethrow_probe_error() {
-  if (task_) {
-    task_->join_for_error();
-    task_.reset();
-  }
+  if (task_.valid()) task_.get();  // (the work keeps its errors)
   if (probe_error_) std::rethrow_exception(std::exchange(probe_error_, nullptr));
 }
 

@@ -12,11 +12,10 @@
 // what it was in sequence. Errors surface as in sequence: the probe's first
 // (it came before everything else), the executor's where it was made.
 #include <exception>
+#include <future>
 #include <memory>
-#include <optional>
 #include <string>
 
-#include "core/background_task.hpp"
 #include "core/timer.hpp"
 #include "engine/executor.hpp"
 #include "train/train_job.hpp"
@@ -50,7 +49,7 @@ class EarlyDevices {
   EarlyDevices(const TrainJob& job, const ExecutorFactory& make_executor, bool in_sequence);
 
   // Whether the thread was started and not yet waited for.
-  bool beside() const { return task_.has_value(); }
+  bool beside() const { return task_.valid(); }
 
   // Joins the thread (once; later calls return 0): rethrows the probe's
   // error; the executor's is kept for take_executor. Returns the seconds
@@ -81,7 +80,9 @@ class EarlyDevices {
   std::exception_ptr exec_error_;
   std::unique_ptr<Executor> exec_;
   double exec_seconds_ = 0;
-  std::optional<BackgroundTask> task_;  // last: joined first on destruction
+  // Last, so that it is destroyed first: a future of std::async waits for
+  // its thread in its destructor (an unwinding caller waits for it too).
+  std::future<void> task_;
 };
 
 }  // namespace ht

@@ -6,9 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <fstream>
+#include <future>
 #include <limits>
 #include <optional>
-#include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string_view>
@@ -17,7 +18,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "core/background_task.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/json.hpp"
@@ -1079,12 +1079,13 @@ TrainSummary train_from(const TrainJob& job, const ExecutorFactory& make_executo
     if (job.device_memory) wait_for_devices("partition");
   });
   // Read into memory: their page cache would only stand in the store's way.
-  // Dropped on a thread of its own beside the rest of setup (joined when
-  // this function returns): where the plan's pages are still dirty
-  // (ht-reorganize --no-sync) the kernel writes them back first, 6.5 s of
-  // friendster-like's setup in session 15.
-  std::optional<BackgroundTask> dropping_plan;
-  if (!job.plan_path.empty()) dropping_plan.emplace([path = job.plan_path] { drop_file_cache(path); });
+  // Dropped on a thread of its own beside the rest of setup (the future
+  // waits for it when this function returns): where the plan's pages are
+  // still dirty (ht-reorganize --no-sync) the kernel writes them back first,
+  // 6.5 s of friendster-like's setup in session 15.
+  std::future<void> dropping_plan;
+  if (!job.plan_path.empty())
+    dropping_plan = std::async(std::launch::async, [path = job.plan_path] { drop_file_cache(path); });
   const char* read_phase = job.plan_path.empty() ? "partition" : "partition and plan files";
   if (!job.plan_path.empty())
     for (const auto& [name, seconds] : reading.phases()) phases.add_part(read_phase, name, seconds);

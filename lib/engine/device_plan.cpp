@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/kernel_counters.hpp"
 #include "core/log.hpp"
+#include "core/radix_sort.hpp"
 #include "core/thread_teams.hpp"
 #include "core/timer.hpp"
 #include "engine/pull_lists.hpp"
@@ -788,44 +789,22 @@ namespace {
 // piece's adds walk the store forwards (pages and cache lines in order,
 // prefetched) instead of at random. A vertex is returned at most once per
 // step, so the order of the adds into any one row does not change.
-// (vertex, buffer row) pairs in ascending vertex order: two stable counting
-// passes over 16 bits of the vertex each (one where every vertex is below
-// 2^16), comparison sorts below a few thousand pairs. The vertices of a
-// step's returns are distinct, so this is the pairs' order; a step's
-// std::sort was the critical path of "first returns" (about 1 s at 1.2 B
-// edges, issue 33).
-void sort_by_vertex(std::vector<std::pair<uint32_t, uint32_t>>& a) {
-  if (a.size() < 4096) {
-    std::sort(a.begin(), a.end());
-    return;
-  }
-  uint32_t most = 0;
-  for (const auto& p : a) most = std::max(most, p.first);
-  std::vector<std::pair<uint32_t, uint32_t>> other(a.size());
-  std::vector<int64_t> start(size_t{1} << 16);
-  for (const int shift : {0, 16}) {
-    if (shift > 0 && (most >> shift) == 0) break;
-    std::fill(start.begin(), start.end(), 0);
-    for (const auto& p : a) ++start[(p.first >> shift) & 0xffffu];
-    int64_t at = 0;
-    for (int64_t& c : start) at += std::exchange(c, at);
-    for (const auto& p : a) other[static_cast<size_t>(start[(p.first >> shift) & 0xffffu]++)] = p;
-    a.swap(other);
-  }
-}
-
 void sort_staged_returns(DeviceStep& s) {
   auto* rows = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_rows.offset);
   auto* vids = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_vids.offset);
   const int64_t n = s.flush_rows.count - s.first_count;
-  std::vector<std::pair<uint32_t, uint32_t>> staged(static_cast<size_t>(n));  // (vertex, buffer row)
-  for (int64_t k = 0; k < n; ++k) staged[k] = {vids[s.first_count + k], rows[s.first_count + k]};
-  sort_by_vertex(staged);
+  // (vertex, buffer row) as one key, vertex high: radix sorted below (a
+  // step's std::sort of the pairs was the critical path of "first returns",
+  // about 1 s at 1.2 B edges, issue 33).
+  std::vector<uint64_t> staged(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) staged[k] = uint64_t{vids[s.first_count + k]} << 32 | rows[s.first_count + k];
+  radix_sort(staged, 4096);
   s.staged_vids.resize(static_cast<size_t>(n));
   for (int64_t k = 0; k < n; ++k) {
-    HT_CHECK(k == 0 || staged[k].first != staged[k - 1].first, "a step returns vertex {} twice", staged[k].first);
-    vids[s.first_count + k] = s.staged_vids[k] = staged[k].first;
-    rows[s.first_count + k] = staged[k].second;
+    const auto v = static_cast<uint32_t>(staged[k] >> 32);
+    HT_CHECK(k == 0 || v != static_cast<uint32_t>(staged[k - 1] >> 32), "a step returns vertex {} twice", v);
+    vids[s.first_count + k] = s.staged_vids[k] = v;
+    rows[s.first_count + k] = static_cast<uint32_t>(staged[k]);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/bulk_memory.hpp"
+#include "core/radix_sort.hpp"
 #include "core/log.hpp"
 #include "core/thread_teams.hpp"
 #include "core/timer.hpp"
@@ -38,33 +39,11 @@ std::vector<EdgeBlock> edge_blocks(const Plan& plan, Skip skip) {
   return blocks;
 }
 
-// Sorts 64-bit keys ascending (what std::sort gives): least significant
-// 16-bit digit first, a stable counting pass per digit, the passes whose
-// digit is the same in every key skipped. A step's flush list and its remote
-// rows per owner are sorts of up to tens of millions of keys, each run by one
-// thread; as comparison sorts they were the longest tasks of "plan derived"
-// at friendster size (issue 33).
-void sort_keys(std::vector<uint64_t>& keys) {
-  const size_t n = keys.size();
-  if (n < static_cast<size_t>(grain())) {  // (tests shrink the grain: the passes below on tiny plans)
-    std::sort(keys.begin(), keys.end());
-    return;
-  }
-  constexpr int kDigits = 4;
-  constexpr size_t kBuckets = size_t{1} << 16;
-  std::vector<size_t> count(kDigits * kBuckets, 0);
-  for (const uint64_t k : keys)
-    for (int d = 0; d < kDigits; ++d) ++count[d * kBuckets + ((k >> (16 * d)) & 0xffff)];
-  std::vector<uint64_t> other(n);
-  for (int d = 0; d < kDigits; ++d) {
-    size_t* c = count.data() + d * kBuckets;
-    if (c[(keys[0] >> (16 * d)) & 0xffff] == n) continue;  // one digit value: the order stays
-    size_t at = 0;
-    for (size_t b = 0; b < kBuckets; ++b) at += std::exchange(c[b], at);
-    for (const uint64_t k : keys) other[c[(k >> (16 * d)) & 0xffff]++] = k;
-    keys.swap(other);
-  }
-}
+// Sorts of up to tens of millions of keys (a step's flush list, its remote
+// rows per owner), each run by one thread: radix sorts (as comparison sorts
+// they were the longest tasks of "plan derived" at friendster size, issue
+// 33). (Tests shrink the grain: the counting passes on tiny plans.)
+void sort_keys(std::vector<uint64_t>& keys) { radix_sort(keys, static_cast<size_t>(grain())); }
 
 std::string where(const Plan& plan, size_t s) {
   return fmt::format("step {} (batch {}, GPU {})", s, s / static_cast<size_t>(plan.m), s % static_cast<size_t>(plan.m));

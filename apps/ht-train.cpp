@@ -59,7 +59,7 @@ void group_options(CLI::App& app) {
        {"--backend", "--spmm", "--gpus", "--chunks", "--comm", "--gcn-order", "--store", "--host-dtype", "--gpu-mem", "--gpu-cache", "--host-mem", "--peer-timeout", "--steps",
         "--merged-buffers", "--no-overlap", "--no-early-start", "--no-fuse-transforms",
         "--no-gradient-handoff", "--no-device-forwarding", "--no-gpu-accumulate", "--no-tier-returns",
-        "--store-pages-first", "--setup-in-sequence"}},
+        "--store-pages-first", "--setup-in-sequence", "--steps-on-host"}},
       {"Output", {"--metrics-out", "--timeline-out", "--save-model", "--predict-out", "--logits-out", "--embeddings-out",
                   "--embeddings-layer", "--outputs-from"}},
       {"Checkpoints and inference", {"--checkpoint", "--checkpoint-every", "--resume", "--load-model", "--predict-only"}},
@@ -339,6 +339,12 @@ int main(int argc, char** argv) {
                "faster: a fresh virtual machine's first touch of its memory dominated both (bench/RESULTS.md, session "
                "14); the setup summary's system CPU seconds per phase say which is faster on a machine; results are "
                "the same");
+  app.add_flag("!--steps-on-host", job.trainer.derive_steps,
+               "Write every list of the resident device-plan steps on the host and copy them whole, instead of "
+               "packing their offsets, sources and index lists and letting each GPU derive the rest (edge "
+               "destinations, self-loop rows, weights, keys, the transpose: about 12 bytes per edge of a step's "
+               "working memory for a moment at setup); results are identical; the setup line's \"derived on the "
+               "devices\" part is the GPUs' time");
   app.add_flag("--setup-in-sequence", job.setup_in_sequence,
                "Run setup's phases one after another, as before issue 33: the host link probe and the executor's "
                "start (CUDA contexts, library handles) go beside the files' reading by default; the setup line says "

@@ -50,6 +50,11 @@ int gpus() { return 0; }
   return v;
 }
 
+template <typename T>
+[[maybe_unused]] std::vector<T> listed(DevArray<T> a) {
+  return {a.data, a.data + a.size};
+}
+
 [[maybe_unused]] std::vector<float> read_all(Device& d, DevArray<float> a) {
   std::vector<float> out(a.size);
   d.read(a, out);
@@ -824,6 +829,130 @@ TEST(CudaEngine, ResidentStepsSameBitsAsStreamed) {
       for (size_t k = 0; k < grads[0].size(); ++k)
         EXPECT_EQ(std::memcmp(grads[0][k].data(), grads[1][k].data(), 4 * grads[0][k].size()), 0)
             << "comm " << static_cast<int>(comm) << " cache " << cache << " tensor " << k;
+    }
+#endif
+}
+
+// Resident steps derived on the GPU (Device::derive_topologies,
+// cuda/topology_kernels.cu): from the packed part uploaded, the GPU writes
+// make_topology's lists — edge destinations, self-loop rows, GCN's weights,
+// SAGE's mean, GAT's edge keys, the transpose (a stable sort: each source
+// row's edges ascending) and its long rows' segments — for a random graph,
+// one with a hub of 7,000 edges each way, and one of 3 M edges (many blocks,
+// 18-bit sort keys), the same bytes on every run.
+TEST(CudaKernels, DerivedTopologyIsMakeTopologys) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  std::unique_ptr<Executor> gpu = make_cuda_executor(1);
+  Device& d = gpu->device(0);
+  for (int graph = 0; graph < 3; ++graph) {
+    const Graph g = graph == 0   ? epoch_graph()
+                    : graph == 1 ? epoch_graph(9000, 20000, 37, 7000)
+                                 : test::make_graph(test::GraphKind::rmat, 200000, 3000000, 4);
+    std::vector<float> inv_sqrt_deg(g.num_vertices), inv_deg(g.num_vertices);
+    std::vector<int64_t> orig(g.num_vertices);
+    for (int64_t v = 0; v < g.num_vertices; ++v) {
+      inv_sqrt_deg[v] = 1.0f / std::sqrt(static_cast<float>(2 + v % 7));
+      inv_deg[v] = 1.0f / static_cast<float>(1 + v % 5);
+      orig[v] = 5 * v + 2;
+    }
+    const EdgeKeys gcn{inv_sqrt_deg, {}}, sage{{}, {}, inv_deg}, gat{{}, orig};
+    for (const EdgeKeys* keys : {&gcn, &sage, &gat})
+      for (CommMode mode : {CommMode::baseline, CommMode::full})
+        for (int n : {1, 3}) {
+          SCOPED_TRACE(::testing::Message() << "graph " << graph << " keys " << (keys == &gcn ? "gcn" : keys == &sage ? "sage" : "gat")
+                                            << " mode " << static_cast<int>(mode) << " n " << n);
+          const Plan plan = build_plan(g.view(), test::range_partition(g, 1, n));
+          std::vector<std::vector<std::byte>> blocks;
+          DevicePlan dp = build_device_plans(plan, 0, 1, mode, *keys, keys == &gat, [&](int, int64_t bytes) {
+            blocks.emplace_back(static_cast<size_t>(bytes));
+            return blocks.back().data();
+          }, RemoteAreas::one, {1})[0];
+          std::vector<DevArray<std::byte>> at;
+          std::vector<DeriveTopology> steps;
+          d.use(Queue::compute);
+          for (const DeviceStep& ds : dp.steps) {
+            ASSERT_TRUE(ds.derived);
+            at.push_back(d.alloc_bytes(ds.block_bytes));
+            d.upload_bytes(ds.bytes, at.back());
+            steps.push_back(derivation_of(ds, at.back()));
+          }
+          const DeriveVertexArrays vertices{inv_sqrt_deg, keys == &sage ? inv_deg : std::span<const float>{}, orig};
+          std::vector<std::vector<int64_t>> runs;
+          std::vector<std::vector<std::byte>> first_run;
+          for (int run = 0; run < 2; ++run) {
+            runs.push_back(d.derive_topologies(steps, vertices));
+            for (int j = 0; j < n; ++j) {
+              DeviceStep ds = dp.steps[static_cast<size_t>(j)];
+              ds.t_seg_row.count = ds.t_seg_edge.count = runs.back()[static_cast<size_t>(j)];
+              std::vector<std::byte> back(static_cast<size_t>(ds.block_bytes));
+              d.copy_bytes_out(at[static_cast<size_t>(j)], back.data(), ds.block_bytes);
+              d.synchronize();
+              const HostTopology ref =
+                  make_topology(plan.step(j, 0), mode, dp.buffer_rows, *keys, dp.trans_capacity, 0);
+              const DevTopology t = ds.bind({back.data(), ds.block_bytes}).topo;
+              EXPECT_EQ(listed(t.src), ref.src) << "step " << j;
+              EXPECT_EQ(listed(t.weight), ref.weight) << "step " << j;
+              EXPECT_EQ(listed(t.dst_row), ref.dst_row) << "step " << j;
+              EXPECT_EQ(listed(t.t_offsets), ref.t_offsets) << "step " << j;
+              EXPECT_EQ(listed(t.t_edge), ref.t_edge) << "step " << j;
+              EXPECT_EQ(listed(t.edge_dst), ref.edge_dst) << "step " << j;
+              EXPECT_EQ(listed(t.edge_src_key), ref.src_key) << "step " << j;
+              EXPECT_EQ(listed(t.edge_dst_key), ref.dst_key) << "step " << j;
+              EXPECT_EQ(listed(t.t_seg_row), ref.t_seg_row) << "step " << j;
+              EXPECT_EQ(listed(t.t_seg_edge), ref.t_seg_edge) << "step " << j;
+              if (run == 0) first_run.push_back(std::move(back));
+              else EXPECT_EQ(std::memcmp(first_run[static_cast<size_t>(j)].data(), back.data(), back.size()), 0)
+                       << "step " << j << ": the same bytes on a second run";
+            }
+          }
+          EXPECT_EQ(runs[0], runs[1]);
+        }
+  }
+#endif
+}
+
+// Resident steps derived on the GPU (TrainerOptions::derive_steps) train to
+// the same bits as steps the host writes whole: GCN with dropout, SAGE's
+// mean, GAT with attention dropout (edge keys) on a graph with a hub; one
+// GPU and two.
+TEST(CudaEngine, DerivedStepsSameBitsAsHostWritten) {
+  REQUIRE_GPUS(1);
+#ifdef HT_HAVE_CUDA
+  Graph g = epoch_graph(3000, 20000, 37, 6000);
+  std::vector<int64_t> orig(g.num_vertices);
+  std::iota(orig.begin(), orig.end(), 0);
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage, ModelKind::gat})
+    for (int m : {1, 2}) {
+      if (m > gpus()) {
+        std::printf("[  SKIPPED ] m = %d needs %d GPUs, %d visible\n", m, m, gpus());
+        continue;
+      }
+      SCOPED_TRACE(::testing::Message() << model_title(kind) << " m=" << m);
+      ModelConfig cfg;
+      cfg.kind = kind;
+      cfg.dims = {37, 24, 5};
+      cfg.dropout = 0.5f;
+      if (kind == ModelKind::gat) {
+        cfg.heads = 2;
+        cfg.attn_dropout = 0.3f;
+      }
+      Plan plan = build_plan(g.view(), test::range_partition(g, m, 3));
+      std::vector<std::vector<float>> grads[2];
+      double loss[2] = {0, 0};
+      for (int derived : {0, 1}) {
+        auto gpu = make_cuda_executor(m);
+        TrainerOptions opt{cfg, {}, CommMode::full, GcnOrder::transform_first};
+        opt.steps = StepPlacement::resident;
+        opt.derive_steps = derived != 0;
+        Trainer t(*gpu, g.view(), orig, plan, opt);
+        loss[derived] = t.compute_gradients(2);
+        for (const ParamTensor& pt : t.params().tensors) grads[derived].push_back(pt.grad);
+      }
+      EXPECT_EQ(std::memcmp(&loss[0], &loss[1], sizeof(double)), 0);
+      ASSERT_EQ(grads[0].size(), grads[1].size());
+      for (size_t k = 0; k < grads[0].size(); ++k)
+        EXPECT_EQ(std::memcmp(grads[0][k].data(), grads[1][k].data(), 4 * grads[0][k].size()), 0) << "tensor " << k;
     }
 #endif
 }

@@ -202,10 +202,10 @@ TEST(DeviceBuffers, SetupAllocatesTheList) {
         int64_t most = 0;
         for (int i = 0; i < gpus; ++i) {
           std::vector<std::vector<std::byte>> blocks;
-          const DevicePlan dp = build_device_plan(
-              plan, i, comm, keys, t.edge_keys,
-              [&](int64_t n) { return blocks.emplace_back(static_cast<size_t>(n)).data(); },
-              remote_areas(opt, gpus, chunks));
+          const DevicePlan dp = build_device_plans(  // (resident steps: derived on the device)
+              plan, i, 1, comm, keys, t.edge_keys,
+              [&](int, int64_t n) { return blocks.emplace_back(static_cast<size_t>(n)).data(); },
+              remote_areas(opt, gpus, chunks), {1})[0];
           BufferShape b;
           b.rows = std::max<int64_t>(dp.buffer_rows, 1);
           b.nd = std::max<int64_t>(s.max_dst[i], 1);
@@ -216,8 +216,8 @@ TEST(DeviceBuffers, SetupAllocatesTheList) {
           b.num_vertices = g.num_vertices;
           int64_t step_bytes = 0;
           for (const DeviceStep& step : dp.steps) {
-            step_bytes += static_cast<int64_t>(step.bytes.size());
-            b.steps.push_back(static_cast<int64_t>(step.bytes.size()));
+            step_bytes += step.block_bytes;
+            b.steps.push_back(step.block_bytes);
           }
           EXPECT_GT(step_bytes, 0);
           most = std::max(most, allocated_bytes(device_buffers(b, opt)));

@@ -321,6 +321,132 @@ TEST(DevicePlan, PackedTopologyIsMakeTopologys) {
         }
 }
 
+// A graph with a hub of 7,000 in- and out-edges (long rows both ways).
+Graph hub_graph(uint64_t seed) {
+  rng::Stream r(seed, 0);
+  EdgeList el;
+  el.num_vertices = 9000;
+  for (int e = 0; e < 20000; ++e) {
+    el.src.push_back(static_cast<vid_t>(r.below(9000)));
+    el.dst.push_back(static_cast<vid_t>(r.below(9000)));
+  }
+  for (vid_t v = 0; v < 7000; ++v) {
+    el.src.insert(el.src.end(), {v, 11});
+    el.dst.insert(el.dst.end(), {11, v});
+  }
+  return csc_from_edges(std::move(el));
+}
+
+// A derived step (DeviceStep::derived: resident steps, whose device writes
+// the rest of the topology) packs the same first bytes as a step packed
+// whole, and the derivation (derive_topology_on_host: the CPU executor's,
+// and the lists a GPU must equal) writes make_topology's lists: every comm
+// mode and remote area layout, GCN's weights with edge keys, SAGE's mean,
+// GAT's neither, the hub's long rows in both directions.
+TEST(DevicePlan, DerivedTopologyIsMakeTopologys) {
+  for (int graph = 0; graph < 2; ++graph) {
+    Graph g = graph == 0 ? test::make_graph(test::GraphKind::rmat, 3000, 40000, 9) : hub_graph(3);
+    std::vector<float> inv_sqrt_deg(g.num_vertices), inv_deg(g.num_vertices);
+    std::vector<int64_t> orig(g.num_vertices);
+    for (int64_t v = 0; v < g.num_vertices; ++v) {
+      inv_sqrt_deg[v] = 1.0f / static_cast<float>(2 + v % 7);
+      inv_deg[v] = 1.0f / static_cast<float>(1 + v % 5);
+      orig[v] = 5 * v + 2;
+    }
+    const EdgeKeys gcn{inv_sqrt_deg, orig}, sage{{}, {}, inv_deg}, gat{{}, orig};
+    const DeriveVertexArrays vertices{inv_sqrt_deg, {}, orig}, mean{{}, inv_deg, {}};
+    int64_t long_rows = 0;
+    for (int n : {1, 3})
+      for (CommMode mode : {CommMode::baseline, CommMode::p2p, CommMode::full})
+        for (RemoteAreas areas : {RemoteAreas::one, RemoteAreas::early_pulls, RemoteAreas::kept_rows})
+          for (const EdgeKeys* keys : {&gcn, &sage, &gat}) {
+            if (areas != RemoteAreas::one && mode != CommMode::full) continue;
+            const Plan plan = build_plan(g.view(), test::range_partition(g, 2, n));
+            std::vector<std::vector<std::byte>> blocks;
+            auto build = [&](std::vector<uint8_t> derived) {
+              return build_device_plans(plan, 0, 2, mode, *keys, keys != &sage, [&](int, int64_t bytes) {
+                blocks.emplace_back(static_cast<size_t>(bytes), std::byte{0x77});
+                return blocks.back().data();
+              }, areas, derived);
+            };
+            const std::vector<DevicePlan> whole = build({}), dps = build({1, 0});
+            for (int i = 0; i < 2; ++i)
+              for (int j = 0; j < n; ++j) {
+                const DevicePlan& dp = dps[static_cast<size_t>(i)];
+                DeviceStep ds = dp.steps[static_cast<size_t>(j)];
+                const DeviceStep& packed = whole[static_cast<size_t>(i)].steps[static_cast<size_t>(j)];
+                const std::string where = "graph " + std::to_string(graph) + " n " + std::to_string(n) + " mode " +
+                                          std::to_string(static_cast<int>(mode)) + " areas " +
+                                          std::to_string(static_cast<int>(areas)) + " device " + std::to_string(i) +
+                                          " step " + std::to_string(j);
+                if (i == 1) {  // device 1: not derived, the same bytes as whole
+                  ASSERT_FALSE(ds.derived) << where;
+                  ASSERT_EQ(ds.bytes.size(), packed.bytes.size()) << where;
+                  EXPECT_EQ(std::memcmp(ds.bytes.data(), packed.bytes.data(), ds.bytes.size()), 0) << where;
+                  continue;
+                }
+                ASSERT_TRUE(ds.derived) << where;
+                ASSERT_LT(static_cast<int64_t>(ds.bytes.size()), ds.block_bytes) << where;
+                EXPECT_EQ(std::memcmp(ds.bytes.data(), packed.bytes.data(), ds.bytes.size()), 0)
+                    << where << ": the packed part is the whole step's first bytes";
+                // The device's block: the packed part, the rest of it garbage until derived.
+                std::vector<std::byte> block(static_cast<size_t>(ds.block_bytes), std::byte{0xcd});
+                std::copy(ds.bytes.begin(), ds.bytes.end(), block.begin());
+                const int64_t segments =
+                    derive_topology_on_host(derivation_of(ds, {block.data(), ds.block_bytes}), keys == &sage ? mean : vertices);
+                ds.t_seg_row.count = ds.t_seg_edge.count = segments;
+                const HostTopology ref = make_topology(plan.step(j, i), mode, dp.buffer_rows, keys == &sage ? sage : *keys,
+                                                       dp.trans_capacity, (j & 1) ? dp.remote_shift : 0);
+                const DevTopology t = ds.bind({block.data(), ds.block_bytes}).topo;
+                EXPECT_EQ(listed(t.offsets), ref.offsets) << where;
+                EXPECT_EQ(listed(t.src), ref.src) << where;
+                EXPECT_EQ(listed(t.weight), ref.weight) << where;
+                EXPECT_EQ(listed(t.dst_row), ref.dst_row) << where;
+                EXPECT_EQ(listed(t.t_offsets), ref.t_offsets) << where;
+                EXPECT_EQ(listed(t.t_edge), ref.t_edge) << where;
+                EXPECT_EQ(listed(t.edge_dst), ref.edge_dst) << where;
+                EXPECT_EQ(listed(t.edge_src_key), ref.src_key) << where;
+                EXPECT_EQ(listed(t.edge_dst_key), ref.dst_key) << where;
+                EXPECT_EQ(listed(t.seg_row), ref.seg_row) << where;
+                EXPECT_EQ(listed(t.t_seg_row), ref.t_seg_row) << where;
+                EXPECT_EQ(listed(t.t_seg_edge), ref.t_seg_edge) << where;
+                long_rows += segments;
+              }
+          }
+    if (graph == 1) {
+      EXPECT_GT(long_rows, 0) << "the hub's out-edges give transpose segments";
+    }
+  }
+}
+
+// A derived step whose destination lacks its self-loop fails the derivation
+// with the packed build's message.
+TEST(DevicePlan, DerivedStepWithoutSelfLoopSaysWhichDestination) {
+  Graph g = test::make_graph(test::GraphKind::rmat, 1000, 8000, 3);
+  Plan plan = build_plan(g.view(), test::range_partition(g, 1, 2));
+  ChunkPlan& s = plan.steps[1];
+  // The first destination's self-loop turned into another source vertex.
+  int64_t e = s.offsets[0];
+  while (s.src_vid[e] != static_cast<vid_t>(s.dst_begin)) ++e;
+  s.src_vid[e] = static_cast<vid_t>(s.dst_begin + 1);
+  std::vector<std::vector<std::byte>> blocks;
+  const std::vector<DevicePlan> dps = build_device_plans(plan, 0, 1, CommMode::full, {}, false, [&](int, int64_t bytes) {
+    blocks.emplace_back(static_cast<size_t>(bytes));
+    return blocks.back().data();
+  }, RemoteAreas::one, {1});
+  const DeviceStep& ds = dps[0].steps[1];
+  std::vector<std::byte> block(static_cast<size_t>(ds.block_bytes));
+  std::copy(ds.bytes.begin(), ds.bytes.end(), block.begin());
+  try {
+    derive_topology_on_host(derivation_of(ds, {block.data(), ds.block_bytes}), {});
+    FAIL() << "a destination without a self-loop derived";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("destination " + std::to_string(s.dst_begin) + " has no self-loop"),
+              std::string::npos)
+        << err.what();
+  }
+}
+
 // An edge whose row lies beyond the buffer (a plan that does not fit its
 // capacities) stops the packed build with make_topology's error, before any
 // block is taken.

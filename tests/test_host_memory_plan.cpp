@@ -245,10 +245,22 @@ TEST(HostMemoryPlan, PackedBlocksAreBuildDevicePlans) {
               areas);
           const bool early = areas != RemoteAreas::one && mode != CommMode::baseline;
           EXPECT_EQ(dp.remote_shift, early ? s.remote_capacity[i] : 0);
-          for (int j = 0; j < pr.plan.n; ++j)
+          // The same step derived on its device: its block there (room for the transpose's segments).
+          const DevicePlan derived = build_device_plans(
+              pr.plan, i, 1, mode, keys, gat_keys,
+              [&](int, int64_t n) {
+                blocks.emplace_back(static_cast<size_t>(n));
+                return blocks.back().data();
+              },
+              areas, {1})[0];
+          for (int j = 0; j < pr.plan.n; ++j) {
             EXPECT_EQ(packed_block_bytes(s.step(j, i), mode, dp.buffer_rows, !gat_keys, gat_keys, early && j > 0),
                       static_cast<int64_t>(dp.steps[j].bytes.size()))
                 << "mode " << name_of(mode) << " gpu " << i << " batch " << j << " areas " << static_cast<int>(areas);
+            EXPECT_EQ(packed_block_bytes(s.step(j, i), mode, dp.buffer_rows, !gat_keys, gat_keys, early && j > 0, true),
+                      derived.steps[j].block_bytes)
+                << "derived: mode " << name_of(mode) << " gpu " << i << " batch " << j;
+          }
         }
 }
 

@@ -38,6 +38,27 @@ void scatter_rows_and_zero(float* src, const uint32_t* src_rows, const uint32_t*
 // staging[k] = src[rows[k]]; src[rows[k]] = 0.
 void compact_and_zero(float* src, const uint32_t* rows, int64_t n, int64_t cols, float* staging, cudaStream_t s);
 
+// ---- a resident step's topology derived on the GPU (topology_kernels.cu)
+// Device pointers: offsets and src as the host packed them; src_vid uploaded;
+// the rest written (Device::derive_topologies). A null weight, inv_deg or
+// key pointer: not asked for.
+struct TopologyDerivation {
+  int64_t nd = 0, ne = 0, rows = 0, dst_begin = 0, seg_capacity = 0;
+  const int64_t* offsets = nullptr;
+  const uint32_t* src = nullptr;
+  const uint32_t* src_vid = nullptr;
+  const float *inv_sqrt_deg = nullptr, *inv_deg = nullptr;
+  const int64_t* orig_id = nullptr;
+  uint32_t *edge_dst = nullptr, *dst_row = nullptr, *t_edge = nullptr, *t_seg_row = nullptr;
+  float* weight = nullptr;
+  int64_t *src_key = nullptr, *dst_key = nullptr, *t_offsets = nullptr, *t_seg_edge = nullptr;
+};
+// Bytes of working memory derive_topology needs for a step of `ne` edges over `rows` source rows.
+size_t derive_topology_temp_bytes(int64_t ne, int64_t rows);
+// Queues the derivation on `s`; results (device, 2 values) get the first
+// destination without a self-loop (INT64_MAX: none) and the transpose's segments.
+void derive_topology(const TopologyDerivation& a, void* temp, int64_t* results, cudaStream_t s);
+
 // ---- dense and sparse (dense_kernels.cu)
 // The rows of a topology in one direction: forward (a row per destination,
 // its edges offsets[r]..offsets[r + 1], neighbor nbr_of[e]) or transposed (a

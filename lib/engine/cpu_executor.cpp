@@ -10,6 +10,7 @@
 #include "core/bulk_memory.hpp"
 #include "core/error.hpp"
 #include "core/timer.hpp"
+#include "engine/device_plan.hpp"
 #include "engine/host_rows.hpp"
 #include "engine/transport.hpp"
 #include "models/model.hpp"
@@ -184,6 +185,16 @@ void CpuDevice::reset_timeline() {
 std::vector<BusyInterval> CpuDevice::timeline() {
   synchronize();
   return intervals_;
+}
+
+// The device's memory is the host's: the derivation the host would do,
+// after the queues' earlier work (the steps' uploads).
+std::vector<int64_t> CpuDevice::derive_topologies(std::span<const DeriveTopology> steps,
+                                                  const DeriveVertexArrays& vertices) {
+  synchronize();
+  std::vector<int64_t> segments;
+  for (const DeriveTopology& d : steps) segments.push_back(derive_topology_on_host(d, vertices));
+  return segments;
 }
 
 void CpuDevice::synchronize() {

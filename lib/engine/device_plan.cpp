@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -169,14 +170,28 @@ struct SourceRows {
   uint32_t shift_from, shift;
 };
 
+// What the per-edge lists are derived from: a plan's step (build_step,
+// make_topology) or a step's block (derive_topology_on_host).
+struct StepEdges {
+  int64_t num_dst = 0, num_edges = 0, dst_begin = 0;
+  const int64_t* offsets = nullptr;
+  const vid_t* src_vid = nullptr;
+  int part = 0, chunk = 0;
+};
+
+StepEdges edges_of(const ChunkPlan& s) {
+  return {s.num_dst(), s.num_edges(), s.dst_begin, s.offsets.data(), s.src_vid.data(), s.part, s.chunk};
+}
+
 // The step's lists but the offsets and the transpose, into `t` (sized by the
 // caller), each destination's self-loop checked and every source row below
 // num_src_rows. Parallel within the step (OpenMP; inside build_device_plans'
 // loop over the steps, with the threads the step gets there): every loop
 // writes its own elements, so the result is the same at any thread count.
-void fill_topology(const ChunkPlan& s, const SourceRows& row, int64_t num_src_rows, const EdgeKeys& keys,
+template <typename Row>
+void fill_topology(const StepEdges& s, const Row& row, int64_t num_src_rows, const EdgeKeys& keys,
                    const TopologyOut& t) {
-  const int64_t nd = s.num_dst();
+  const int64_t nd = s.num_dst;
   const bool mean = !keys.inv_deg.empty();  // SAGE's rule, else GCN's
   HT_ASSERT(!mean || keys.inv_sqrt_deg.empty());
   const bool weighted = !keys.inv_sqrt_deg.empty() || mean;
@@ -203,7 +218,7 @@ void fill_topology(const ChunkPlan& s, const SourceRows& row, int64_t num_src_ro
            beyond < 0 ? 0 : t.src[beyond], num_src_rows);
   if (t.src_key) {
 #pragma omp parallel for schedule(static)
-    for (int64_t e = 0; e < s.num_edges(); ++e) {
+    for (int64_t e = 0; e < s.num_edges; ++e) {
       t.src_key[e] = keys.orig_id[s.src_vid[e]];
       t.dst_key[e] = keys.orig_id[s.dst_begin + t.edge_dst[e]];
     }
@@ -234,7 +249,7 @@ HostTopology make_topology(const ChunkPlan& s, CommMode mode, int64_t num_src_ro
     resize_for_overwrite(t.src_key, static_cast<size_t>(ne));
     resize_for_overwrite(t.dst_key, static_cast<size_t>(ne));
   }
-  fill_topology(s, row, num_src_rows, keys,
+  fill_topology(edges_of(s), row, num_src_rows, keys,
                 {t.src.data(), t.dst_row.data(), t.edge_dst.data(), t.weight.empty() ? nullptr : t.weight.data(),
                  t.src_key.empty() ? nullptr : t.src_key.data(), t.dst_key.empty() ? nullptr : t.dst_key.data()});
   // Transpose: the edges of each source row, ascending edge id.
@@ -445,25 +460,19 @@ struct TopologySizes {
   int64_t segments = 0, t_segments = 0;  // long rows' segments, both directions
 };
 
-void lay_out(DeviceStep& ds, Packer& pk, const TopologySizes& t, const StepIndexLists& x, size_t remote,
-             const PullLists& early) {
+// The block: first what the host packs in every case (the offsets, src, the
+// forward segments, the index and pull lists), then what a derived step
+// leaves to its device (DeviceStep::derived). Returns the first part's bytes.
+int64_t lay_out(DeviceStep& ds, Packer& pk, const TopologySizes& t, const StepIndexLists& x, size_t remote,
+                const PullLists& early) {
   ds.num_dst = t.num_dst;
   ds.num_edges = t.num_edges;
   ds.num_src_rows = t.num_src_rows;
   const int64_t ne = t.num_edges, weights = t.weighted ? ne : 0, keys = t.keys ? ne : 0;
   ds.offsets = pk.add<int64_t>(t.num_dst + 1);
   ds.src = pk.add<uint32_t>(ne);
-  ds.weight = pk.add<float>(weights);
-  ds.dst_row = pk.add<uint32_t>(t.num_dst);
-  ds.t_offsets = pk.add<int64_t>(t.num_src_rows + 1);
-  ds.t_edge = pk.add<uint32_t>(ne);
-  ds.edge_dst = pk.add<uint32_t>(ne);
-  ds.src_key = pk.add<int64_t>(keys);
-  ds.dst_key = pk.add<int64_t>(keys);
   ds.seg_row = pk.add<uint32_t>(t.segments);
   ds.seg_edge = pk.add<int64_t>(t.segments);
-  ds.t_seg_row = pk.add<uint32_t>(t.t_segments);
-  ds.t_seg_edge = pk.add<int64_t>(t.t_segments);
   ds.load_vids = pk.add<uint32_t>(x.loads);
   ds.load_rows = pk.add<uint32_t>(x.loads);
   ds.remote_slots = pk.add<uint32_t>(static_cast<int64_t>(remote));
@@ -471,6 +480,17 @@ void lay_out(DeviceStep& ds, Packer& pk, const TopologySizes& t, const StepIndex
   ds.flush_vids = pk.add<uint32_t>(x.flushes);
   ds.pull_src = pk.add<uint32_t>(static_cast<int64_t>(early.src.size()));
   ds.pull_dst = pk.add<uint32_t>(static_cast<int64_t>(early.dst.size()));
+  const int64_t host_part = pk.bytes();
+  ds.weight = pk.add<float>(weights);
+  ds.dst_row = pk.add<uint32_t>(t.num_dst);
+  ds.t_offsets = pk.add<int64_t>(t.num_src_rows + 1);
+  ds.t_edge = pk.add<uint32_t>(ne);
+  ds.edge_dst = pk.add<uint32_t>(ne);
+  ds.src_key = pk.add<int64_t>(keys);
+  ds.dst_key = pk.add<int64_t>(keys);
+  ds.t_seg_row = pk.add<uint32_t>(t.t_segments);
+  ds.t_seg_edge = pk.add<int64_t>(t.t_segments);
+  return host_part;
 }
 
 // The lists of a step that are copied into its block: the offsets, the
@@ -481,8 +501,10 @@ void pack_lists(const DeviceStep& ds, std::byte* base, const ChunkPlan& s, CommM
   put(base, ds.offsets, std::span<const int64_t>(s.offsets));
   put(base, ds.seg_row, seg.row);
   put(base, ds.seg_edge, seg.edge);
-  put(base, ds.t_seg_row, seg.t_row);
-  put(base, ds.t_seg_edge, seg.t_edge);
+  if (!ds.derived) {  // (a derived step's are its device's)
+    put(base, ds.t_seg_row, seg.t_row);
+    put(base, ds.t_seg_edge, seg.t_edge);
+  }
   write_index_lists(ds, base, s, mode);
   if (ds.remote_slots.count) put(base, ds.remote_slots, s.remote_slot);  // (an empty slice has no bytes)
   put(base, ds.pull_src, early.src);
@@ -589,8 +611,32 @@ class WorkspacePool {
   std::vector<std::unique_ptr<StepWorkspace>> free_;
 };
 
+// A step's per-edge lists, dst_row and transpose, written on the host into
+// its block (every step but a derived one).
+void write_topology(const DeviceStep& ds, std::byte* base, const ChunkPlan& s, const SourceRows& row, int64_t rows,
+                    const EdgeKeys& k, EdgeTranspose& transpose, SegmentLists& seg) {
+  const TopologyOut out{slice_data<uint32_t>(base, ds.src),      slice_data<uint32_t>(base, ds.dst_row),
+                        slice_data<uint32_t>(base, ds.edge_dst), weighted(k) ? slice_data<float>(base, ds.weight) : nullptr,
+                        k.orig_id.empty() ? nullptr : slice_data<int64_t>(base, ds.src_key),
+                        k.orig_id.empty() ? nullptr : slice_data<int64_t>(base, ds.dst_key)};
+  int64_t* t_offsets = slice_data<int64_t>(base, ds.t_offsets);
+  transpose.offsets_into(t_offsets);
+  pad<int64_t>(base, ds.t_offsets);
+  split_long_rows({t_offsets, static_cast<size_t>(rows) + 1}, seg.t_row, seg.t_edge);
+  HT_ASSERT(static_cast<int64_t>(seg.t_row.size()) == ds.t_seg_row.count);
+  fill_topology(edges_of(s), row, rows, k, out);
+  transpose.place([src = out.src](int64_t e) { return src[e]; }, slice_data<uint32_t>(base, ds.t_edge));
+  pad<uint32_t>(base, ds.src);
+  pad<float>(base, ds.weight);
+  pad<uint32_t>(base, ds.dst_row);
+  pad<uint32_t>(base, ds.t_edge);
+  pad<uint32_t>(base, ds.edge_dst);
+  pad<int64_t>(base, ds.src_key);
+  pad<int64_t>(base, ds.dst_key);
+}
+
 void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePlan& dp, const EdgeKeys& k,
-                const StepAlloc& alloc, std::mutex& alloc_mutex, StepWorkspace& ws, DeviceStep& ds,
+                const StepAlloc& alloc, std::mutex& alloc_mutex, StepWorkspace& ws, bool derived, DeviceStep& ds,
                 StepTimes& times) {
   Timer clock;
   auto lap = [&](int part) {
@@ -603,18 +649,23 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   const int64_t remote_row0 = dp.trans_capacity, remote_shift = (j & 1) ? dp.remote_shift : 0;
   // The topology is written straight into the block (no vectors copied in
   // afterwards): first what sizes the block, the transpose's row counts
-  // (its long rows) and the segments.
+  // (its long rows) and the segments. A derived step's transpose is its
+  // device's: its segments get the most they can be.
   const SourceRows row(s, mode, remote_row0, remote_shift);
   HT_CHECK(static_cast<int64_t>(row.src.size()) == ne, "plan step ({}, {}) has inconsistent topology arrays", s.part,
            s.chunk);
-  EdgeTranspose transpose(ne, rows, row, ws.counters);
-  if (transpose.beyond() >= 0) {
+  auto throw_beyond = [&](int64_t e) {
     make_topology(s, mode, rows, k, remote_row0, remote_shift);  // throws its error (also for bad self-loops first)
-    HT_CHECK(false, "plan step ({}, {}): edge {} reads a row beyond the buffer", s.part, s.chunk, transpose.beyond());
+    HT_CHECK(false, "plan step ({}, {}): edge {} reads a row beyond the buffer", s.part, s.chunk, e);
+  };
+  std::optional<EdgeTranspose> transpose;
+  if (!derived) {
+    transpose.emplace(ne, rows, row, ws.counters);
+    if (transpose->beyond() >= 0) throw_beyond(transpose->beyond());
   }
   SegmentLists& seg = ws.seg;
   split_long_rows(s.offsets, seg.row, seg.edge);
-  const int64_t t_segments = transpose.long_row_segments();
+  const int64_t t_segments = derived ? most_long_row_segments(ne) : transpose->long_row_segments();
   lap(0);
   const StepIndexLists x = index_lists(s, mode);
   lap(1);
@@ -628,39 +679,37 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   Packer pk;
   const TopologySizes sizes{s.num_dst(), ne, rows, weighted(k), !k.orig_id.empty(),
                             static_cast<int64_t>(seg.row.size()), t_segments};
-  lay_out(ds, pk, sizes, x, mode == CommMode::baseline ? 0 : s.remote_slot.size(), early);
+  const int64_t host_part = lay_out(ds, pk, sizes, x, mode == CommMode::baseline ? 0 : s.remote_slot.size(), early);
+  ds.derived = derived;
+  ds.block_bytes = pk.bytes();
+  const int64_t packed = derived ? host_part : ds.block_bytes;  // what the host writes
   std::byte* base = nullptr;
   {
     const std::lock_guard<std::mutex> one_at_a_time(alloc_mutex);
-    base = alloc(gpu, pk.bytes());
+    base = alloc(gpu, packed);
   }
   lap(3);
-  std::memset(base, 0, static_cast<size_t>(std::min<int64_t>(pk.bytes(), 256)));  // a block of empty slices
-  const TopologyOut out{slice_data<uint32_t>(base, ds.src),      slice_data<uint32_t>(base, ds.dst_row),
-                        slice_data<uint32_t>(base, ds.edge_dst), sizes.weighted ? slice_data<float>(base, ds.weight) : nullptr,
-                        sizes.keys ? slice_data<int64_t>(base, ds.src_key) : nullptr,
-                        sizes.keys ? slice_data<int64_t>(base, ds.dst_key) : nullptr};
-  int64_t* t_offsets = slice_data<int64_t>(base, ds.t_offsets);
-  transpose.offsets_into(t_offsets);
-  pad<int64_t>(base, ds.t_offsets);
-  split_long_rows({t_offsets, static_cast<size_t>(rows) + 1}, seg.t_row, seg.t_edge);
-  HT_ASSERT(static_cast<int64_t>(seg.t_row.size()) == t_segments);
-  fill_topology(s, row, rows, k, out);
-  transpose.place([src = out.src](int64_t e) { return src[e]; }, slice_data<uint32_t>(base, ds.t_edge));
-  pad<uint32_t>(base, ds.src);
-  pad<float>(base, ds.weight);
-  pad<uint32_t>(base, ds.dst_row);
-  pad<uint32_t>(base, ds.t_edge);
-  pad<uint32_t>(base, ds.edge_dst);
-  pad<int64_t>(base, ds.src_key);
-  pad<int64_t>(base, ds.dst_key);
+  std::memset(base, 0, static_cast<size_t>(std::min<int64_t>(packed, 256)));  // a block of empty slices
+  if (derived) {
+    uint32_t* src = slice_data<uint32_t>(base, ds.src);
+    int64_t beyond = -1;
+#pragma omp parallel for schedule(static) reduction(max : beyond)
+    for (int64_t e = 0; e < ne; ++e) {
+      src[e] = row(e);
+      if (src[e] >= rows) beyond = std::max(beyond, e);
+    }
+    if (beyond >= 0) throw_beyond(beyond);
+    pad<uint32_t>(base, ds.src);
+  } else {
+    write_topology(ds, base, s, row, rows, k, *transpose, seg);
+  }
   lap(0);
   pack_lists(ds, base, s, mode, seg, early);
   lap(4);
-  ds.bytes = {base, static_cast<size_t>(pk.bytes())};
+  ds.bytes = {base, static_cast<size_t>(packed)};
   ds.flush_vids_host = x.flush_vids_host;
   ds.reused_rows = x.reused;
-  ds.segments = static_cast<int64_t>(std::max(seg.row.size(), seg.t_row.size()));
+  ds.segments = static_cast<int64_t>(std::max(seg.row.size(), derived ? size_t{0} : seg.t_row.size()));
   if (mode != CommMode::baseline)
     ds.load_by_producer = load_pieces({slice_data<uint32_t>(base, ds.load_vids), static_cast<size_t>(x.loads)}, plan, gpu);
   lap(5);
@@ -693,7 +742,8 @@ void run_steps(int64_t tasks, Body body) {
 
 std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int count, CommMode mode,
                                            const EdgeKeys& keys, bool need_edge_keys, const StepAlloc& alloc,
-                                           RemoteAreas areas) {
+                                           RemoteAreas areas, const std::vector<uint8_t>& derived) {
+  HT_ASSERT(derived.empty() || static_cast<int>(derived.size()) == count);
   std::vector<DevicePlan> out(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
     DevicePlan& dp = out[static_cast<size_t>(i)];
@@ -743,7 +793,9 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
     const int i = static_cast<int>(q / plan.n), j = static_cast<int>(q % plan.n);
     DevicePlan& dp = out[static_cast<size_t>(i)];
     std::unique_ptr<StepWorkspace> ws = pool.take();
-    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, alloc_mutex, *ws, dp.steps[j], times[static_cast<size_t>(q)]);
+    const bool derives = !derived.empty() && derived[static_cast<size_t>(i)] != 0;
+    build_step(plan, first_gpu + i, j, mode, dp, k, alloc, alloc_mutex, *ws, derives, dp.steps[j],
+               times[static_cast<size_t>(q)]);
     pool.give(std::move(ws));
   });
   const double wall_s = wall.seconds();
@@ -769,12 +821,50 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
   for (DevicePlan& dp : out)
     for (int j = 0; j < plan.n; ++j) {
       const DeviceStep& ds = dp.steps[j];
-      dp.max_step_bytes = std::max<int64_t>(dp.max_step_bytes, static_cast<int64_t>(ds.bytes.size()));
+      dp.max_step_bytes = std::max(dp.max_step_bytes, ds.block_bytes);
       if (j > 0) dp.max_later_loads = std::max(dp.max_later_loads, ds.load_count());
       dp.max_flush = std::max(dp.max_flush, ds.flush_count());
       dp.max_segments = std::max(dp.max_segments, ds.segments);
     }
   return out;
+}
+
+DeriveTopology derivation_of(const DeviceStep& ds, DevArray<std::byte> at) {
+  HT_ASSERT(ds.derived && ds.plan != nullptr);
+  return {ds.bind(at).topo, ds.plan->src_vid, ds.plan->dst_begin, ds.plan->part, ds.plan->chunk};
+}
+
+int64_t derive_topology_on_host(const DeriveTopology& d, const DeriveVertexArrays& v) {
+  const DevTopology& t = d.topo;
+  HT_CHECK(static_cast<int64_t>(d.src_vid.size()) == t.num_edges, "plan step ({}, {}): {} source vertices for {} edges",
+           d.part, d.chunk, d.src_vid.size(), t.num_edges);
+  EdgeKeys keys;
+  if (t.weight.size > 0) {
+    if (!v.inv_deg.empty()) keys.inv_deg = v.inv_deg;  // SAGE's mean, else GCN's
+    else keys.inv_sqrt_deg = v.inv_sqrt_deg;
+    HT_CHECK(!keys.inv_sqrt_deg.empty() || !keys.inv_deg.empty(), "a weighted step derived without vertex weights");
+  }
+  if (t.edge_src_key.size > 0) keys.orig_id = v.orig_id;
+  const TopologyOut out{t.src.data, t.dst_row.data, t.edge_dst.data, t.weight.size > 0 ? t.weight.data : nullptr,
+                        keys.orig_id.empty() ? nullptr : t.edge_src_key.data,
+                        keys.orig_id.empty() ? nullptr : t.edge_dst_key.data};
+  const uint32_t* src = t.src.data;
+  auto row = [src](int64_t e) { return src[e]; };  // (src is the host's, as packed)
+  fill_topology(StepEdges{t.num_dst, t.num_edges, d.dst_begin, t.offsets.data, d.src_vid.data(), d.part, d.chunk}, row,
+                t.num_src_rows, keys, out);
+  ScratchArray<uint32_t> counters;
+  EdgeTranspose transpose(t.num_edges, t.num_src_rows, row, counters);
+  HT_ASSERT(transpose.beyond() < 0);  // (fill_topology checked the rows)
+  transpose.offsets_into(t.t_offsets.data);
+  transpose.place(row, t.t_edge.data);
+  std::vector<uint32_t> seg_row;
+  std::vector<int64_t> seg_edge;
+  split_long_rows({t.t_offsets.data, static_cast<size_t>(t.num_src_rows) + 1}, seg_row, seg_edge);
+  HT_CHECK(static_cast<int64_t>(seg_row.size()) <= t.t_seg_row.size, "plan step ({}, {}): {} transpose segments, room for {}",
+           d.part, d.chunk, seg_row.size(), t.t_seg_row.size);
+  std::copy(seg_row.begin(), seg_row.end(), t.t_seg_row.data);
+  std::copy(seg_edge.begin(), seg_edge.end(), t.t_seg_edge.data);
+  return static_cast<int64_t>(seg_row.size());
 }
 
 DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys, bool need_edge_keys,

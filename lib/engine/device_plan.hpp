@@ -83,6 +83,13 @@ struct StepLists {
 struct DeviceStep {
   const ChunkPlan* plan = nullptr;
   std::span<std::byte> bytes;  // the packed block (host memory)
+  // The block on the device. More than `bytes` where the device derives the
+  // topology (derived: DeriveTopology): the host packs and uploads the first
+  // bytes.size() (offsets, src, forward segments, index and pull lists); the
+  // rest (weight, dst_row, the transpose, edge_dst, keys, the transpose's
+  // segments, t_seg_* sized to their capacity until then) the device writes.
+  int64_t block_bytes = 0;
+  bool derived = false;
   int64_t num_dst = 0, num_edges = 0, num_src_rows = 0;
   Slice offsets, src, weight, dst_row, t_offsets, t_edge, edge_dst, src_key, dst_key;
   Slice seg_row, seg_edge, t_seg_row, t_seg_edge;
@@ -173,9 +180,19 @@ DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const Edg
 // side by side: the same bytes as one device at a time.
 // `areas`: DevicePlan::remote_shift and the pull lists (p2p and full modes;
 // the kept rows' lists know this process's devices as [first_gpu, + count)).
+// `derived[i]` (when given) nonzero: device first_gpu + i derives its steps'
+// topology (DeviceStep::derived; resident steps only).
 std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int count, CommMode mode,
                                            const EdgeKeys& keys, bool need_edge_keys, const StepAlloc& alloc,
-                                           RemoteAreas areas = RemoteAreas::one);
+                                           RemoteAreas areas = RemoteAreas::one,
+                                           const std::vector<uint8_t>& derived = {});
+
+// Device::derive_topologies of one step on host memory (`d.topo` host
+// pointers): the CPU executor's devices, and a GPU's fallback. Returns the
+// transpose's segments.
+int64_t derive_topology_on_host(const DeriveTopology& d, const DeriveVertexArrays& v);
+// What derive_topologies needs of a derived step whose block is at `at`.
+DeriveTopology derivation_of(const DeviceStep& ds, DevArray<std::byte> at);
 // The same with one allocator for every device.
 inline DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys,
                                     bool need_edge_keys, const std::function<std::byte*(int64_t)>& alloc,

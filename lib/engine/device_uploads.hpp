@@ -6,6 +6,7 @@
 // devices' copy engines wait (issue 33: the GPU cache's h^0, 8 GiB per GPU on
 // 4 GPUs, took 10.8 s so). A thread per device keeps every copy engine busy.
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -28,5 +29,10 @@ struct ByteUpload {
 // go on each device's compute queue. The first error is rethrown once every
 // thread has ended.
 void upload_on_devices(Executor& exec, std::span<const std::vector<ByteUpload>> per_device);
+
+// work(i) for every device i with busy[i], each in a thread of its own with
+// its share of the cores (one such device: in the caller's thread); the
+// first error rethrown once every thread has ended.
+void on_devices_at_once(Executor& exec, const std::vector<bool>& busy, const std::function<void(int)>& work);
 
 }  // namespace ht

@@ -90,6 +90,33 @@ struct DevTopology {
 
 // A row with more edges than this is summed in segments (DevTopology::seg_row).
 inline constexpr int64_t kLongRowEdges = 4096;
+// The most long-row segments `edges` edges can give: a row of c >
+// kLongRowEdges edges gives ceil(c / kLongRowEdges) < 2 c / kLongRowEdges
+// (a derived step's room for its transpose's segments, DeriveTopology).
+inline constexpr int64_t most_long_row_segments(int64_t edges) { return 2 * edges / kLongRowEdges + 1; }
+
+// A resident step's topology derived on its device (Device::derive_topologies):
+// the host packed and uploaded the offsets and src (and the forward
+// segments); from them, and from each edge's source vertex, the device
+// writes the rest of `topo` — edge_dst, dst_row (the destination's
+// self-loop row; the last self-loop where there are several), weight (GCN:
+// inv_sqrt_deg[u] * inv_sqrt_deg[v]; SAGE: inv_deg[v], 0 on the self-loop),
+// the edge keys (orig_id of u and v), t_offsets and t_edge (each source row's
+// edges, ascending), and t_seg_row / t_seg_edge up to their capacity (the
+// slices' sizes): the bytes device_plan.cpp's make_topology writes on the
+// host. Moves the host's per-edge work and most of the step's upload to the
+// device (issue 33: the steps were most of setup on small graphs).
+struct DeriveTopology {
+  DevTopology topo;                 // bound to the step's block on the device
+  std::span<const uint32_t> src_vid;  // host: each edge's source vertex (new id)
+  int64_t dst_begin = 0;            // the first destination's vertex
+  int part = 0, chunk = 0;          // (for errors)
+};
+// Per-vertex arrays the derivation reads (host memory; empty when unused).
+struct DeriveVertexArrays {
+  std::span<const float> inv_sqrt_deg, inv_deg;
+  std::span<const int64_t> orig_id;
+};
 
 // Dropout applied while gathering rows: keep(seed, epoch, layer, key[row], col).
 struct DropoutSpec {
@@ -303,6 +330,14 @@ class Device {
 
   // Waits for the work of every queue of this device (host tasks included).
   virtual void synchronize() = 0;
+
+  // ---- setup: resident steps' topology (DeriveTopology), each step's
+  // transpose segments returned; waits for the device's queues first and for
+  // the derivation before returning. Throws where a destination has no
+  // self-loop, or (a GPU) where its working memory (about 12 bytes per edge
+  // of the largest step) cannot be had: the caller then derives on the host.
+  virtual std::vector<int64_t> derive_topologies(std::span<const DeriveTopology> steps,
+                                                 const DeriveVertexArrays& vertices) = 0;
 
  protected:
   Queue queue_ = Queue::compute;

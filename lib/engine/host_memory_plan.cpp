@@ -208,7 +208,7 @@ void plan_items(Builder& b) {
 }  // namespace
 
 int64_t packed_block_bytes(const StepShape& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys,
-                           bool early_pulls) {
+                           bool early_pulls, bool derived) {
   int64_t end = 0;
   auto add = [&](int64_t count, int64_t size) { end = (end + count * size + 255) / 256 * 256; };
   const int64_t loads = load_count(s, mode), flushes = flush_rows(s, mode);
@@ -228,6 +228,10 @@ int64_t packed_block_bytes(const StepShape& s, CommMode mode, int64_t buffer_row
   add(flushes, 4);                   // flush_vids
   add(early_pulls ? s.remote : 0, 4);  // pull_src
   add(early_pulls ? s.remote : 0, 4);  // pull_dst
+  if (derived) {  // t_seg_row, t_seg_edge: room for the most segments
+    add(most_long_row_segments(s.edges), 4);
+    add(most_long_row_segments(s.edges), 8);
+  }
   return std::max<int64_t>(end, 256);
 }
 
@@ -245,7 +249,9 @@ int64_t emulated_device_bytes(const PlanShape& p, int gpu, const TrainerOptions&
   int64_t max_step = 0, max_later = 0, first_loads = 0;
   for (int j = 0; j < p.n; ++j) {
     const StepShape& st = p.step(j, gpu);
-    const int64_t bytes = packed_block_bytes(st, mode, brows, weights, edge_keys, remote_areas(opt, p.m, p.n) != RemoteAreas::one && j > 0);
+    const int64_t bytes = packed_block_bytes(st, mode, brows, weights, edge_keys,
+                                             remote_areas(opt, p.m, p.n) != RemoteAreas::one && j > 0,
+                                             opt.derive_steps && !s.streamed);
     max_step = std::max(max_step, bytes);
     if (!s.streamed) s.steps.push_back(bytes);
     if (j > 0) max_later = std::max(max_later, load_count(st, mode));

@@ -94,9 +94,11 @@ bool counts_in_need(const HostMemoryItem& it, HostPhase ph);
 
 // Bytes of one step's packed block as build_device_plan lays it out
 // (engine/device_plan.cpp) for `mode`, with `buffer_rows` rows in the
-// device's data buffer.
+// device's data buffer; `derived`: the block on the device of a step it
+// derives (DeviceStep::block_bytes: room for the transpose's segments; the
+// host packs less of it, counted here whole).
 int64_t packed_block_bytes(const StepShape& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys,
-                           bool early_pulls = false);
+                           bool early_pulls = false, bool derived = false);
 
 // Emulated device memory of device `gpu` (CPU backend): everything
 // Trainer::setup_devices allocates on it (what CpuExecutor::peak_device_bytes

@@ -30,7 +30,7 @@ namespace {
 // Packed bytes of one step (engine/device_plan.cpp's layout, from the step's
 // sizes): topology, index lists, 17 arrays aligned to 256 bytes.
 int64_t packed_step_bytes(const StepShape& s, CommMode mode, int64_t buffer_rows, bool weights, bool edge_keys,
-                          bool early_pulls) {
+                          bool early_pulls, bool derived) {
   const int64_t ne = s.edges, nd = s.dst;
   const int64_t loads = mode == CommMode::baseline ? s.nbr : s.trans;
   const int64_t flushes = mode == CommMode::baseline ? s.nbr : mode == CommMode::p2p ? s.trans : s.flush;
@@ -40,6 +40,7 @@ int64_t packed_step_bytes(const StepShape& s, CommMode mode, int64_t buffer_rows
   if (edge_keys) b += 16 * ne;
   b += 8 * loads + 4 * remote + 8 * flushes;
   if (early_pulls) b += 8 * remote + 2 * 256;  // pull_src, pull_dst
+  if (derived) b += 12 * most_long_row_segments(ne) + 2 * 256;  // room for the transpose's segments
   return b + 17 * 256;
 }
 
@@ -64,7 +65,8 @@ BufferShape gpu_buffer_shape(const PlanShape& plan, int gpu, const TrainerOption
   int64_t max_step = 0, max_later = 0;
   for (int j = 0; j < plan.n; ++j) {
     const StepShape& st = plan.step(j, gpu);
-    const int64_t b = packed_step_bytes(st, mode, s.rows, traits.edge_weights, traits.edge_keys, early && j > 0);
+    const int64_t b = packed_step_bytes(st, mode, s.rows, traits.edge_weights, traits.edge_keys, early && j > 0,
+                                        !streamed && opt.derive_steps);
     max_step = std::max(max_step, b);
     if (!streamed) s.steps.push_back(b);
     if (j > 0) max_later = std::max(max_later, st.trans - st.reused);

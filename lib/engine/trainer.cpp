@@ -344,9 +344,11 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
   };
   std::vector<DevicePlan*> plans;
   const RemoteAreas areas = remote_areas(opt_, plan_.m, plan_.n);
+  std::vector<uint8_t> derived(static_cast<size_t>(local));
+  for (int i = 0; i < local; ++i) derived[static_cast<size_t>(i)] = opt_.derive_steps && !streamed[static_cast<size_t>(i)];
   Timer built_in;
   std::vector<DevicePlan> built = build_device_plans(plan_, first_, local, opt_.comm, keys, traits_.edge_keys, alloc,
-                                                     areas);
+                                                     areas, derived);
   log::debug("device plans: placement checks {:.2f} s, steps built {:.2f} s", part.seconds() - built_in.seconds(),
              built_in.seconds());
   const PlanShape shape = shape_of(plan_);
@@ -365,7 +367,7 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
     if (streamed_steps) {
       b.steps.push_back(std::max<int64_t>(dp.max_step_bytes, 256));
     } else {
-      for (const DeviceStep& step : dp.steps) b.steps.push_back(static_cast<int64_t>(step.bytes.size()));
+      for (const DeviceStep& step : dp.steps) b.steps.push_back(step.block_bytes);
     }
     b.store_on_device = store_on_device();
     return b;
@@ -455,10 +457,7 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
       buffer_lap(uploads ? kUploads : b.use == BufferUse::staging ? kStaging : kAllocs);
     }
     const int64_t rows = shape_here.rows, nd = shape_here.nd, ne = shape_here.ne;
-    if (traits_.attention)
-      d.reserve(d.gat_scratch(ne, rows, static_cast<int>(max_heads), max_tw) + d.spmm_scratch(dp.max_segments, max_tw));
-    d.reserve(d.row_ops_scratch(nd, max_out));  // partial sums: bias gradients, loss
-    d.reserve(d.spmm_scratch(dp.max_segments, std::max({max_gather, max_in, max_out})));  // hub rows' partial sums
+    reserve_scratch(*st, rows, nd, ne);
     st->staging_rows = std::max<int64_t>(1, std::min(dp.max_flush, staging_piece_rows(max_gather)));
     buffer_lap(kScratch);
     for (int s = 0; s < kSlots; ++s)
@@ -518,6 +517,75 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
   }
   upload_on_devices(exec_, uploads);
   lap("upload");
+  derive_resident_steps(DeriveVertexArrays{traits_.mean_weights ? std::span<const float>{} : degrees,
+                                           traits_.mean_weights ? degrees : std::span<const float>{}, in.orig_id});
+  lap("derived on the devices");
+}
+
+// The working memory of the ops a device runs (GAT's per-edge values, the
+// partial sums of the loss, the column sums and the long rows' segments),
+// reserved at setup (the batches' largest sizes).
+void Trainer::reserve_scratch(DeviceState& st, int64_t rows, int64_t nd, int64_t ne) {
+  const auto [max_in, max_out, max_tw, max_heads, max_gather, max_narrowed] = layer_extents(opt_.model, opt_.gcn_order);
+  Device& d = *st.dev;
+  const int64_t segments = st.plan.max_segments;
+  if (traits_.attention)
+    d.reserve(d.gat_scratch(ne, rows, static_cast<int>(max_heads), max_tw) + d.spmm_scratch(segments, max_tw));
+  d.reserve(d.row_ops_scratch(nd, max_out));  // partial sums: bias gradients, loss
+  d.reserve(d.spmm_scratch(segments, std::max({max_gather, max_in, max_out})));  // hub rows' partial sums
+}
+
+// Resident steps whose device derives their topology (DeviceStep::derived),
+// after their upload, a thread per device: then their transposes' segments
+// are known, and the scratch for them reserved. A GPU that cannot have the
+// derivation's working memory leaves it to the host, which derives each
+// step into a host copy of its block and uploads what it wrote: the same bytes.
+void Trainer::derive_resident_steps(const DeriveVertexArrays& vertices) {
+  std::vector<bool> busy;
+  for (const auto& st : dev_)
+    busy.push_back(std::any_of(st->plan.steps.begin(), st->plan.steps.end(), [](const DeviceStep& s) { return s.derived; }));
+  on_devices_at_once(exec_, busy, [&](int i) {
+    DeviceState& st = *dev_[static_cast<size_t>(i)];
+    Device& d = *st.dev;
+    std::vector<DeriveTopology> steps;
+    for (size_t j = 0; j < st.plan.steps.size(); ++j) steps.push_back(derivation_of(st.plan.steps[j], st.ring[j]));
+    std::vector<int64_t> segments;
+    try {
+      segments = d.derive_topologies(steps, vertices);
+    } catch (const Error& e) {
+      log::info("GPU {}: the steps' topology derived on the host ({})", st.job, e.what());
+      d.synchronize();
+      segments.clear();
+      for (size_t j = 0; j < st.plan.steps.size(); ++j)
+        segments.push_back(derive_on_host(d, st.plan.steps[j], st.ring[j], vertices));
+    }
+    int64_t most = 0;
+    for (size_t j = 0; j < st.plan.steps.size(); ++j) {
+      DeviceStep& step = st.plan.steps[j];
+      step.t_seg_row.count = step.t_seg_edge.count = segments[j];
+      step.segments = std::max(step.segments, segments[j]);
+      most = std::max(most, step.segments);
+    }
+    if (most > st.plan.max_segments) {
+      st.plan.max_segments = most;
+      reserve_scratch(st, std::max<int64_t>(st.plan.buffer_rows, 1), std::max<int64_t>(plan_.max_dst[st.job], 1),
+                      std::max<int64_t>(plan_.max_edges[st.job], 1));
+    }
+  });
+}
+
+// One derived step's topology on the host (derive_resident_steps'
+// fallback): its block's packed part copied, the rest written there and uploaded.
+int64_t Trainer::derive_on_host(Device& d, const DeviceStep& step, DevArray<std::byte> at,
+                                const DeriveVertexArrays& vertices) {
+  std::vector<std::byte> block(static_cast<size_t>(step.block_bytes));
+  std::copy(step.bytes.begin(), step.bytes.end(), block.begin());
+  const int64_t segments = derive_topology_on_host(derivation_of(step, {block.data(), step.block_bytes}), vertices);
+  const size_t packed = step.bytes.size();
+  d.use(Queue::compute);
+  d.upload_bytes(std::span<const std::byte>(block).subspan(packed), {at.data + packed, at.size - static_cast<int64_t>(packed)});
+  d.synchronize();
+  return segments;
 }
 
 // The resident steps are on their devices and setup has read their host

@@ -145,6 +145,13 @@ struct TrainerOptions {
   // Off here (the library's order as before); ht-train turns it on
   // (--store-pages). Results are identical.
   bool store_pages_first = false;
+  // Resident steps (copied to their device once): the host packs their
+  // offsets, src and lists, and the device derives the rest of the topology
+  // (edge destinations, self-loop rows, weights, keys, the transpose) from
+  // them (DeviceStep::derived, Device::derive_topologies): a quarter of the
+  // host's per-edge work and of the upload. Off: the host writes every list,
+  // as for streamed steps. The same bytes either way.
+  bool derive_steps = true;
 };
 
 // Whether layer l's transform passes are fused into layer l - 1's (above).

@@ -116,9 +116,24 @@ void renumber_offsets(const GraphView& g, const Partition& p, Graph& out) {
 // longer ones dealt into chunk buckets first (RowBuckets).
 constexpr size_t kBucketRow = 16;
 
-// Rows of the CSC in new order, sources mapped to new ids.
+// True when every vertex keeps its id (one part and one chunk of a range
+// partition: ht-train's in-memory runs of small graphs).
+bool keeps_ids(const Partition& p) {
+  const int64_t n = static_cast<int64_t>(p.new_to_old.size());
+  return first_bad(n, [&](int64_t v) { return p.new_to_old[v] != static_cast<vid_t>(v); }) < 0;
+}
+
+// Rows of the CSC in new order, sources mapped to new ids. Ids that do not
+// change leave the rows as they are: copied (0.27 s of a 1.3 s setup on
+// community at m = n = 1 mapped every edge).
 void renumber_topology(const GraphView& g, const Partition& p, Graph& out) {
   const int64_t n = g.num_vertices;
+  if (keeps_ids(p)) {
+    out.offsets = copy_to_vector(g.offsets);
+    out.sources = copy_to_vector(g.sources);
+    out.weights = copy_to_vector(g.weights);
+    return;
+  }
   renumber_offsets(g, p, out);
   resize_for_overwrite(out.sources, static_cast<size_t>(g.num_edges));
   const bool weighted = !g.weights.empty();

@@ -919,7 +919,7 @@ TEST(CudaKernels, DerivedTopologyIsMakeTopologys) {
 TEST(CudaEngine, DerivedStepsSameBitsAsHostWritten) {
   REQUIRE_GPUS(1);
 #ifdef HT_HAVE_CUDA
-  Graph g = epoch_graph(3000, 20000, 37, 6000);
+  Graph g = epoch_graph(8000, 20000, 37, 6000);  // (hub < n: the hub's edges reach vertices 0 .. 5999)
   std::vector<int64_t> orig(g.num_vertices);
   std::iota(orig.begin(), orig.end(), 0);
   for (ModelKind kind : {ModelKind::gcn, ModelKind::sage, ModelKind::gat})

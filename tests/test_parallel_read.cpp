@@ -244,13 +244,16 @@ TEST(ParallelRead, RenumberAgreesWithTheSequentialDefinition) {
     g.labels.push_back(static_cast<int32_t>(v % 5) - 1);
     g.split.push_back(static_cast<uint8_t>(v % 4));
   }
-  const Partition shuffled_p = shuffled(g, 4, 3), range_p = test::range_partition(g, 2, 2);
-  for (const Partition* p : {&shuffled_p, &range_p}) {
+  // same_p keeps every id (one part, one chunk): renumber copies the rows.
+  const Partition shuffled_p = shuffled(g, 4, 3), range_p = test::range_partition(g, 2, 2),
+                  same_p = test::range_partition(g, 1, 1);
+  for (int64_t v = 0; v < g.num_vertices; ++v) ASSERT_EQ(same_p.new_to_old[v], static_cast<vid_t>(v));
+  for (const Partition* p : {&shuffled_p, &range_p, &same_p}) {
     for (bool weighted : {false, true}) {
       Graph h = to_graph(g.view());
       if (weighted)
         for (int64_t i = 0; i < h.num_edges(); ++i) h.weights.push_back(static_cast<float>(i % 17));
-      if (p == &range_p) h.orig_ids.assign(h.num_vertices, 0), std::iota(h.orig_ids.begin(), h.orig_ids.end(), 100);
+      if (p != &shuffled_p) h.orig_ids.assign(h.num_vertices, 0), std::iota(h.orig_ids.begin(), h.orig_ids.end(), 100);
       h.flags.sorted_neighbors = !(weighted && p == &shuffled_p);  // unsorted input stays in input order
       const Graph want = renumber_reference(h.view(), *p);
       for (BulkTuning t : {BulkTuning{}, kTiny}) {

@@ -874,7 +874,7 @@ TEST(CudaKernels, DerivedTopologyIsMakeTopologys) {
           for (const DeviceStep& ds : dp.steps) {
             ASSERT_TRUE(ds.derived);
             at.push_back(d.alloc_bytes(ds.block_bytes));
-            d.upload_bytes(ds.bytes, at.back());
+            for (const ByteUpload& u : packed_copies(ds, at.back())) d.upload_bytes(u.src, u.dst);
             steps.push_back(derivation_of(ds, at.back()));
           }
           const DeriveVertexArrays vertices{inv_sqrt_deg, keys == &sage ? inv_deg : std::span<const float>{}, orig};

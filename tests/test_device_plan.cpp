@@ -387,11 +387,16 @@ TEST(DevicePlan, DerivedTopologyIsMakeTopologys) {
                 }
                 ASSERT_TRUE(ds.derived) << where;
                 ASSERT_LT(static_cast<int64_t>(ds.bytes.size()), ds.block_bytes) << where;
-                EXPECT_EQ(std::memcmp(ds.bytes.data(), packed.bytes.data(), ds.bytes.size()), 0)
-                    << where << ": the packed part is the whole step's first bytes";
-                // The device's block: the packed part, the rest of it garbage until derived.
+                const size_t src_at = static_cast<size_t>(ds.src.offset), after = static_cast<size_t>(ds.seg_row.offset);
+                EXPECT_EQ(std::memcmp(ds.bytes.data(), packed.bytes.data(), src_at), 0)
+                    << where << ": the packed part is the whole step's first bytes (but src)";
+                EXPECT_EQ(std::memcmp(ds.bytes.data() + after, packed.bytes.data() + after, ds.bytes.size() - after), 0)
+                    << where;
+                // The device's block: the packed part and the plan's src, the rest garbage until derived.
                 std::vector<std::byte> block(static_cast<size_t>(ds.block_bytes), std::byte{0xcd});
-                std::copy(ds.bytes.begin(), ds.bytes.end(), block.begin());
+                const std::vector<ByteUpload> copies = packed_copies(ds, {block.data(), ds.block_bytes});
+                ASSERT_EQ(copies.size(), 3u) << where;
+                for (const ByteUpload& u : copies) std::copy(u.src.begin(), u.src.end(), u.dst.data);
                 const int64_t segments =
                     derive_topology_on_host(derivation_of(ds, {block.data(), ds.block_bytes}), keys == &sage ? mean : vertices);
                 ds.t_seg_row.count = ds.t_seg_edge.count = segments;
@@ -436,7 +441,8 @@ TEST(DevicePlan, DerivedStepWithoutSelfLoopSaysWhichDestination) {
   }, RemoteAreas::one, {1});
   const DeviceStep& ds = dps[0].steps[1];
   std::vector<std::byte> block(static_cast<size_t>(ds.block_bytes));
-  std::copy(ds.bytes.begin(), ds.bytes.end(), block.begin());
+  for (const ByteUpload& u : packed_copies(ds, {block.data(), ds.block_bytes}))
+    std::copy(u.src.begin(), u.src.end(), u.dst.data);
   try {
     derive_topology_on_host(derivation_of(ds, {block.data(), ds.block_bytes}), {});
     FAIL() << "a destination without a self-loop derived";
@@ -444,6 +450,29 @@ TEST(DevicePlan, DerivedStepWithoutSelfLoopSaysWhichDestination) {
     EXPECT_NE(std::string(err.what()).find("destination " + std::to_string(s.dst_begin) + " has no self-loop"),
               std::string::npos)
         << err.what();
+  }
+}
+
+// A derived step whose edge reads a row beyond the buffer: its packing
+// leaves src to the device, whose derivation stops with the row's error.
+TEST(DevicePlan, DerivedStepBeyondTheBufferSaysWhichRow) {
+  Graph g = test::make_graph(test::GraphKind::rmat, 1000, 8000, 3);
+  Plan plan = build_plan(g.view(), test::range_partition(g, 1, 2));
+  plan.steps[1].src_merged[7] = 1u << 30;
+  std::vector<std::vector<std::byte>> blocks;
+  const std::vector<DevicePlan> dps = build_device_plans(plan, 0, 1, CommMode::full, {}, false, [&](int, int64_t bytes) {
+    blocks.emplace_back(static_cast<size_t>(bytes));
+    return blocks.back().data();
+  }, RemoteAreas::one, {1});
+  const DeviceStep& ds = dps[0].steps[1];
+  std::vector<std::byte> block(static_cast<size_t>(ds.block_bytes));
+  for (const ByteUpload& u : packed_copies(ds, {block.data(), ds.block_bytes}))
+    std::copy(u.src.begin(), u.src.end(), u.dst.data);
+  try {
+    derive_topology_on_host(derivation_of(ds, {block.data(), ds.block_bytes}), {});
+    FAIL() << "a row beyond the buffer derived";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("beyond the buffer"), std::string::npos) << err.what();
   }
 }
 

@@ -61,7 +61,8 @@ std::vector<int64_t> CudaDevice::derive_topologies(std::span<const DeriveTopolog
   activate();
   const std::unique_ptr<DeviceBuffer> sqrt_on = temporary(*this, sqrt_deg), mean_on = temporary(*this, mean),
                                       orig_on = temporary(*this, orig);
-  DeviceBuffer temp(cuda_id_, temp_bytes), src_vid(cuda_id_, src_vid_bytes), results(cuda_id_, 2 * steps.size() * 8);
+  constexpr int kR = cuda::kDeriveResults;
+  DeviceBuffer temp(cuda_id_, temp_bytes), src_vid(cuda_id_, src_vid_bytes), results(cuda_id_, kR * steps.size() * 8);
   auto* result = static_cast<int64_t*>(results.data());
   for (size_t k = 0; k < steps.size(); ++k) {
     const DeriveTopology& d = steps[k];
@@ -74,6 +75,8 @@ std::vector<int64_t> CudaDevice::derive_topologies(std::span<const DeriveTopolog
     a.ne = t.num_edges;
     a.rows = t.num_src_rows;
     a.dst_begin = d.dst_begin;
+    a.shift_from = d.shift_from;
+    a.shift = d.shift;
     a.seg_capacity = t.t_seg_row.size;
     a.offsets = t.offsets.data;
     a.src = t.src.data;
@@ -94,19 +97,22 @@ std::vector<int64_t> CudaDevice::derive_topologies(std::span<const DeriveTopolog
     a.t_edge = t.t_edge.data;
     a.t_seg_row = t.t_seg_row.data;
     a.t_seg_edge = t.t_seg_edge.data;
-    cuda::derive_topology(a, temp.data(), result + 2 * k, current());
+    cuda::derive_topology(a, temp.data(), result + kR * k, current());
   }
-  std::vector<int64_t> found(2 * steps.size());
+  std::vector<int64_t> found(kR * steps.size());
   HT_CUDA_TRY(cudaMemcpyAsync(found.data(), result, found.size() * 8, cudaMemcpyDeviceToHost, current()));
   HT_CUDA_TRY(cudaStreamSynchronize(current()));
   std::vector<int64_t> segments;
   for (size_t k = 0; k < steps.size(); ++k) {
     const DeriveTopology& d = steps[k];
-    HT_CHECK(found[2 * k] == INT64_MAX, "plan step ({}, {}): destination {} has no self-loop", d.part, d.chunk,
-             d.dst_begin + found[2 * k]);
-    HT_CHECK(found[2 * k + 1] <= d.topo.t_seg_row.size, "plan step ({}, {}): {} transpose segments, room for {}", d.part,
-             d.chunk, found[2 * k + 1], d.topo.t_seg_row.size);
-    segments.push_back(found[2 * k + 1]);
+    const int64_t* r = found.data() + kR * k;
+    HT_CHECK(r[2] == INT64_MAX, "plan step ({}, {}): edge {} reads a row beyond the buffer ({} rows)", d.part, d.chunk,
+             r[2], d.topo.num_src_rows);
+    HT_CHECK(r[0] == INT64_MAX, "plan step ({}, {}): destination {} has no self-loop", d.part, d.chunk,
+             d.dst_begin + r[0]);
+    HT_CHECK(r[1] <= d.topo.t_seg_row.size, "plan step ({}, {}): {} transpose segments, room for {}", d.part, d.chunk,
+             r[1], d.topo.t_seg_row.size);
+    segments.push_back(r[1]);
   }
   return segments;
 }

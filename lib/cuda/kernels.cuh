@@ -44,8 +44,9 @@ void compact_and_zero(float* src, const uint32_t* rows, int64_t n, int64_t cols,
 // key pointer: not asked for.
 struct TopologyDerivation {
   int64_t nd = 0, ne = 0, rows = 0, dst_begin = 0, seg_capacity = 0;
+  uint32_t shift_from = UINT32_MAX, shift = 0;  // src as the plan lists it (DeriveTopology)
   const int64_t* offsets = nullptr;
-  const uint32_t* src = nullptr;
+  uint32_t* src = nullptr;
   const uint32_t* src_vid = nullptr;
   const float *inv_sqrt_deg = nullptr, *inv_deg = nullptr;
   const int64_t* orig_id = nullptr;
@@ -55,8 +56,11 @@ struct TopologyDerivation {
 };
 // Bytes of working memory derive_topology needs for a step of `ne` edges over `rows` source rows.
 size_t derive_topology_temp_bytes(int64_t ne, int64_t rows);
-// Queues the derivation on `s`; results (device, 2 values) get the first
-// destination without a self-loop (INT64_MAX: none) and the transpose's segments.
+// Queues the derivation on `s`; results (device, kDeriveResults values) get
+// the first destination without a self-loop (INT64_MAX: none), the
+// transpose's segments and the first edge whose row is beyond the buffer
+// (INT64_MAX: none; then the rest is not derived).
+inline constexpr int kDeriveResults = 3;
 void derive_topology(const TopologyDerivation& a, void* temp, int64_t* results, cudaStream_t s);
 
 // ---- dense and sparse (dense_kernels.cu)

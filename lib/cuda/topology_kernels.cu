@@ -50,7 +50,7 @@ __global__ void edge_values(TopologyDerivation a) {
       a.src_key[e] = a.orig_id[u];
       a.dst_key[e] = a.orig_id[v];
     }
-    atomicAdd(reinterpret_cast<unsigned long long*>(a.t_offsets + a.src[e] + 1), 1ull);
+    if (a.src[e] < a.rows) atomicAdd(reinterpret_cast<unsigned long long*>(a.t_offsets + a.src[e] + 1), 1ull);
   }
 }
 
@@ -68,11 +68,23 @@ __global__ void resolve_self_loops(const uint32_t* src, int64_t nd, uint32_t* ds
   }
 }
 
-// results[0]: the first destination without a self-loop (INT64_MAX: none);
-// [1]: the transpose's segments.
+// results (derive_topology): no destination without a self-loop, no
+// segments, no edge beyond the buffer, so far.
 __global__ void start_results(int64_t* results) {
   results[0] = INT64_MAX;
   results[1] = 0;
+  results[2] = INT64_MAX;
+}
+
+// The plan's src shifted where it reads the second remote area, and each
+// row checked against the buffer (the first edge beyond it into *beyond).
+__global__ void shift_rows(uint32_t* src, int64_t ne, uint32_t shift_from, uint32_t shift, int64_t rows,
+                           unsigned long long* beyond) {
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < ne; e += int64_t{gridDim.x} * blockDim.x) {
+    uint32_t r = src[e];
+    if (r >= shift_from) src[e] = r += shift;
+    if (r >= rows) atomicMin(beyond, static_cast<unsigned long long>(e));
+  }
 }
 
 __global__ void iota(uint32_t* out, int64_t n) {
@@ -151,6 +163,9 @@ void derive_topology(const TopologyDerivation& a, void* temp, int64_t* results, 
   auto* first = reinterpret_cast<int64_t*>(base + l.first);
   void* cub_temp = base + l.cub;
   start_results<<<1, 1, 0, s>>>(results);
+  shift_rows<<<blocks_for(a.ne), kThreads, 0, s>>>(a.src, a.ne, a.shift_from, a.shift, a.rows,
+                                                   reinterpret_cast<unsigned long long*>(results + 2));
+  HT_CUDA_TRY(cudaGetLastError());
   HT_CUDA_TRY(cudaMemsetAsync(a.dst_row, 0, static_cast<size_t>(a.nd) * 4, s));
   HT_CUDA_TRY(cudaMemsetAsync(a.t_offsets, 0, static_cast<size_t>(a.rows + 1) * 8, s));
   edge_destinations<<<blocks_for(a.ne), kThreads, 0, s>>>(a.offsets, a.nd, a.ne, a.edge_dst);

@@ -691,15 +691,12 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   lap(3);
   std::memset(base, 0, static_cast<size_t>(std::min<int64_t>(packed, 256)));  // a block of empty slices
   if (derived) {
-    uint32_t* src = slice_data<uint32_t>(base, ds.src);
-    int64_t beyond = -1;
-#pragma omp parallel for schedule(static) reduction(max : beyond)
-    for (int64_t e = 0; e < ne; ++e) {
-      src[e] = row(e);
-      if (src[e] >= rows) beyond = std::max(beyond, e);
-    }
-    if (beyond >= 0) throw_beyond(beyond);
-    pad<uint32_t>(base, ds.src);
+    // src goes to the device from the plan's own list (its pages here never
+    // touched): the device shifts the second remote area's rows and checks
+    // the rows against the buffer (DeriveTopology).
+    ds.plan_src = row.src;
+    ds.shift_from = row.shift_from;
+    ds.shift = row.shift;
   } else {
     write_topology(ds, base, s, row, rows, k, *transpose, seg);
   }
@@ -831,7 +828,16 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
 
 DeriveTopology derivation_of(const DeviceStep& ds, DevArray<std::byte> at) {
   HT_ASSERT(ds.derived && ds.plan != nullptr);
-  return {ds.bind(at).topo, ds.plan->src_vid, ds.plan->dst_begin, ds.plan->part, ds.plan->chunk};
+  return {ds.bind(at).topo, ds.plan->src_vid, ds.plan->dst_begin, ds.shift_from, ds.shift, ds.plan->part, ds.plan->chunk};
+}
+
+std::vector<ByteUpload> packed_copies(const DeviceStep& ds, DevArray<std::byte> at) {
+  if (!ds.derived) return {{ds.bytes, at}};
+  // The packed part but src (never written on the host), and src from the plan.
+  const size_t src_at = static_cast<size_t>(ds.src.offset), after = static_cast<size_t>(ds.seg_row.offset);
+  return {{ds.bytes.first(src_at), at},
+          {std::as_bytes(ds.plan_src), {at.data + src_at, static_cast<int64_t>(ds.plan_src.size_bytes())}},
+          {ds.bytes.subspan(after), {at.data + after, static_cast<int64_t>(ds.bytes.size() - after)}}};
 }
 
 int64_t derive_topology_on_host(const DeriveTopology& d, const DeriveVertexArrays& v) {
@@ -848,8 +854,13 @@ int64_t derive_topology_on_host(const DeriveTopology& d, const DeriveVertexArray
   const TopologyOut out{t.src.data, t.dst_row.data, t.edge_dst.data, t.weight.size > 0 ? t.weight.data : nullptr,
                         keys.orig_id.empty() ? nullptr : t.edge_src_key.data,
                         keys.orig_id.empty() ? nullptr : t.edge_dst_key.data};
-  const uint32_t* src = t.src.data;
-  auto row = [src](int64_t e) { return src[e]; };  // (src is the host's, as packed)
+  uint32_t* src = t.src.data;
+  if (d.shift_from != UINT32_MAX) {  // the second remote area's rows (SourceRows)
+#pragma omp parallel for schedule(static)
+    for (int64_t e = 0; e < t.num_edges; ++e)
+      if (src[e] >= d.shift_from) src[e] += d.shift;
+  }
+  auto row = [src](int64_t e) { return src[e]; };  // (fill_topology checks them against the buffer)
   fill_topology(StepEdges{t.num_dst, t.num_edges, d.dst_begin, t.offsets.data, d.src_vid.data(), d.part, d.chunk}, row,
                 t.num_src_rows, keys, out);
   ScratchArray<uint32_t> counters;

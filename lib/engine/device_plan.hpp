@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/device_uploads.hpp"
 #include "engine/executor.hpp"
 #include "engine/trainer_options.hpp"
 #include "plan/plan.hpp"
@@ -90,6 +91,11 @@ struct DeviceStep {
   // segments, t_seg_* sized to their capacity until then) the device writes.
   int64_t block_bytes = 0;
   bool derived = false;
+  // A derived step's src: the plan's list (src_local or src_merged), copied
+  // to the device from there; rows from `shift_from` on read `shift` rows
+  // further (the second remote area), the device's shift.
+  std::span<const uint32_t> plan_src;
+  uint32_t shift_from = UINT32_MAX, shift = 0;
   int64_t num_dst = 0, num_edges = 0, num_src_rows = 0;
   Slice offsets, src, weight, dst_row, t_offsets, t_edge, edge_dst, src_key, dst_key;
   Slice seg_row, seg_edge, t_seg_row, t_seg_edge;
@@ -193,6 +199,10 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
 int64_t derive_topology_on_host(const DeriveTopology& d, const DeriveVertexArrays& v);
 // What derive_topologies needs of a derived step whose block is at `at`.
 DeriveTopology derivation_of(const DeviceStep& ds, DevArray<std::byte> at);
+
+// What puts a step's packed bytes into its block at `at`: the block whole,
+// or a derived step's packed part and src from the plan (DeviceStep::plan_src).
+std::vector<ByteUpload> packed_copies(const DeviceStep& ds, DevArray<std::byte> at);
 // The same with one allocator for every device.
 inline DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys,
                                     bool need_edge_keys, const std::function<std::byte*(int64_t)>& alloc,

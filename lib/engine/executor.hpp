@@ -96,8 +96,8 @@ inline constexpr int64_t kLongRowEdges = 4096;
 inline constexpr int64_t most_long_row_segments(int64_t edges) { return 2 * edges / kLongRowEdges + 1; }
 
 // A resident step's topology derived on its device (Device::derive_topologies):
-// the host packed and uploaded the offsets and src (and the forward
-// segments); from them, and from each edge's source vertex, the device
+// the host packed the offsets (and the forward segments) and uploaded them
+// with src from the plan; from them, and from each edge's source vertex, the device
 // writes the rest of `topo` — edge_dst, dst_row (the destination's
 // self-loop row; the last self-loop where there are several), weight (GCN:
 // inv_sqrt_deg[u] * inv_sqrt_deg[v]; SAGE: inv_deg[v], 0 on the self-loop),
@@ -110,6 +110,10 @@ struct DeriveTopology {
   DevTopology topo;                 // bound to the step's block on the device
   std::span<const uint32_t> src_vid;  // host: each edge's source vertex (new id)
   int64_t dst_begin = 0;            // the first destination's vertex
+  // src as the plan lists it: rows from shift_from on read `shift` rows
+  // further (the second remote area: DevicePlan::remote_shift), shifted
+  // first; then every row is checked against num_src_rows.
+  uint32_t shift_from = UINT32_MAX, shift = 0;
   int part = 0, chunk = 0;          // (for errors)
 };
 // Per-vertex arrays the derivation reads (host memory; empty when unused).

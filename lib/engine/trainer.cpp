@@ -513,7 +513,8 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
   for (size_t i = 0; i < dev_.size(); ++i) {
     const DeviceState& s = *dev_[i];
     if (s.streamed) continue;
-    for (int j = 0; j < plan_.n; ++j) uploads[i].push_back({s.plan.steps[j].bytes, s.ring[j]});
+    for (int j = 0; j < plan_.n; ++j)
+      for (const ByteUpload& u : packed_copies(s.plan.steps[j], s.ring[j])) uploads[i].push_back(u);
   }
   upload_on_devices(exec_, uploads);
   lap("upload");
@@ -575,15 +576,15 @@ void Trainer::derive_resident_steps(const DeriveVertexArrays& vertices) {
 }
 
 // One derived step's topology on the host (derive_resident_steps'
-// fallback): its block's packed part copied, the rest written there and uploaded.
+// fallback): its block's packed part and src copied, the rest written there, all uploaded.
 int64_t Trainer::derive_on_host(Device& d, const DeviceStep& step, DevArray<std::byte> at,
                                 const DeriveVertexArrays& vertices) {
   std::vector<std::byte> block(static_cast<size_t>(step.block_bytes));
-  std::copy(step.bytes.begin(), step.bytes.end(), block.begin());
+  for (const ByteUpload& u : packed_copies(step, {block.data(), step.block_bytes}))
+    std::copy(u.src.begin(), u.src.end(), u.dst.data);
   const int64_t segments = derive_topology_on_host(derivation_of(step, {block.data(), step.block_bytes}), vertices);
-  const size_t packed = step.bytes.size();
   d.use(Queue::compute);
-  d.upload_bytes(std::span<const std::byte>(block).subspan(packed), {at.data + packed, at.size - static_cast<int64_t>(packed)});
+  d.upload_bytes(block, at);  // (src too: shifted here)
   d.synchronize();
   return segments;
 }

@@ -341,7 +341,7 @@ int main(int argc, char** argv) {
                "the same");
   app.add_flag("!--steps-on-host", job.trainer.derive_steps,
                "Write every list of the resident device-plan steps on the host and copy them whole, instead of "
-               "packing their offsets, sources and index lists and letting each GPU derive the rest (edge "
+               "packing their offsets and index lists, copying their sources from the plan and letting each GPU derive the rest (edge "
                "destinations, self-loop rows, weights, keys, the transpose: about 12 bytes per edge of a step's "
                "working memory for a moment at setup); results are identical; the setup line's \"derived on the "
                "devices\" part is the GPUs' time");

@@ -176,7 +176,7 @@ void derive_topology(const TopologyDerivation& a, void* temp, int64_t* results, 
                                                            reinterpret_cast<unsigned long long*>(results));
   HT_CUDA_TRY(cudaGetLastError());
   size_t cub_bytes = l.cub_bytes;
-  HT_CUDA_TRY(cub::DeviceScan::InclusiveSum(cub_temp, cub_bytes, a.t_offsets + 1, a.rows, s));
+  if (a.rows > 0) HT_CUDA_TRY(cub::DeviceScan::InclusiveSum(cub_temp, cub_bytes, a.t_offsets + 1, a.rows, s));
   // The transpose: edge ids by source row, each row's ascending (a stable
   // sort of the ids by src: the host's counting placement's order).
   if (a.ne > 0) {

@@ -563,6 +563,7 @@ void Trainer::derive_resident_steps(const DeriveVertexArrays& vertices) {
     int64_t most = 0;
     for (size_t j = 0; j < st.plan.steps.size(); ++j) {
       DeviceStep& step = st.plan.steps[j];
+      step.plan_src = {};  // (the plan's lists go once setup has read them: inputs_read)
       step.t_seg_row.count = step.t_seg_edge.count = segments[j];
       step.segments = std::max(step.segments, segments[j]);
       most = std::max(most, step.segments);

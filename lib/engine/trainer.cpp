@@ -559,6 +559,7 @@ void Trainer::derive_resident_steps(const DeriveVertexArrays& vertices) {
       segments.clear();
       for (size_t j = 0; j < st.plan.steps.size(); ++j)
         segments.push_back(derive_on_host(d, st.plan.steps[j], st.ring[j], vertices));
+      steps_derived_on_host_ += static_cast<int64_t>(st.plan.steps.size());
     }
     int64_t most = 0;
     for (size_t j = 0; j < st.plan.steps.size(); ++j) {

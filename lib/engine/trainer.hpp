@@ -4,6 +4,7 @@
 // host; backward per layer (last to first) and batch with recomputation (GAT)
 // or cached aggregates (GCN), dedup gradient return (Algorithm 3); weight
 // gradients all-reduced, then one optimizer step applied to every replica.
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -118,6 +119,9 @@ class Trainer {
   // "GPU cache"; and the process's system CPU seconds of each phase that did
   // not run beside another.
   const PhaseTimes& setup_phases() const { return setup_phases_; }
+  // Resident steps a GPU left to the host for want of working memory
+  // (derive_resident_steps' fallback; logged).
+  int64_t steps_derived_on_host() const { return steps_derived_on_host_.load(); }
   // What the GPU cache holds: bytes on the fullest device, the row tier's
   // rows on the device with the most, and the matrices ("h^0, a^0; tier:
   // 1234 rows of h^1"; empty when nothing).
@@ -318,6 +322,7 @@ class Trainer {
   Optimizer optimizer_;
   // The layer seam (layer_math.hpp): the model's traits and each layer's math.
   ModelTraits traits_;
+  std::atomic<int64_t> steps_derived_on_host_{0};
   std::vector<std::unique_ptr<LayerMath>> layer_math_;
   VertexStore store_;
   std::vector<float> inv_sqrt_deg_;

@@ -18,7 +18,6 @@
 #include "engine/device_plan.hpp"
 #include "engine/device_uploads.hpp"
 #include "engine/host_rows.hpp"
-#include "engine/memory_plan.hpp"
 #include "engine/spmm_backend.hpp"
 #include "engine/trainer.hpp"
 #include "graph/build.hpp"
@@ -958,47 +957,49 @@ TEST(CudaEngine, DerivedStepsSameBitsAsHostWritten) {
 #endif
 }
 
-// A GPU without room for the derivation's working memory (a cap just above
-// what the trainer allocates) leaves its resident steps to the host
-// (Trainer::derive_on_host): the same bits as host-written steps, and the
-// fallback taken.
-TEST(CudaEngine, DerivedStepsFallBackToTheHostWithoutRoom) {
+// A GPU without room for the derivation's working memory leaves its
+// resident steps to the host (Trainer::derive_on_host; here every GPU's
+// derivation refused, TrainerOptions::refuse_device_derivation): the same
+// bits as host-written steps, and the fallback taken for every step.
+TEST(CudaEngine, DerivedStepsFallBackToTheHost) {
   REQUIRE_GPUS(1);
 #ifdef HT_HAVE_CUDA
   Graph g = epoch_graph(8000, 20000, 37, 6000);
   std::vector<int64_t> orig(g.num_vertices);
   std::iota(orig.begin(), orig.end(), 0);
-  ModelConfig cfg;
-  cfg.kind = ModelKind::gcn;
-  cfg.dims = {37, 24, 5};
-  cfg.dropout = 0.5f;
-  Plan plan = build_plan(g.view(), test::range_partition(g, 1, 3));
-  TrainerOptions opt{cfg, {}, CommMode::full, GcnOrder::transform_first};
-  opt.steps = StepPlacement::resident;
-  opt.gpu_cache = 0;
-  auto run = [&](bool derive, int64_t cap, int64_t* peak, int64_t* on_host) {
-    auto gpu = make_cuda_executor(1, cap);
-    TrainerOptions o = opt;
-    o.derive_steps = derive;
-    Trainer t(*gpu, g.view(), orig, plan, o);
-    const double loss = t.compute_gradients(2);
-    std::vector<std::vector<float>> grads;
-    for (const ParamTensor& pt : t.params().tensors) grads.push_back(pt.grad);
-    if (peak) *peak = gpu->peak_device_bytes();
-    if (on_host) *on_host = t.steps_derived_on_host();
-    return std::make_pair(loss, grads);
-  };
-  int64_t peak = 0, on_host = -1;
-  const auto host = run(false, 0, nullptr, nullptr);
-  run(true, 0, &peak, &on_host);
-  EXPECT_EQ(on_host, 0) << "room enough: derived on the GPU";
-  const int64_t cap = std::max(peak, device_memory_need(plan, 0, opt, int64_t{0}).total()) + 4096;
-  const auto fallback = run(true, cap, nullptr, &on_host);
-  EXPECT_EQ(on_host, 3) << "a cap " << cap << " just above the trainer's " << peak << " bytes: the host derives every step";
-  EXPECT_EQ(std::memcmp(&host.first, &fallback.first, sizeof(double)), 0);
-  ASSERT_EQ(host.second.size(), fallback.second.size());
-  for (size_t k = 0; k < host.second.size(); ++k)
-    EXPECT_EQ(std::memcmp(host.second[k].data(), fallback.second[k].data(), 4 * host.second[k].size()), 0) << "tensor " << k;
+  const int m = std::min(gpus(), 2);
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::gat}) {
+    SCOPED_TRACE(::testing::Message() << model_title(kind) << " m=" << m);
+    ModelConfig cfg;
+    cfg.kind = kind;
+    cfg.dims = {37, 24, 5};
+    cfg.dropout = 0.5f;
+    if (kind == ModelKind::gat) cfg.attn_dropout = 0.3f;
+    Plan plan = build_plan(g.view(), test::range_partition(g, m, 3));
+    auto run = [&](bool derive, bool refuse, int64_t* on_host) {
+      auto gpu = make_cuda_executor(m);
+      TrainerOptions opt{cfg, {}, CommMode::full, GcnOrder::transform_first};
+      opt.steps = StepPlacement::resident;
+      opt.derive_steps = derive;
+      opt.refuse_device_derivation = refuse;
+      Trainer t(*gpu, g.view(), orig, plan, opt);
+      const double loss = t.compute_gradients(2);
+      std::vector<std::vector<float>> grads;
+      for (const ParamTensor& pt : t.params().tensors) grads.push_back(pt.grad);
+      *on_host = t.steps_derived_on_host();
+      return std::make_pair(loss, grads);
+    };
+    int64_t on_host = -1;
+    const auto host = run(false, false, &on_host);
+    EXPECT_EQ(on_host, 0);
+    const auto fallback = run(true, true, &on_host);
+    EXPECT_EQ(on_host, 3 * m) << "every step derived on the host";
+    EXPECT_EQ(std::memcmp(&host.first, &fallback.first, sizeof(double)), 0);
+    ASSERT_EQ(host.second.size(), fallback.second.size());
+    for (size_t k = 0; k < host.second.size(); ++k)
+      EXPECT_EQ(std::memcmp(host.second[k].data(), fallback.second[k].data(), 4 * host.second[k].size()), 0)
+          << "tensor " << k;
+  }
 #endif
 }
 

@@ -634,6 +634,50 @@ TEST(Engine, SageTransformSameBitsWithTwoRemoteAreas) {
   }
 }
 
+// Resident steps derived on their device (TrainerOptions::derive_steps: the
+// CPU executor's devices run derive_topology_on_host), on the host when a
+// device refuses (Trainer::derive_on_host, its fallback), and written whole
+// by the host: the same bits, with two remote areas (the derivation shifts
+// the second one's rows), GCN, SAGE and GAT with dropout, late copies.
+TEST(Engine, DerivedStepsSameBitsAsHostWrittenAndTheFallback) {
+  Graph g = make_graph(3000, 40000, 48, 5, 21);
+  Partition p = make_partition(g, 2, 3, 5);
+  Graph gn = renumber(g.view(), p);
+  Plan plan = build_plan(gn.view(), p);
+  std::vector<int64_t> orig(p.new_to_old.begin(), p.new_to_old.end());
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage, ModelKind::gat}) {
+    ModelConfig cfg;
+    cfg.kind = kind;
+    cfg.dims = {48, 24, 5};
+    cfg.dropout = 0.5f;
+    if (kind == ModelKind::gat) cfg.attn_dropout = 0.3f;
+    std::vector<std::vector<float>> first;
+    double first_loss = 0;
+    for (int path = 0; path < 3; ++path) {  // written whole, derived, derived on the host after a refusal
+      TrainerOptions opt{cfg, {}, CommMode::full, GcnOrder::automatic};
+      opt.steps = StepPlacement::resident;
+      opt.keep_remote_rows = KeepRemoteRows::on;
+      opt.derive_steps = path > 0;
+      opt.refuse_device_derivation = path == 2;
+      CpuExecutor exec(2, CopyTiming::late_compute);
+      Trainer tr(exec, gn.view(), orig, plan, opt);
+      EXPECT_EQ(tr.steps_derived_on_host(), path == 2 ? 6 : 0) << model_title(kind) << " path " << path;
+      const double loss = tr.compute_gradients(1);
+      std::vector<std::vector<float>> grads;
+      for (const ParamTensor& t : tr.params().tensors) grads.push_back(t.grad);
+      if (path == 0) {
+        first = grads;
+        first_loss = loss;
+        continue;
+      }
+      EXPECT_EQ(std::memcmp(&loss, &first_loss, sizeof loss), 0) << model_title(kind) << " path " << path;
+      for (size_t k = 0; k < grads.size(); ++k)
+        EXPECT_EQ(std::memcmp(grads[k].data(), first[k].data(), grads[k].size() * 4), 0)
+            << model_title(kind) << " " << tr.params().tensors[k].name << " path " << path;
+    }
+  }
+}
+
 // The vertex store allocated in a thread of its own beside the device plans
 // (the default) gives the bits of allocating it after them, for each model,
 // on 1, 2 and 4 devices, resident and streamed steps, fp32 and bf16 stores;

@@ -552,6 +552,7 @@ void Trainer::derive_resident_steps(const DeriveVertexArrays& vertices) {
     for (size_t j = 0; j < st.plan.steps.size(); ++j) steps.push_back(derivation_of(st.plan.steps[j], st.ring[j]));
     std::vector<int64_t> segments;
     try {
+      if (opt_.refuse_device_derivation) throw Error("refused: TrainerOptions::refuse_device_derivation");
       segments = d.derive_topologies(steps, vertices);
     } catch (const Error& e) {
       log::info("GPU {}: the steps' topology derived on the host ({})", st.job, e.what());

@@ -152,6 +152,10 @@ struct TrainerOptions {
   // host's per-edge work and of the upload. Off: the host writes every list,
   // as for streamed steps. The same bytes either way.
   bool derive_steps = true;
+  // Test and diagnostic hook: every GPU's derivation refused, as where it
+  // has no room for its working memory; the host derives the steps instead
+  // (Trainer::steps_derived_on_host).
+  bool refuse_device_derivation = false;
 };
 
 // Whether layer l's transform passes are fused into layer l - 1's (above).

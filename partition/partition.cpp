@@ -210,6 +210,26 @@ void renumber_vertex_data(const GraphView& g, const Partition& p, Graph& out) {
 
 }  // namespace
 
+Graph renumber_vertices(const GraphView& g, const Partition& p) {
+  check_renumber_inputs(g, p);
+  GraphView vertices = g;
+  vertices.features = {};
+  vertices.features16 = {};
+  Graph out;
+  out.num_vertices = g.num_vertices;
+  out.offsets.clear();  // no topology
+  renumber_vertex_data(vertices, p, out);
+  return out;
+}
+
+std::vector<float> in_new_ids(std::span<const float> values, const Partition& p) {
+  HT_CHECK(values.size() == p.new_to_old.size(), "{} values for a partition of {} vertices", values.size(),
+           p.new_to_old.size());
+  std::vector<float> out;
+  gather_by_new_id(values, p, out);
+  return out;
+}
+
 int Partition::owner(vid_t new_id) const {
   HT_CHECK(static_cast<int64_t>(new_id) < num_vertices, "vertex {} is outside the partition's {} vertices", new_id,
            num_vertices);

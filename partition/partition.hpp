@@ -7,6 +7,7 @@
 // positions after renumbering. The graph file's own `orig_ids` section (if
 // any) maps old ids further back to the raw input's ids.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -81,5 +82,11 @@ struct Partition {
 // permuted, orig_ids composed (new id -> raw input id). Self-loops and
 // duplicates are kept as they are in the input.
 Graph renumber(const GraphView& g, const Partition& p);
+// The vertices' data alone in new ids (labels, split, orig_ids composed; no
+// features, no topology: offsets and sources empty), for a trainer whose
+// plan carries the topology.
+Graph renumber_vertices(const GraphView& g, const Partition& p);
+// values[new_to_old[v]] for every new id v.
+std::vector<float> in_new_ids(std::span<const float> values, const Partition& p);
 
 }  // namespace ht

@@ -634,6 +634,43 @@ TEST(Engine, SageTransformSameBitsWithTwoRemoteAreas) {
   }
 }
 
+// A trainer given its degree weights (TrainerInputs::degree_weights: the
+// job computes them on the file's graph and moves them to new ids, and
+// renumbers only the vertices' data) trains to the bits of one that
+// computes them from the renumbered graph: GCN and SAGE, self-loops and
+// duplicate edges in the input.
+TEST(Engine, DegreeWeightsFromTheFilesGraphSameBits) {
+  const Graph g = make_graph(3000, 40000, 48, 5, 21);  // random edges: a few self-loops and duplicates
+  int64_t self_loops = 0;
+  for (int64_t v = 0; v < g.num_vertices; ++v)
+    for (int64_t i = g.offsets[v]; i < g.offsets[v + 1]; ++i) self_loops += g.sources[i] == static_cast<vid_t>(v);
+  ASSERT_GT(self_loops, 0);
+  const Partition p = make_partition(g, 2, 3, 5);
+  const Graph gn = renumber(g.view(), p), vertices = renumber_vertices(g.view(), p);
+  const Plan plan = build_plan(gn.view(), p);
+  std::vector<int64_t> orig(p.new_to_old.begin(), p.new_to_old.end());
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage}) {
+    ModelConfig cfg;
+    cfg.kind = kind;
+    cfg.dims = {48, 24, 5};
+    cfg.dropout = 0.5f;
+    std::vector<std::vector<float>> grads[2];
+    double loss[2] = {0, 0};
+    for (int given : {0, 1}) {
+      CpuExecutor exec(2);
+      TrainerInputs in{given ? vertices.view() : gn.view(), orig, FeatureSource::of(gn.view()), {}, {}};
+      if (given)
+        in.degree_weights = in_new_ids(kind == ModelKind::sage ? sage_inv_degree(g.view()) : gcn_inv_sqrt_degree(g.view()), p);
+      Trainer tr(exec, plan, TrainerOptions{cfg, {}, CommMode::full, GcnOrder::automatic}, std::move(in));
+      loss[given] = tr.compute_gradients(1);
+      for (const ParamTensor& t : tr.params().tensors) grads[given].push_back(t.grad);
+    }
+    EXPECT_EQ(std::memcmp(&loss[0], &loss[1], sizeof(double)), 0) << model_title(kind);
+    for (size_t k = 0; k < grads[0].size(); ++k)
+      EXPECT_EQ(std::memcmp(grads[0][k].data(), grads[1][k].data(), grads[0][k].size() * 4), 0) << model_title(kind) << " " << k;
+  }
+}
+
 // Resident steps derived on their device (TrainerOptions::derive_steps: the
 // CPU executor's devices run derive_topology_on_host), on the host when a
 // device refuses (Trainer::derive_on_host, its fallback), and written whole

@@ -205,6 +205,26 @@ TEST(Renumber, EveryEdgeAndVertexDatumSurvivesOnce) {
   }
 }
 
+// The vertices' data alone (a trainer whose plan carries the topology):
+// renumber's labels, split and orig_ids, no features and no topology; and
+// a per-vertex array in new ids is the old one gathered.
+TEST(Renumber, VerticesAloneAreTheWholeRenumberingsVertexData) {
+  Graph g = random_graph(200, 1500, 11);
+  test::add_vertex_data(g);
+  const Partition p = partition_of(g, params(PartitionMethod::metis, 3, 4));
+  const Graph whole = renumber(g.view(), p), alone = renumber_vertices(g.view(), p);
+  EXPECT_EQ(alone.num_vertices, whole.num_vertices);
+  EXPECT_EQ(alone.labels, whole.labels);
+  EXPECT_EQ(alone.split, whole.split);
+  EXPECT_EQ(alone.orig_ids, whole.orig_ids);
+  EXPECT_EQ(alone.num_classes, whole.num_classes);
+  EXPECT_TRUE(alone.offsets.empty() && alone.sources.empty() && alone.features.empty());
+  std::vector<float> values(static_cast<size_t>(g.num_vertices));
+  for (int64_t v = 0; v < g.num_vertices; ++v) values[v] = static_cast<float>(v) * 0.5f + 1.0f;
+  const std::vector<float> moved = in_new_ids(values, p);
+  for (int64_t v = 0; v < g.num_vertices; ++v) EXPECT_EQ(moved[v], values[p.new_to_old[v]]);
+}
+
 TEST(Renumber, OrigIdsAreOldIdsWhenTheGraphHasNone) {
   const Graph g = random_graph(50, 200, 2);
   const Partition p = partition_of(g, params(PartitionMethod::random, 2, 2));

@@ -108,11 +108,12 @@ struct Builder {
 
 // The renumbered graph (partition/partition.cpp's renumber) as the training
 // job makes it: every array of the file in new ids but the features (h^0 is
-// filled from the file), orig_ids always.
-int64_t renumbered_graph_bytes(const GraphShape& g) {
+// filled from the file), orig_ids always; the topology only where the plan
+// is built in memory from it (a plan file carries its own: renumber_vertices).
+int64_t renumbered_graph_bytes(const GraphShape& g, bool topology) {
   const int64_t n = g.vertices, e = g.edges;
-  int64_t b = 8 * (n + 1) + 4 * e + 8 * n;
-  if (g.weights) b += 4 * e;
+  int64_t b = 8 * n;
+  if (topology) b += 8 * (n + 1) + 4 * e + (g.weights ? 4 * e : 0);
   if (g.labels) b += 4 * n;
   if (g.split) b += n;
   return b;
@@ -299,7 +300,9 @@ HostMemoryPlan plan_host_memory(const HostPlanInputs& in) {
   if (g.id_bytes == 8) b.add("graph ids narrowed to 32 bits", 4 * g.edges, kAllPhases);
   b.add("partition", 8 * n, kAllPhases);
   b.add("partition file (while read)", in.partition_file_bytes, kPhaseLoad);
-  b.add("renumbered graph (no features)", renumbered_graph_bytes(g), kPhaseRenumber | kPhasePack);
+  const bool topology = in.plan_file_bytes == 0;  // (the plan built in memory from the renumbered graph)
+  b.add(topology ? "renumbered graph (no features)" : "renumbered vertex data", renumbered_graph_bytes(g, topology),
+        kPhaseRenumber | kPhasePack);
   const int64_t params = parameter_count(m);
   b.add("vertex ids, degrees, parameters", 8 * n + (parts_of(m.kind).weights ? 4 * n : 0) + 16 * params, packed);
   if (!in.store_on_device) {

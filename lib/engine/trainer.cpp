@@ -64,8 +64,13 @@ Trainer::Trainer(Executor& exec, const Plan& plan, TrainerOptions opt, TrainerIn
            in.orig_id.size(), g.num_vertices);
   for (int64_t v = 0; v < g.num_vertices; ++v) num_train_ += (g.split[v] == 1 && g.labels[v] >= 0) ? 1 : 0;
   HT_CHECK(num_train_ > 0, "the graph has no training vertices (split code 1 with a label)");
-  if (traits_.edge_weights)  // Â's edge weights, or SAGE's mean
+  if (traits_.edge_weights && !in.degree_weights.empty()) {
+    HT_CHECK(static_cast<int64_t>(in.degree_weights.size()) == g.num_vertices, "{} degree weights for {} vertices",
+             in.degree_weights.size(), g.num_vertices);
+    inv_sqrt_deg_ = std::move(in.degree_weights);
+  } else if (traits_.edge_weights) {  // Â's edge weights, or SAGE's mean
     inv_sqrt_deg_ = traits_.mean_weights ? sage_inv_degree(g) : gcn_inv_sqrt_degree(g);
+  }
 
   const int L = m.num_layers();
   for (int l = 0; l < L; ++l) layer_math_.push_back(make_layer_math(m, opt_.gcn_order, l));

@@ -75,6 +75,10 @@ struct TrainerInputs {
   // vertex store is allocated: what the caller frees there is not held at
   // the same time as the store.
   std::function<void()> inputs_read;
+  // GCN's 1/sqrt(degree) or SAGE's 1/degree per new id (models that weigh
+  // edges), when the caller has them: then `graph` needs no topology (a
+  // plan from files carries it; the degrees come from the file's graph).
+  std::vector<float> degree_weights;
 };
 
 class Trainer {
@@ -84,7 +88,7 @@ class Trainer {
   // of new id v (dropout keys, exported predictions).
   Trainer(Executor& exec, const GraphView& g, std::span<const int64_t> orig_id, const Plan& plan,
           TrainerOptions opt)
-      : Trainer(exec, plan, std::move(opt), TrainerInputs{g, orig_id, std::nullopt, {}}) {}
+      : Trainer(exec, plan, std::move(opt), TrainerInputs{g, orig_id, std::nullopt, {}, {}}) {}
   ~Trainer();
 
   // One training epoch: forward (with dropout), loss, backward, optimizer step.

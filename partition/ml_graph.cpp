@@ -123,8 +123,8 @@ FineLevel::FineLevel(const GraphView& g, const PartitionParams& params)
   if (!g.flags.symmetric) build_transpose(g, out_offsets_, out_targets_);
 }
 
-CoarseLevel::CoarseLevel(std::vector<Block> blocks, std::vector<weight_t> vertex_weights)
-    : blocks_(std::move(blocks)), vertex_weights_(std::move(vertex_weights)) {
+CoarseLevel::CoarseLevel(std::vector<Block> blocks, std::vector<weight_t> vertex_weights, bool symmetric_neighbors)
+    : blocks_(std::move(blocks)), vertex_weights_(std::move(vertex_weights)), symmetric_neighbors_(symmetric_neighbors) {
   HT_ASSERT(static_cast<int64_t>(blocks_.size()) == (num_vertices() + kBlockRows - 1) / kBlockRows);
   for (const Block& b : blocks_) entries_ += static_cast<int64_t>(b.targets.size());
 }

@@ -112,6 +112,7 @@ int64_t refine_partition(const G& g, std::vector<int32_t>& part, std::vector<wei
   const int64_t n = g.num_vertices();
   std::vector<weight_t> incoming(static_cast<size_t>(opt.k), 0);
   std::vector<Move> proposals;
+  MoveBuffers buffers;
   ActiveSet active(n);
   struct Scratch {
     explicit Scratch(int k) : conn(k) {}
@@ -154,8 +155,9 @@ int64_t refine_partition(const G& g, std::vector<int32_t>& part, std::vector<wei
       progress.add(e - b);
       times.propose += step.seconds();
       step.reset();
-      std::vector<Move> moves = compact_moves(std::span<const Move>(proposals).first(static_cast<size_t>(e - b)));
-      accept_moves(moves, weights, opt.max_block_weight, incoming);
+      compact_moves(std::span<const Move>(proposals).first(static_cast<size_t>(e - b)), buffers);
+      accept_moves(buffers, weights, opt.max_block_weight, incoming);
+      const std::span<const Move> moves = buffers.selected();
       times.select += step.seconds();
       step.reset();
 #pragma omp parallel for schedule(static) if (static_cast<int64_t>(moves.size()) >= kSerialBelow)
@@ -167,12 +169,12 @@ int64_t refine_partition(const G& g, std::vector<int32_t>& part, std::vector<wei
       }
       times.apply += step.seconds();
       step.reset();
-      active.mark_neighbors(g, std::span<const Move>(moves));
+      active.mark_neighbors(g, moves);
       moved += static_cast<int64_t>(moves.size());
       times.mark += step.seconds();
     }
     step.reset();
-    active.next_round();
+    active.next_round(g);
     times.setup += step.seconds();
     total += moved;
     log::debug("multilevel: level {} refinement round {}: {} moves", opt.level, round, moved);

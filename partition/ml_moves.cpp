@@ -179,12 +179,6 @@ std::string StepTimes::summary() const {
                      rounds, sub_rounds, setup, propose, select, apply, mark);
 }
 
-ActiveSet::ActiveSet(int64_t n) : now_(static_cast<size_t>(n), 1), next_(static_cast<size_t>(n), 0) {}
-
-void ActiveSet::clear_next() {
-  const int64_t n = static_cast<int64_t>(next_.size());
-#pragma omp parallel for schedule(static) if (n >= kSerialBelow)
-  for (int64_t v = 0; v < n; ++v) next_[v] = 0;
-}
+ActiveSet::ActiveSet(int64_t n) : state_(static_cast<size_t>(n), kNow) {}
 
 }  // namespace ht::ml

@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "core/bulk_memory.hpp"
 #include "graph/graph.hpp"
 #include "partition/partition.hpp"
 
@@ -96,7 +97,11 @@ class FineLevel {
   bool unit_weights_ = false;
   double extra_weight_ = 0;
   std::vector<int64_t> out_offsets_;  // N + 1, or empty (symmetric input)
-  std::vector<vid_t> out_targets_;    // E, or empty
+  // The out-lists (E ids, or none) in pages of their own that the
+  // transpose's scatter faults in, in parallel, as it writes them: a vector
+  // was zero-filled first by one thread (friendster-like: 10 GB, seconds).
+  HostBlock out_storage_;
+  std::span<const vid_t> out_targets_;
 };
 
 // A coarse level: weighted, symmetric, no self-loops, each row sorted by

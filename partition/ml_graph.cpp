@@ -57,11 +57,12 @@ void build_transpose(const GraphView& g, std::vector<int64_t>& off, std::span<vi
   // The scatter writes each entry's source (the transpose's target) into
   // `targets` at its place in the bucket, and its row inside the bucket
   // beside it; then each bucket's entries are copied out (one thread's buffer)
-  // and written back row by row. Temporary: 2 bytes per edge, in pages the
-  // scatter faults in (no serial zero-fill first, as a vector's).
+  // and written back row by row. Temporary: 2 bytes per edge, in pages
+  // faulted in by all threads (no serial zero-fill after, as a vector's).
   static_assert(kBucketBits <= 16);
   HT_ASSERT(static_cast<int64_t>(targets.size()) == m);
   const HostBlock row_storage(static_cast<size_t>(m) * sizeof(uint16_t));
+  prefault_pages(row_storage.data(), row_storage.size());
   auto* row = reinterpret_cast<uint16_t*>(row_storage.data());
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t t = 0; t < tasks; ++t) {
@@ -123,6 +124,7 @@ FineLevel::FineLevel(const GraphView& g, const PartitionParams& params)
   HT_CHECK(g.num_vertices <= kMaxVertices32, "graph has {} vertices; the multilevel partitioner takes at most {}",
            g.num_vertices, kMaxVertices32);
   if (g.flags.symmetric) return;
+  prefault_pages(out_storage_.data(), out_storage_.size());
   const std::span<vid_t> targets(reinterpret_cast<vid_t*>(out_storage_.data()), static_cast<size_t>(g.num_edges));
   build_transpose(g, out_offsets_, targets);
   out_targets_ = targets;

@@ -97,9 +97,9 @@ class FineLevel {
   bool unit_weights_ = false;
   double extra_weight_ = 0;
   std::vector<int64_t> out_offsets_;  // N + 1, or empty (symmetric input)
-  // The out-lists (E ids, or none) in pages of their own that the
-  // transpose's scatter faults in, in parallel, as it writes them: a vector
-  // was zero-filled first by one thread (friendster-like: 10 GB, seconds).
+  // The out-lists (E ids, or none) in pages of their own, faulted in by all
+  // threads: a vector was then zero-filled by one thread (friendster-like:
+  // 10 GB, about a second on the transpose's critical path).
   HostBlock out_storage_;
   std::span<const vid_t> out_targets_;
 };

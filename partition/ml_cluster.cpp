@@ -129,6 +129,7 @@ std::vector<vid_t> cluster_vertices(const G& g, const ClusterOptions& opt, Progr
   std::vector<weight_t> incoming;
   resize_for_overwrite(incoming, static_cast<size_t>(n));  // zeros
   std::vector<Move> proposals;
+  MoveBuffers buffers;
   ActiveSet active(n);
   PerThread<Scratch> scratches;
   StepTimes times;
@@ -163,8 +164,9 @@ std::vector<vid_t> cluster_vertices(const G& g, const ClusterOptions& opt, Progr
       progress.add(e - b);
       times.propose += step.seconds();
       step.reset();
-      std::vector<Move> moves = compact_moves(std::span<const Move>(proposals).first(static_cast<size_t>(e - b)));
-      accept_moves(moves, weight, cap, incoming);
+      compact_moves(std::span<const Move>(proposals).first(static_cast<size_t>(e - b)), buffers);
+      accept_moves(buffers, weight, cap, incoming);
+      const std::span<const Move> moves = buffers.selected();
       times.select += step.seconds();
       step.reset();
 #pragma omp parallel for schedule(static) if (static_cast<int64_t>(moves.size()) >= kSerialBelow)
@@ -176,12 +178,12 @@ std::vector<vid_t> cluster_vertices(const G& g, const ClusterOptions& opt, Progr
       }
       times.apply += step.seconds();
       step.reset();
-      active.mark_neighbors(g, std::span<const Move>(moves));
+      active.mark_neighbors(g, moves);
       moved += static_cast<int64_t>(moves.size());
       times.mark += step.seconds();
     }
     step.reset();
-    active.next_round();
+    active.next_round(g);
     times.setup += step.seconds();
     log::debug("multilevel: level {} clustering round {}: {} moves", opt.level, round, moved);
     if (static_cast<double>(moved) < kSettled * static_cast<double>(n)) {

@@ -195,7 +195,7 @@ CoarseLevel contract(const G& g, std::vector<vid_t>& label, Progress& progress) 
       std::vector<weight_t>().swap(piece.weights);
     }
   }
-  return CoarseLevel(std::move(rows), std::move(vertex_weights));
+  return CoarseLevel(std::move(rows), std::move(vertex_weights), g.symmetric_neighbors());
 }
 
 template CoarseLevel contract<FineLevel>(const FineLevel&, std::vector<vid_t>&, Progress&);

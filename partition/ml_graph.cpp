@@ -25,7 +25,7 @@ constexpr int64_t kBucketRows = int64_t{1} << kBucketBits;
 // bucket the entries are then in ascending source order (task by task, each
 // task ascending), so one stable counting pass per bucket writes the rows
 // sorted.
-void build_transpose(const GraphView& g, std::vector<int64_t>& off, std::vector<vid_t>& targets) {
+void build_transpose(const GraphView& g, std::vector<int64_t>& off, std::span<vid_t> targets) {
   const int64_t n = g.num_vertices, m = g.num_edges;
   Progress progress("multilevel: transpose", 2 * m, "edges");
   const int64_t buckets = (n + kBucketRows - 1) >> kBucketBits;
@@ -57,11 +57,13 @@ void build_transpose(const GraphView& g, std::vector<int64_t>& off, std::vector<
   // The scatter writes each entry's source (the transpose's target) into
   // `targets` at its place in the bucket, and its row inside the bucket
   // beside it; then each bucket's entries are copied out (one thread's buffer)
-  // and written back row by row. Temporary: 2 bytes per edge.
-  std::vector<uint16_t> row;
+  // and written back row by row. Temporary: 2 bytes per edge, in pages
+  // faulted in by all threads (no serial zero-fill after, as a vector's).
   static_assert(kBucketBits <= 16);
-  resize_for_overwrite(targets, static_cast<size_t>(m));
-  resize_for_overwrite(row, static_cast<size_t>(m));
+  HT_ASSERT(static_cast<int64_t>(targets.size()) == m);
+  const HostBlock row_storage(static_cast<size_t>(m) * sizeof(uint16_t));
+  prefault_pages(row_storage.data(), row_storage.size());
+  auto* row = reinterpret_cast<uint16_t*>(row_storage.data());
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t t = 0; t < tasks; ++t) {
     int64_t* next = at.data() + t * buckets;
@@ -117,14 +119,19 @@ std::vector<int64_t> offsets_from_lengths(std::span<const int64_t> lengths) {
 FineLevel::FineLevel(const GraphView& g, const PartitionParams& params)
     : g_(g),
       unit_weights_(params.vertex_weights == VertexWeights::none),
-      extra_weight_(params.chunk_vertex_weight) {
+      extra_weight_(params.chunk_vertex_weight),
+      out_storage_(g.flags.symmetric ? 0 : static_cast<size_t>(g.num_edges) * sizeof(vid_t)) {
   HT_CHECK(g.num_vertices <= kMaxVertices32, "graph has {} vertices; the multilevel partitioner takes at most {}",
            g.num_vertices, kMaxVertices32);
-  if (!g.flags.symmetric) build_transpose(g, out_offsets_, out_targets_);
+  if (g.flags.symmetric) return;
+  prefault_pages(out_storage_.data(), out_storage_.size());
+  const std::span<vid_t> targets(reinterpret_cast<vid_t*>(out_storage_.data()), static_cast<size_t>(g.num_edges));
+  build_transpose(g, out_offsets_, targets);
+  out_targets_ = targets;
 }
 
-CoarseLevel::CoarseLevel(std::vector<Block> blocks, std::vector<weight_t> vertex_weights)
-    : blocks_(std::move(blocks)), vertex_weights_(std::move(vertex_weights)) {
+CoarseLevel::CoarseLevel(std::vector<Block> blocks, std::vector<weight_t> vertex_weights, bool symmetric_neighbors)
+    : blocks_(std::move(blocks)), vertex_weights_(std::move(vertex_weights)), symmetric_neighbors_(symmetric_neighbors) {
   HT_ASSERT(static_cast<int64_t>(blocks_.size()) == (num_vertices() + kBlockRows - 1) / kBlockRows);
   for (const Block& b : blocks_) entries_ += static_cast<int64_t>(b.targets.size());
 }

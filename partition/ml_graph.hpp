@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "core/bulk_memory.hpp"
 #include "graph/graph.hpp"
 #include "partition/partition.hpp"
 
@@ -63,12 +64,44 @@ class FineLevel {
       if (static_cast<int64_t>(out_targets_[i]) != v) f(out_targets_[i], weight_t{1});
   }
 
+  // The neighbors for_each_neighbor gives, as runs of ids (self-loops
+  // included: the caller skips u == v) of weight 1: f(ids, nullptr).
+  template <typename F>
+  void for_each_neighbor_run(int64_t v, F&& f) const {
+    f(g_.in_neighbors(v), static_cast<const weight_t*>(nullptr));
+    if (out_offsets_.empty()) return;
+    f(std::span<const vid_t>(out_targets_).subspan(static_cast<size_t>(out_offsets_[v]),
+                                                   static_cast<size_t>(out_offsets_[v + 1] - out_offsets_[v])),
+      static_cast<const weight_t*>(nullptr));
+  }
+
+  // Whether pred(u) holds for a neighbor u (as for_each_neighbor gives them),
+  // looking no further than the first.
+  template <typename Pred>
+  bool any_neighbor(int64_t v, Pred&& pred) const {
+    for (vid_t u : g_.in_neighbors(v))
+      if (static_cast<int64_t>(u) != v && pred(u)) return true;
+    if (out_offsets_.empty()) return false;
+    for (int64_t i = out_offsets_[v]; i < out_offsets_[v + 1]; ++i)
+      if (static_cast<int64_t>(out_targets_[i]) != v && pred(out_targets_[i])) return true;
+    return false;
+  }
+
+  // u is a neighbor of v exactly when v is one of u: true by construction
+  // with the transpose; a graph read as symmetric is only as symmetric as its
+  // file says (ActiveSet relies on this).
+  bool symmetric_neighbors() const { return uses_transpose(); }
+
  private:
   GraphView g_;
   bool unit_weights_ = false;
   double extra_weight_ = 0;
   std::vector<int64_t> out_offsets_;  // N + 1, or empty (symmetric input)
-  std::vector<vid_t> out_targets_;    // E, or empty
+  // The out-lists (E ids, or none) in pages of their own, faulted in by all
+  // threads: a vector was then zero-filled by one thread (friendster-like:
+  // 10 GB, about a second on the transpose's critical path).
+  HostBlock out_storage_;
+  std::span<const vid_t> out_targets_;
 };
 
 // A coarse level: weighted, symmetric, no self-loops, each row sorted by
@@ -87,7 +120,9 @@ class CoarseLevel {
   };
 
   CoarseLevel() = default;
-  CoarseLevel(std::vector<Block> blocks, std::vector<weight_t> vertex_weights);
+  // symmetric_neighbors: contracted from a level whose neighbor relation is
+  // symmetric by construction (contraction keeps it).
+  CoarseLevel(std::vector<Block> blocks, std::vector<weight_t> vertex_weights, bool symmetric_neighbors = false);
 
   int64_t num_vertices() const { return static_cast<int64_t>(vertex_weights_.size()); }
   int64_t adjacency_entries() const { return entries_; }
@@ -119,10 +154,26 @@ class CoarseLevel {
     for (int64_t i = b.offsets[r]; i < b.offsets[r + 1]; ++i) f(b.targets[i], b.weights[i]);
   }
 
+  // Row v as one run (FineLevel::for_each_neighbor_run): f(ids, weights).
+  template <typename F>
+  void for_each_neighbor_run(int64_t v, F&& f) const {
+    f(neighbors(v), weights(v).data());
+  }
+
+  template <typename Pred>
+  bool any_neighbor(int64_t v, Pred&& pred) const {
+    for (vid_t u : neighbors(v))
+      if (pred(u)) return true;
+    return false;
+  }
+
+  bool symmetric_neighbors() const { return symmetric_neighbors_; }
+
  private:
   std::vector<Block> blocks_;
   std::vector<weight_t> vertex_weights_;
   int64_t entries_ = 0;
+  bool symmetric_neighbors_ = false;
 };
 
 // Sum of vertex weights and the largest one, in parallel.

@@ -20,6 +20,11 @@ constexpr int64_t kBlock = int64_t{1} << 16;
 
 int64_t blocks_of(int64_t n) { return (n + kBlock - 1) / kBlock; }
 
+// At least n elements, the contents dropped when it grows (MoveBuffers).
+void grow_to(std::vector<Move>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) resize_for_overwrite(v, static_cast<size_t>(n));
+}
+
 // The sort order of contested moves: by target, then best first. Unique
 // (v is), so every correct sort, parallel or not, gives the same order.
 bool before(const Move& a, const Move& b) {
@@ -66,7 +71,7 @@ int64_t proposal_grain(int64_t count) {
   return std::clamp<int64_t>(count / (kTasksPerThread * omp_get_max_threads()), 1, kMaxGrain);
 }
 
-std::vector<Move> compact_moves(std::span<const Move> proposals) {
+void compact_moves(std::span<const Move> proposals, MoveBuffers& out) {
   const int64_t n = static_cast<int64_t>(proposals.size());
   const int64_t blocks = blocks_of(n);
   std::vector<int64_t> start(static_cast<size_t>(blocks) + 1, 0);
@@ -75,18 +80,24 @@ std::vector<Move> compact_moves(std::span<const Move> proposals) {
     start[b + 1] = std::count_if(proposals.begin() + b * kBlock, proposals.begin() + std::min(n, (b + 1) * kBlock),
                                  [](const Move& m) { return m.target != kNoTarget; });
   for (int64_t b = 0; b < blocks; ++b) start[b + 1] += start[b];
-  std::vector<Move> moves;
-  resize_for_overwrite(moves, static_cast<size_t>(start[blocks]));
+  grow_to(out.moves, start[blocks]);
+  out.count = start[blocks];
 #pragma omp parallel for schedule(static) if (blocks > 1)
   for (int64_t b = 0; b < blocks; ++b)
     std::copy_if(proposals.begin() + b * kBlock, proposals.begin() + std::min(n, (b + 1) * kBlock),
-                 moves.begin() + start[b], [](const Move& m) { return m.target != kNoTarget; });
-  return moves;
+                 out.moves.begin() + start[b], [](const Move& m) { return m.target != kNoTarget; });
 }
 
-void accept_moves(std::vector<Move>& moves, std::span<const weight_t> load, weight_t limit,
-                  std::vector<weight_t>& incoming) {
-  const int64_t n = static_cast<int64_t>(moves.size());
+std::vector<Move> compact_moves(std::span<const Move> proposals) {
+  MoveBuffers b;
+  compact_moves(proposals, b);
+  b.moves.resize(static_cast<size_t>(b.count));
+  return std::move(b.moves);
+}
+
+void accept_moves(MoveBuffers& buf, std::span<const weight_t> load, weight_t limit, std::vector<weight_t>& incoming) {
+  const int64_t n = buf.count;
+  const std::span<const Move> moves = buf.selected();
   // Integer sums: the same whatever order the threads add in.
 #pragma omp parallel for schedule(static) if (n >= kSerialBelow)
   for (int64_t i = 0; i < n; ++i)
@@ -116,9 +127,11 @@ void accept_moves(std::vector<Move>& moves, std::span<const weight_t> load, weig
   for (int64_t b = 0; b < blocks; ++b)
     kept_at[b + 1] = std::count_if(moves.begin() + b * kBlock, moves.begin() + std::min(n, (b + 1) * kBlock), fits);
   for (int64_t b = 0; b < blocks; ++b) kept_at[b + 1] += kept_at[b];
-  std::vector<Move> kept, contested;
-  resize_for_overwrite(kept, static_cast<size_t>(kept_at[blocks]));
-  resize_for_overwrite(contested, static_cast<size_t>(n - kept_at[blocks]));
+  // Room for the contested moves that are accepted after the kept ones.
+  grow_to(buf.kept, n);
+  grow_to(buf.contested, n - kept_at[blocks]);
+  std::vector<Move>& kept = buf.kept;
+  std::vector<Move>& contested_at = buf.contested;
 #pragma omp parallel for schedule(static) if (blocks > 1)
   for (int64_t b = 0; b < blocks; ++b) {
     int64_t k = kept_at[b], c = b * kBlock - kept_at[b];
@@ -126,11 +139,12 @@ void accept_moves(std::vector<Move>& moves, std::span<const weight_t> load, weig
       if (fits(moves[i]))
         kept[k++] = moves[i];
       else
-        contested[c++] = moves[i];
+        contested_at[c++] = moves[i];
     }
   }
-  moves.swap(kept);
-  reset(moves);
+  const std::span<Move> contested(contested_at.data(), static_cast<size_t>(n - kept_at[blocks]));
+  int64_t count = kept_at[blocks];
+  reset(std::span<const Move>(kept.data(), static_cast<size_t>(count)));
   reset(contested);
   if (contested.size() > (size_t{1} << 16))
     __gnu_parallel::sort(contested.begin(), contested.end(), before);
@@ -142,9 +156,21 @@ void accept_moves(std::vector<Move>& moves, std::span<const weight_t> load, weig
     if (i == 0 || m.target != contested[i - 1].target) room = limit - load[m.target];
     if (m.w <= room) {
       room -= m.w;
-      moves.push_back(m);
+      kept[count++] = m;
     }
   }
+  buf.moves.swap(buf.kept);
+  buf.count = count;
+}
+
+void accept_moves(std::vector<Move>& moves, std::span<const weight_t> load, weight_t limit,
+                  std::vector<weight_t>& incoming) {
+  MoveBuffers b;
+  b.count = static_cast<int64_t>(moves.size());
+  b.moves = std::move(moves);
+  accept_moves(b, load, limit, incoming);
+  b.moves.resize(static_cast<size_t>(b.count));
+  moves = std::move(b.moves);
 }
 
 std::string StepTimes::summary() const {
@@ -153,13 +179,6 @@ std::string StepTimes::summary() const {
                      rounds, sub_rounds, setup, propose, select, apply, mark);
 }
 
-ActiveSet::ActiveSet(int64_t n) : now_(static_cast<size_t>(n), 1), next_(static_cast<size_t>(n), 0) {}
-
-void ActiveSet::next_round() {
-  now_.swap(next_);
-  const int64_t n = static_cast<int64_t>(next_.size());
-#pragma omp parallel for schedule(static) if (n >= kSerialBelow)
-  for (int64_t v = 0; v < n; ++v) next_[v] = 0;
-}
+ActiveSet::ActiveSet(int64_t n) : state_(static_cast<size_t>(n), kNow) {}
 
 }  // namespace ht::ml

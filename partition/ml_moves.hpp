@@ -75,7 +75,20 @@ struct Move {
 // computed independently, so any grain gives the same ones.
 int64_t proposal_grain(int64_t count);
 
-// The proposals with a target, in their order (parallel, fixed blocks).
+// The moves of a sub-round, moves[0, count), in storage kept across the
+// sub-rounds of a call: each vector only grows. Fresh vectors per sub-round
+// (friendster-like: 8 M moves of 32 B, three times) were mapped, faulted in,
+// zero-filled serially and unmapped again every sub-round, which made
+// "select" as slow as "mark" on 64 cores. The storage never changes a move.
+struct MoveBuffers {
+  std::vector<Move> moves, kept, contested;  // kept, contested: accept_moves' scratch
+  int64_t count = 0;
+  std::span<const Move> selected() const { return std::span<const Move>(moves.data(), static_cast<size_t>(count)); }
+};
+
+// The proposals with a target, in their order (parallel, fixed blocks), into
+// b.moves[0, b.count).
+void compact_moves(std::span<const Move> proposals, MoveBuffers& b);
 std::vector<Move> compact_moves(std::span<const Move> proposals);
 
 // Keeps the moves that fit, in place (moves not kept are removed): a target t
@@ -83,6 +96,7 @@ std::vector<Move> compact_moves(std::span<const Move> proposals);
 // takes them in order of (gain descending, tie, v) while each still fits.
 // Departures are not counted as freeing room (conservative: the limit holds
 // whatever else moves). `incoming` has one zero per target and is left zero.
+void accept_moves(MoveBuffers& b, std::span<const weight_t> load, weight_t limit, std::vector<weight_t>& incoming);
 void accept_moves(std::vector<Move>& moves, std::span<const weight_t> load, weight_t limit,
                   std::vector<weight_t>& incoming);
 
@@ -130,11 +144,23 @@ struct StepTimes {
 // Which vertices a round looks at: every vertex in the first round, then
 // those next to a vertex that moved (nothing else changed around the
 // others). A move marks its neighbors both for the rest of the current round
-// and for the next one.
+// and for the next one. Both marks of a vertex share its byte (kNow, kNext):
+// one cache miss per neighbor instead of two.
+//
+// In the first round every vertex is active anyway, so a move's marks only
+// matter for the next round: they are made when the round ends, from the
+// vertices that moved (flagged kMoved meanwhile). Where most vertices moved
+// (the first clustering round of an input level: 98 %), the next round's set
+// is pulled: v is active when any neighbor moved, found after one or two
+// looks, instead of every moved vertex marking its whole row (friendster-
+// like's input level on 64 cores: "mark" 3.8 s of 20.8 s clustering). The
+// pull finds the same set where the neighbor relation is symmetric (u sees v
+// whenever v sees u), which G::symmetric_neighbors() guarantees by
+// construction; a file that only claims to be symmetric is pushed as before.
 class ActiveSet {
  public:
   explicit ActiveSet(int64_t n);
-  bool active(int64_t v) const { return now_[v] != 0; }
+  bool active(int64_t v) const { return (state_[v] & kNow) != 0; }
   // Threads for proposing moves of `vertices` (threads_for): an inactive
   // vertex costs a byte load, an active one its row.
   template <typename G>
@@ -147,26 +173,83 @@ class ActiveSet {
   // After the moves of a sub-round are applied (in parallel).
   template <typename G>
   void mark_neighbors(const G& g, std::span<const Move> moves);
-  void next_round();  // the marks for the next round become current
+  // The marks for the next round become current.
+  template <typename G>
+  void next_round(const G& g);
 
  private:
-  std::vector<uint8_t> now_, next_;
+  static constexpr uint8_t kNow = 1, kNext = 2;
+  static constexpr uint8_t kMoved = 2;  // first round: v moved (kNext's bit: no next marks then)
+  static constexpr uint8_t kFound = 4;  // first round's end: v is active in the next round
+
+  // Sets `bits` in u's byte where some are missing. Every writer of a phase
+  // sets the same bits into a byte no one else changes then, so plain
+  // (relaxed) stores of the same value race harmlessly, and a byte already
+  // marked is only read: on a coarse level (10^4 vertices, 10^6 marks per
+  // sub-round) every store was a cache line taken from another core.
+  void set_bits(vid_t u, uint8_t bits) {
+    std::atomic_ref<uint8_t> s(state_[u]);
+    const uint8_t old = s.load(std::memory_order_relaxed);
+    if ((old & bits) != bits) s.store(old | bits, std::memory_order_relaxed);
+  }
+  // state = f(state) for every vertex, in parallel.
+  template <typename F>
+  void transform(F f) {
+    const int64_t n = static_cast<int64_t>(state_.size());
+#pragma omp parallel for schedule(static) if (n >= kSerialBelow)
+    for (int64_t v = 0; v < n; ++v) state_[v] = f(state_[v]);
+  }
+
+  std::vector<uint8_t> state_;
+  bool first_round_ = true;  // every vertex active; kMoved flags the vertices that moved
+  int64_t moved_ = 0;        // in the first round
 };
 
 template <typename G>
 void ActiveSet::mark_neighbors(const G& g, std::span<const Move> moves) {
-  // Idempotent byte stores: the result does not depend on the order. A mark
-  // already set is only read: on a coarse level (10^4 vertices, 10^6 marks
-  // per sub-round) every store was a cache line taken from another core.
-  const int threads =
-      threads_for(static_cast<int64_t>(moves.size()), [&](int64_t i) { return 1 + g.degree(moves[i].v); });
+  const int64_t count = static_cast<int64_t>(moves.size());
+  if (first_round_) {
+    // Distinct vertices, each byte written by one thread.
+#pragma omp parallel for schedule(static) if (count >= kSerialBelow)
+    for (int64_t i = 0; i < count; ++i) state_[moves[i].v] |= kMoved;
+    moved_ += count;
+    return;
+  }
+  // Idempotent byte stores: the result does not depend on the order.
+  const int threads = threads_for(count, [&](int64_t i) { return 1 + g.degree(moves[i].v); });
 #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
-  for (int64_t i = 0; i < static_cast<int64_t>(moves.size()); ++i)
-    g.for_each_neighbor(moves[i].v, [&](vid_t u, weight_t) {
-      std::atomic_ref<uint8_t> now(now_[u]), next(next_[u]);
-      if (now.load(std::memory_order_relaxed) == 0) now.store(1, std::memory_order_relaxed);
-      if (next.load(std::memory_order_relaxed) == 0) next.store(1, std::memory_order_relaxed);
-    });
+  for (int64_t i = 0; i < count; ++i)
+    g.for_each_neighbor(moves[i].v, [&](vid_t u, weight_t) { set_bits(u, kNow | kNext); });
+}
+
+template <typename G>
+void ActiveSet::next_round(const G& g) {
+  if (!first_round_) {
+    transform([](uint8_t s) { return static_cast<uint8_t>((s & kNext) != 0 ? kNow : 0); });
+    return;
+  }
+  first_round_ = false;
+  const int64_t n = static_cast<int64_t>(state_.size());
+  // Pulled when at least a quarter of the vertices moved: then most vertices
+  // find a moved neighbor at once, while pushing costs the rows of all of
+  // them. Either way kFound marks the next round's set; kMoved is only read.
+  constexpr int64_t kGrain = 4096;
+  if (g.symmetric_neighbors() && 4 * moved_ >= n) {
+#pragma omp parallel for schedule(dynamic, kGrain) if (n >= kSerialBelow)
+    for (int64_t v = 0; v < n; ++v) {
+      const bool found = g.any_neighbor(v, [&](vid_t u) {
+        return (std::atomic_ref<uint8_t>(state_[u]).load(std::memory_order_relaxed) & kMoved) != 0;
+      });
+      if (found) set_bits(static_cast<vid_t>(v), kFound);
+    }
+  } else {
+#pragma omp parallel for schedule(dynamic, kGrain) if (n >= kSerialBelow && moved_ > 0)
+    for (int64_t v = 0; v < n; ++v) {
+      if ((std::atomic_ref<uint8_t>(state_[v]).load(std::memory_order_relaxed) & kMoved) == 0) continue;
+      g.for_each_neighbor(v, [&](vid_t u, weight_t) { set_bits(u, kFound); });
+    }
+  }
+  transform([](uint8_t s) { return static_cast<uint8_t>((s & kFound) != 0 ? kNow : 0); });
 }
 
 }  // namespace ht::ml

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -136,19 +137,30 @@ class BlockRatings {
 };
 
 // Adds the (label[u], w) of v's neighbors to `ratings` (a RatingMap or
-// BlockRatings). The labels are gathered into `buffer` a batch at a time
-// before they are added: on large graphs each label load is a cache miss, and
-// loads that do not wait for the previous table update overlap.
+// BlockRatings), in for_each_neighbor's order. The labels are gathered into
+// `buffer` a batch at a time before they are added: on large graphs each
+// label load is a cache miss, and loads that do not wait for the previous
+// table update overlap. The label kPrefetch entries ahead is prefetched as
+// well: the gather loop alone kept too few misses in flight (its samples sat
+// on the label loads: more than half of an input level's clustering time).
 template <typename G, typename Labels, typename Ratings>
 void add_neighbor_labels(const G& g, int64_t v, const Labels& label, Ratings& ratings,
                          std::vector<std::pair<vid_t, weight_t>>& buffer) {
   constexpr size_t kBatch = 1024;
+  constexpr size_t kPrefetch = 16;
   buffer.clear();
-  g.for_each_neighbor(v, [&](vid_t u, weight_t w) {
-    buffer.emplace_back(static_cast<vid_t>(label[u]), w);
-    if (buffer.size() < kBatch) return;
-    for (const auto& [c, x] : buffer) ratings.add(c, x);
-    buffer.clear();
+  const auto* labels = label.data();
+  g.for_each_neighbor_run(v, [&](std::span<const vid_t> ids, const weight_t* weights) {
+    const size_t len = ids.size();
+    for (size_t i = 0; i < len; ++i) {
+      if (i + kPrefetch < len) __builtin_prefetch(labels + ids[i + kPrefetch]);
+      const vid_t u = ids[i];
+      if (static_cast<int64_t>(u) == v) continue;  // self-loops (input level only)
+      buffer.emplace_back(static_cast<vid_t>(labels[u]), weights == nullptr ? weight_t{1} : weights[i]);
+      if (buffer.size() < kBatch) continue;
+      for (const auto& [c, x] : buffer) ratings.add(c, x);
+      buffer.clear();
+    }
   });
   for (const auto& [c, x] : buffer) ratings.add(c, x);
   buffer.clear();

@@ -23,13 +23,13 @@ constexpr double kSettled = 0.001;
 
 uint64_t tie_of(uint64_t key, int64_t v) { return rng::mix64(key ^ (static_cast<uint64_t>(v) << 32)); }
 
-// Fills `conn` with v's edge weight into each block; false when v has no
-// neighbor outside its own block (nothing to gain by moving it).
-template <typename G>
-bool connections(const G& g, int64_t v, const std::vector<int32_t>& part, BlockRatings& conn,
+// Fills `conn` with v's edge weight into each block (`block`: the block of
+// every vertex, as int32_t or narrower); false when v has no neighbor
+// outside its own block `own` (nothing to gain by moving it).
+template <typename G, typename Blocks>
+bool connections(const G& g, int64_t v, const Blocks& block, int32_t own, BlockRatings& conn,
                  std::vector<std::pair<vid_t, weight_t>>& buffer) {
-  add_neighbor_labels(g, v, part, conn, buffer);
-  const int32_t own = part[v];
+  add_neighbor_labels(g, v, block, conn, buffer);
   for (int32_t b : conn.touched())
     if (b != own) return true;
   return false;
@@ -49,14 +49,13 @@ int32_t best_block(const BlockRatings& conn, int32_t own, weight_t wv, const std
   return best;
 }
 
-template <typename G>
-Move refinement_move(const G& g, int64_t v, const std::vector<int32_t>& part, const std::vector<weight_t>& weights,
+template <typename G, typename Blocks>
+Move refinement_move(const G& g, int64_t v, const Blocks& block, int32_t own, const std::vector<weight_t>& weights,
                      weight_t limit, uint64_t key, BlockRatings& conn,
                      std::vector<std::pair<vid_t, weight_t>>& buffer) {
   Move m;
   if (g.degree(v) == 0) return m;
-  if (connections(g, v, part, conn, buffer)) {
-    const int32_t own = part[v];
+  if (connections(g, v, block, own, conn, buffer)) {
     const weight_t wv = g.vertex_weight(v);
     const int32_t best = best_block(conn, own, wv, weights, limit);
     if (best >= 0 && conn[best] > conn[own]) {
@@ -112,6 +111,7 @@ int64_t refine_partition(const G& g, std::vector<int32_t>& part, std::vector<wei
   const int64_t n = g.num_vertices();
   std::vector<weight_t> incoming(static_cast<size_t>(opt.k), 0);
   std::vector<Move> proposals;
+  MoveBuffers buffers;
   ActiveSet active(n);
   struct Scratch {
     explicit Scratch(int k) : conn(k) {}
@@ -119,6 +119,17 @@ int64_t refine_partition(const G& g, std::vector<int32_t>& part, std::vector<wei
     std::vector<std::pair<vid_t, weight_t>> buffer;
   };
   PerThread<Scratch> scratches(opt.k);
+  // The blocks as bytes where k allows, read by the proposals: a quarter of
+  // the cache footprint of the int32_t blocks, whose loads (one per
+  // adjacency entry, at random) are what an input level's refinement waits
+  // for. The same values: the same moves.
+  const bool narrow = opt.k <= 256;
+  std::vector<uint8_t> part8;
+  if (narrow) {
+    resize_for_overwrite(part8, static_cast<size_t>(n));
+#pragma omp parallel for schedule(static)
+    for (int64_t v = 0; v < n; ++v) part8[v] = static_cast<uint8_t>(part[v]);
+  }
   StepTimes times;
   Timer step;
   int64_t total = 0;
@@ -145,17 +156,23 @@ int64_t refine_partition(const G& g, std::vector<int32_t>& part, std::vector<wei
         for (int64_t i0 = b; i0 < e; i0 += grain) {
           for (int64_t i = i0; i < std::min(e, i0 + grain); ++i) {
             const vid_t v = sr.order[i];
-            proposals[i - b] = active.active(v) ? refinement_move(g, v, part, weights, opt.max_block_weight, key,
-                                                                  scratch.conn, scratch.buffer)
-                                                : Move{};
+            if (!active.active(v))
+              proposals[i - b] = Move{};
+            else if (narrow)
+              proposals[i - b] = refinement_move(g, v, part8, part[v], weights, opt.max_block_weight, key,
+                                                 scratch.conn, scratch.buffer);
+            else
+              proposals[i - b] = refinement_move(g, v, part, part[v], weights, opt.max_block_weight, key,
+                                                 scratch.conn, scratch.buffer);
           }
         }
       }
       progress.add(e - b);
       times.propose += step.seconds();
       step.reset();
-      std::vector<Move> moves = compact_moves(std::span<const Move>(proposals).first(static_cast<size_t>(e - b)));
-      accept_moves(moves, weights, opt.max_block_weight, incoming);
+      compact_moves(std::span<const Move>(proposals).first(static_cast<size_t>(e - b)), buffers);
+      accept_moves(buffers, weights, opt.max_block_weight, incoming);
+      const std::span<const Move> moves = buffers.selected();
       times.select += step.seconds();
       step.reset();
 #pragma omp parallel for schedule(static) if (static_cast<int64_t>(moves.size()) >= kSerialBelow)
@@ -164,15 +181,16 @@ int64_t refine_partition(const G& g, std::vector<int32_t>& part, std::vector<wei
         std::atomic_ref<weight_t>(weights[part[m.v]]).fetch_sub(m.w, std::memory_order_relaxed);
         std::atomic_ref<weight_t>(weights[m.target]).fetch_add(m.w, std::memory_order_relaxed);
         part[m.v] = static_cast<int32_t>(m.target);
+        if (narrow) part8[m.v] = static_cast<uint8_t>(m.target);
       }
       times.apply += step.seconds();
       step.reset();
-      active.mark_neighbors(g, std::span<const Move>(moves));
+      active.mark_neighbors(g, moves);
       moved += static_cast<int64_t>(moves.size());
       times.mark += step.seconds();
     }
     step.reset();
-    active.next_round();
+    active.next_round(g);
     times.setup += step.seconds();
     total += moved;
     log::debug("multilevel: level {} refinement round {}: {} moves", opt.level, round, moved);
@@ -209,8 +227,8 @@ int64_t rebalance_partition(const G& g, std::vector<int32_t>& part, std::vector<
       for (int64_t v = 0; v < n; ++v) {
         if (!over[part[v]]) continue;
         const weight_t wv = g.vertex_weight(v);
-        connections(g, v, part, conn, buffer);
         const int32_t own = part[v];
+        connections(g, v, part, own, conn, buffer);
         int32_t t = best_block(conn, own, wv, weights, limit);
         if (t < 0 && lightest != own && weights[lightest] + wv <= limit) t = lightest;
         if (t >= 0) {

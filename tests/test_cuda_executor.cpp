@@ -877,7 +877,8 @@ TEST(CudaKernels, DerivedTopologyIsMakeTopologys) {
             for (const ByteUpload& u : packed_copies(ds, at.back())) d.upload_bytes(u.src, u.dst);
             steps.push_back(derivation_of(ds, at.back()));
           }
-          const DeriveVertexArrays vertices{inv_sqrt_deg, keys == &sage ? inv_deg : std::span<const float>{}, orig};
+          const EdgeKeys vertices{keys == &sage ? std::span<const float>{} : std::span<const float>(inv_sqrt_deg), orig,
+                                  keys == &sage ? std::span<const float>(inv_deg) : std::span<const float>{}};
           std::vector<std::vector<int64_t>> runs;
           std::vector<std::vector<std::byte>> first_run;
           for (int run = 0; run < 2; ++run) {
@@ -912,6 +913,57 @@ TEST(CudaKernels, DerivedTopologyIsMakeTopologys) {
 #endif
 }
 
+#ifdef HT_HAVE_CUDA
+namespace {
+
+// One compute_gradients(2) with resident steps on a fresh executor of m
+// GPUs, the steps derived on the GPUs or written by the host (`derive`),
+// the GPUs' derivation refused (`refuse`): the loss, every parameter
+// gradient and the steps the host derived.
+struct DerivedRun {
+  double loss = 0;
+  std::vector<std::vector<float>> grads;
+  int64_t on_host = 0;
+};
+
+DerivedRun derived_run(int m, const Graph& g, std::span<const int64_t> orig, const Plan& plan, const ModelConfig& cfg,
+                       bool derive, bool refuse) {
+  auto gpu = make_cuda_executor(m);
+  TrainerOptions opt{cfg, {}, CommMode::full, GcnOrder::transform_first};
+  opt.steps = StepPlacement::resident;
+  opt.derive_steps = derive;
+  opt.refuse_device_derivation = refuse;
+  Trainer t(*gpu, g.view(), orig, plan, opt);
+  DerivedRun r;
+  r.loss = t.compute_gradients(2);
+  for (const ParamTensor& pt : t.params().tensors) r.grads.push_back(pt.grad);
+  r.on_host = t.steps_derived_on_host();
+  return r;
+}
+
+void expect_same_bits(const DerivedRun& a, const DerivedRun& b) {
+  EXPECT_EQ(std::memcmp(&a.loss, &b.loss, sizeof(double)), 0);
+  ASSERT_EQ(a.grads.size(), b.grads.size());
+  for (size_t k = 0; k < a.grads.size(); ++k)
+    EXPECT_EQ(std::memcmp(a.grads[k].data(), b.grads[k].data(), 4 * a.grads[k].size()), 0) << "tensor " << k;
+}
+
+// The derived-steps tests' model: 37-24-5, dropout 0.5, GAT's attention dropout 0.3.
+ModelConfig derived_model(ModelKind kind, int heads = 1) {
+  ModelConfig cfg;
+  cfg.kind = kind;
+  cfg.dims = {37, 24, 5};
+  cfg.dropout = 0.5f;
+  if (kind == ModelKind::gat) {
+    cfg.heads = heads;
+    cfg.attn_dropout = 0.3f;
+  }
+  return cfg;
+}
+
+}  // namespace
+#endif
+
 // Resident steps derived on the GPU (TrainerOptions::derive_steps) train to
 // the same bits as steps the host writes whole: GCN with dropout, SAGE's
 // mean, GAT with attention dropout (edge keys) on a graph with a hub; one
@@ -929,30 +981,9 @@ TEST(CudaEngine, DerivedStepsSameBitsAsHostWritten) {
         continue;
       }
       SCOPED_TRACE(::testing::Message() << model_title(kind) << " m=" << m);
-      ModelConfig cfg;
-      cfg.kind = kind;
-      cfg.dims = {37, 24, 5};
-      cfg.dropout = 0.5f;
-      if (kind == ModelKind::gat) {
-        cfg.heads = 2;
-        cfg.attn_dropout = 0.3f;
-      }
+      const ModelConfig cfg = derived_model(kind, 2);
       Plan plan = build_plan(g.view(), test::range_partition(g, m, 3));
-      std::vector<std::vector<float>> grads[2];
-      double loss[2] = {0, 0};
-      for (int derived : {0, 1}) {
-        auto gpu = make_cuda_executor(m);
-        TrainerOptions opt{cfg, {}, CommMode::full, GcnOrder::transform_first};
-        opt.steps = StepPlacement::resident;
-        opt.derive_steps = derived != 0;
-        Trainer t(*gpu, g.view(), orig, plan, opt);
-        loss[derived] = t.compute_gradients(2);
-        for (const ParamTensor& pt : t.params().tensors) grads[derived].push_back(pt.grad);
-      }
-      EXPECT_EQ(std::memcmp(&loss[0], &loss[1], sizeof(double)), 0);
-      ASSERT_EQ(grads[0].size(), grads[1].size());
-      for (size_t k = 0; k < grads[0].size(); ++k)
-        EXPECT_EQ(std::memcmp(grads[0][k].data(), grads[1][k].data(), 4 * grads[0][k].size()), 0) << "tensor " << k;
+      expect_same_bits(derived_run(m, g, orig, plan, cfg, false, false), derived_run(m, g, orig, plan, cfg, true, false));
     }
 #endif
 }
@@ -970,35 +1001,13 @@ TEST(CudaEngine, DerivedStepsFallBackToTheHost) {
   const int m = std::min(gpus(), 2);
   for (ModelKind kind : {ModelKind::gcn, ModelKind::gat}) {
     SCOPED_TRACE(::testing::Message() << model_title(kind) << " m=" << m);
-    ModelConfig cfg;
-    cfg.kind = kind;
-    cfg.dims = {37, 24, 5};
-    cfg.dropout = 0.5f;
-    if (kind == ModelKind::gat) cfg.attn_dropout = 0.3f;
+    const ModelConfig cfg = derived_model(kind);
     Plan plan = build_plan(g.view(), test::range_partition(g, m, 3));
-    auto run = [&](bool derive, bool refuse, int64_t* on_host) {
-      auto gpu = make_cuda_executor(m);
-      TrainerOptions opt{cfg, {}, CommMode::full, GcnOrder::transform_first};
-      opt.steps = StepPlacement::resident;
-      opt.derive_steps = derive;
-      opt.refuse_device_derivation = refuse;
-      Trainer t(*gpu, g.view(), orig, plan, opt);
-      const double loss = t.compute_gradients(2);
-      std::vector<std::vector<float>> grads;
-      for (const ParamTensor& pt : t.params().tensors) grads.push_back(pt.grad);
-      *on_host = t.steps_derived_on_host();
-      return std::make_pair(loss, grads);
-    };
-    int64_t on_host = -1;
-    const auto host = run(false, false, &on_host);
-    EXPECT_EQ(on_host, 0);
-    const auto fallback = run(true, true, &on_host);
-    EXPECT_EQ(on_host, 3 * m) << "every step derived on the host";
-    EXPECT_EQ(std::memcmp(&host.first, &fallback.first, sizeof(double)), 0);
-    ASSERT_EQ(host.second.size(), fallback.second.size());
-    for (size_t k = 0; k < host.second.size(); ++k)
-      EXPECT_EQ(std::memcmp(host.second[k].data(), fallback.second[k].data(), 4 * host.second[k].size()), 0)
-          << "tensor " << k;
+    const DerivedRun host = derived_run(m, g, orig, plan, cfg, false, false);
+    EXPECT_EQ(host.on_host, 0);
+    const DerivedRun fallback = derived_run(m, g, orig, plan, cfg, true, true);
+    EXPECT_EQ(fallback.on_host, 3 * m) << "every step derived on the host";
+    expect_same_bits(host, fallback);
   }
 #endif
 }

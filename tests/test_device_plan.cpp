@@ -67,10 +67,9 @@ TEST(DevicePlan, LongRowsSplitIntoNearlyEqualSegments) {
   EXPECT_TRUE(seg_row.empty() && seg_edge.empty()) << "no long row, no segment (and the lists are cleared)";
 }
 
-// A hub of 7,000 in- and out-edges: the packed step (what the trainer streams
-// to a device) lists the same segments as the topology's offsets give.
-TEST(DevicePlan, PackedStepsListTheHubsSegments) {
-  rng::Stream r(5, 0);
+// A graph with a hub of 7,000 in- and out-edges (long rows both ways).
+Graph hub_graph(uint64_t seed) {
+  rng::Stream r(seed, 0);
   EdgeList el;
   el.num_vertices = 9000;
   for (int e = 0; e < 20000; ++e) {
@@ -81,7 +80,13 @@ TEST(DevicePlan, PackedStepsListTheHubsSegments) {
     el.src.insert(el.src.end(), {v, 11});
     el.dst.insert(el.dst.end(), {11, v});
   }
-  Graph hub = csc_from_edges(std::move(el));
+  return csc_from_edges(std::move(el));
+}
+
+// A hub of 7,000 in- and out-edges: the packed step (what the trainer streams
+// to a device) lists the same segments as the topology's offsets give.
+TEST(DevicePlan, PackedStepsListTheHubsSegments) {
+  Graph hub = hub_graph(5);
   const Plan plan = build_plan(hub.view(), test::range_partition(hub, 1, 2));
   std::vector<float> inv_sqrt_deg(hub.num_vertices, 1.f);
   std::vector<std::vector<std::byte>> blocks;
@@ -321,22 +326,6 @@ TEST(DevicePlan, PackedTopologyIsMakeTopologys) {
         }
 }
 
-// A graph with a hub of 7,000 in- and out-edges (long rows both ways).
-Graph hub_graph(uint64_t seed) {
-  rng::Stream r(seed, 0);
-  EdgeList el;
-  el.num_vertices = 9000;
-  for (int e = 0; e < 20000; ++e) {
-    el.src.push_back(static_cast<vid_t>(r.below(9000)));
-    el.dst.push_back(static_cast<vid_t>(r.below(9000)));
-  }
-  for (vid_t v = 0; v < 7000; ++v) {
-    el.src.insert(el.src.end(), {v, 11});
-    el.dst.insert(el.dst.end(), {11, v});
-  }
-  return csc_from_edges(std::move(el));
-}
-
 // A derived step (DeviceStep::derived: resident steps, whose device writes
 // the rest of the topology) packs the same first bytes as a step packed
 // whole, and the derivation (derive_topology_on_host: the CPU executor's,
@@ -354,7 +343,6 @@ TEST(DevicePlan, DerivedTopologyIsMakeTopologys) {
       orig[v] = 5 * v + 2;
     }
     const EdgeKeys gcn{inv_sqrt_deg, orig}, sage{{}, {}, inv_deg}, gat{{}, orig};
-    const DeriveVertexArrays vertices{inv_sqrt_deg, {}, orig}, mean{{}, inv_deg, {}};
     int64_t long_rows = 0;
     for (int n : {1, 3})
       for (CommMode mode : {CommMode::baseline, CommMode::p2p, CommMode::full})
@@ -393,14 +381,12 @@ TEST(DevicePlan, DerivedTopologyIsMakeTopologys) {
                 EXPECT_EQ(std::memcmp(ds.bytes.data() + after, packed.bytes.data() + after, ds.bytes.size() - after), 0)
                     << where;
                 // The device's block: the packed part and the plan's src, the rest garbage until derived.
-                std::vector<std::byte> block(static_cast<size_t>(ds.block_bytes), std::byte{0xcd});
-                const std::vector<ByteUpload> copies = packed_copies(ds, {block.data(), ds.block_bytes});
-                ASSERT_EQ(copies.size(), 3u) << where;
-                for (const ByteUpload& u : copies) std::copy(u.src.begin(), u.src.end(), u.dst.data);
+                std::vector<std::byte> block = host_block_of(ds, std::byte{0xcd});
+                ASSERT_EQ(packed_copies(ds, {block.data(), ds.block_bytes}).size(), 3u) << where;
                 const int64_t segments =
-                    derive_topology_on_host(derivation_of(ds, {block.data(), ds.block_bytes}), keys == &sage ? mean : vertices);
+                    derive_topology_on_host(derivation_of(ds, {block.data(), ds.block_bytes}), *keys);
                 ds.t_seg_row.count = ds.t_seg_edge.count = segments;
-                const HostTopology ref = make_topology(plan.step(j, i), mode, dp.buffer_rows, keys == &sage ? sage : *keys,
+                const HostTopology ref = make_topology(plan.step(j, i), mode, dp.buffer_rows, *keys,
                                                        dp.trans_capacity, (j & 1) ? dp.remote_shift : 0);
                 const DevTopology t = ds.bind({block.data(), ds.block_bytes}).topo;
                 EXPECT_EQ(listed(t.offsets), ref.offsets) << where;
@@ -424,6 +410,24 @@ TEST(DevicePlan, DerivedTopologyIsMakeTopologys) {
   }
 }
 
+// The error the host's derivation of `plan`'s step 1 (device 0, derived)
+// stops with ("" when none).
+std::string derivation_error(const Plan& plan) {
+  std::vector<std::vector<std::byte>> blocks;
+  const std::vector<DevicePlan> dps = build_device_plans(plan, 0, 1, CommMode::full, {}, false, [&](int, int64_t bytes) {
+    blocks.emplace_back(static_cast<size_t>(bytes));
+    return blocks.back().data();
+  }, RemoteAreas::one, {1});
+  const DeviceStep& ds = dps[0].steps[1];
+  std::vector<std::byte> block = host_block_of(ds);
+  try {
+    derive_topology_on_host(derivation_of(ds, {block.data(), ds.block_bytes}), {});
+  } catch (const Error& err) {
+    return err.what();
+  }
+  return "";
+}
+
 // A derived step whose destination lacks its self-loop fails the derivation
 // with the packed build's message.
 TEST(DevicePlan, DerivedStepWithoutSelfLoopSaysWhichDestination) {
@@ -434,23 +438,9 @@ TEST(DevicePlan, DerivedStepWithoutSelfLoopSaysWhichDestination) {
   int64_t e = s.offsets[0];
   while (s.src_vid[e] != static_cast<vid_t>(s.dst_begin)) ++e;
   s.src_vid[e] = static_cast<vid_t>(s.dst_begin + 1);
-  std::vector<std::vector<std::byte>> blocks;
-  const std::vector<DevicePlan> dps = build_device_plans(plan, 0, 1, CommMode::full, {}, false, [&](int, int64_t bytes) {
-    blocks.emplace_back(static_cast<size_t>(bytes));
-    return blocks.back().data();
-  }, RemoteAreas::one, {1});
-  const DeviceStep& ds = dps[0].steps[1];
-  std::vector<std::byte> block(static_cast<size_t>(ds.block_bytes));
-  for (const ByteUpload& u : packed_copies(ds, {block.data(), ds.block_bytes}))
-    std::copy(u.src.begin(), u.src.end(), u.dst.data);
-  try {
-    derive_topology_on_host(derivation_of(ds, {block.data(), ds.block_bytes}), {});
-    FAIL() << "a destination without a self-loop derived";
-  } catch (const Error& err) {
-    EXPECT_NE(std::string(err.what()).find("destination " + std::to_string(s.dst_begin) + " has no self-loop"),
-              std::string::npos)
-        << err.what();
-  }
+  const std::string error = derivation_error(plan);
+  ASSERT_FALSE(error.empty()) << "a destination without a self-loop derived";
+  EXPECT_NE(error.find("destination " + std::to_string(s.dst_begin) + " has no self-loop"), std::string::npos) << error;
 }
 
 // A derived step whose edge reads a row beyond the buffer: its packing
@@ -459,21 +449,9 @@ TEST(DevicePlan, DerivedStepBeyondTheBufferSaysWhichRow) {
   Graph g = test::make_graph(test::GraphKind::rmat, 1000, 8000, 3);
   Plan plan = build_plan(g.view(), test::range_partition(g, 1, 2));
   plan.steps[1].src_merged[7] = 1u << 30;
-  std::vector<std::vector<std::byte>> blocks;
-  const std::vector<DevicePlan> dps = build_device_plans(plan, 0, 1, CommMode::full, {}, false, [&](int, int64_t bytes) {
-    blocks.emplace_back(static_cast<size_t>(bytes));
-    return blocks.back().data();
-  }, RemoteAreas::one, {1});
-  const DeviceStep& ds = dps[0].steps[1];
-  std::vector<std::byte> block(static_cast<size_t>(ds.block_bytes));
-  for (const ByteUpload& u : packed_copies(ds, {block.data(), ds.block_bytes}))
-    std::copy(u.src.begin(), u.src.end(), u.dst.data);
-  try {
-    derive_topology_on_host(derivation_of(ds, {block.data(), ds.block_bytes}), {});
-    FAIL() << "a row beyond the buffer derived";
-  } catch (const Error& err) {
-    EXPECT_NE(std::string(err.what()).find("beyond the buffer"), std::string::npos) << err.what();
-  }
+  const std::string error = derivation_error(plan);
+  ASSERT_FALSE(error.empty()) << "a row beyond the buffer derived";
+  EXPECT_NE(error.find("beyond the buffer"), std::string::npos) << error;
 }
 
 // An edge whose row lies beyond the buffer (a plan that does not fit its

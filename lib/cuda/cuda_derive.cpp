@@ -35,7 +35,7 @@ const T* data_of(const std::unique_ptr<DeviceBuffer>& b) {
 }  // namespace
 
 std::vector<int64_t> CudaDevice::derive_topologies(std::span<const DeriveTopology> steps,
-                                                   const DeriveVertexArrays& vertices) {
+                                                   const EdgeKeys& vertices) {
   synchronize();
   use(Queue::compute);
   bool weighted = false, keyed = false;

@@ -156,7 +156,7 @@ class CudaDevice final : public Device {
   LossStats take_loss_stats() override;
   void synchronize() override;
   std::vector<int64_t> derive_topologies(std::span<const DeriveTopology> steps,
-                                         const DeriveVertexArrays& vertices) override;  // (cuda_derive.cpp)
+                                         const EdgeKeys& vertices) override;  // (cuda_derive.cpp)
   SpmmBackend spmm_backend() const { return spmm_; }
   // The compute stream (NCCL and cuBLAS work runs there).
   cudaStream_t stream() const { return streams_[0]; }

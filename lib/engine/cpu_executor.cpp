@@ -190,7 +190,7 @@ std::vector<BusyInterval> CpuDevice::timeline() {
 // The device's memory is the host's: the derivation the host would do,
 // after the queues' earlier work (the steps' uploads).
 std::vector<int64_t> CpuDevice::derive_topologies(std::span<const DeriveTopology> steps,
-                                                  const DeriveVertexArrays& vertices) {
+                                                  const EdgeKeys& vertices) {
   synchronize();
   std::vector<int64_t> segments;
   for (const DeriveTopology& d : steps) segments.push_back(derive_topology_on_host(d, vertices));

@@ -121,7 +121,7 @@ class CpuDevice final : public Device {
   LossStats take_loss_stats() override;
   void synchronize() override;
   std::vector<int64_t> derive_topologies(std::span<const DeriveTopology> steps,
-                                         const DeriveVertexArrays& vertices) override;
+                                         const EdgeKeys& vertices) override;
   // Runs the current queue's deferred operations: what is issued next on it
   // may run at once (CpuExecutor::exchange).
   void catch_up() { run_until(queue_, state(queue_).issued); }

@@ -654,14 +654,13 @@ void build_step(const Plan& plan, int gpu, int j, CommMode mode, const DevicePla
   const SourceRows row(s, mode, remote_row0, remote_shift);
   HT_CHECK(static_cast<int64_t>(row.src.size()) == ne, "plan step ({}, {}) has inconsistent topology arrays", s.part,
            s.chunk);
-  auto throw_beyond = [&](int64_t e) {
-    make_topology(s, mode, rows, k, remote_row0, remote_shift);  // throws its error (also for bad self-loops first)
-    HT_CHECK(false, "plan step ({}, {}): edge {} reads a row beyond the buffer", s.part, s.chunk, e);
-  };
   std::optional<EdgeTranspose> transpose;
   if (!derived) {
     transpose.emplace(ne, rows, row, ws.counters);
-    if (transpose->beyond() >= 0) throw_beyond(transpose->beyond());
+    if (transpose->beyond() >= 0) {
+      make_topology(s, mode, rows, k, remote_row0, remote_shift);  // throws its error (also for bad self-loops first)
+      HT_CHECK(false, "plan step ({}, {}): edge {} reads a row beyond the buffer", s.part, s.chunk, transpose->beyond());
+    }
   }
   SegmentLists& seg = ws.seg;
   split_long_rows(s.offsets, seg.row, seg.edge);
@@ -840,7 +839,14 @@ std::vector<ByteUpload> packed_copies(const DeviceStep& ds, DevArray<std::byte> 
           {ds.bytes.subspan(after), {at.data + after, static_cast<int64_t>(ds.bytes.size() - after)}}};
 }
 
-int64_t derive_topology_on_host(const DeriveTopology& d, const DeriveVertexArrays& v) {
+std::vector<std::byte> host_block_of(const DeviceStep& ds, std::byte fill) {
+  std::vector<std::byte> block(static_cast<size_t>(ds.block_bytes), fill);
+  for (const ByteUpload& u : packed_copies(ds, {block.data(), ds.block_bytes}))
+    std::copy(u.src.begin(), u.src.end(), u.dst.data);
+  return block;
+}
+
+int64_t derive_topology_on_host(const DeriveTopology& d, const EdgeKeys& v) {
   const DevTopology& t = d.topo;
   HT_CHECK(static_cast<int64_t>(d.src_vid.size()) == t.num_edges, "plan step ({}, {}): {} source vertices for {} edges",
            d.part, d.chunk, d.src_vid.size(), t.num_edges);

@@ -14,14 +14,7 @@
 
 namespace ht {
 
-// Edge-level data that does not depend on the mode.
-struct EdgeKeys {
-  std::span<const float> inv_sqrt_deg;  // GCN normalization per new id (empty for GAT)
-  std::span<const int64_t> orig_id;     // new id -> graph file id (dropout keys)
-  // SAGE's mean per new id (sage_inv_degree): an edge into v weighs inv_deg[v],
-  // its self-loop 0. Empty for the other models; at most one of the two rules.
-  std::span<const float> inv_deg = {};
-};
+// (EdgeKeys, the edge-level data that does not depend on the mode: engine/executor.hpp.)
 
 // Host-side topology of one step before upload.
 struct HostTopology {
@@ -196,13 +189,17 @@ std::vector<DevicePlan> build_device_plans(const Plan& plan, int first_gpu, int 
 // Device::derive_topologies of one step on host memory (`d.topo` host
 // pointers): the CPU executor's devices, and a GPU's fallback. Returns the
 // transpose's segments.
-int64_t derive_topology_on_host(const DeriveTopology& d, const DeriveVertexArrays& v);
+int64_t derive_topology_on_host(const DeriveTopology& d, const EdgeKeys& v);
 // What derive_topologies needs of a derived step whose block is at `at`.
 DeriveTopology derivation_of(const DeviceStep& ds, DevArray<std::byte> at);
 
 // What puts a step's packed bytes into its block at `at`: the block whole,
 // or a derived step's packed part and src from the plan (DeviceStep::plan_src).
 std::vector<ByteUpload> packed_copies(const DeviceStep& ds, DevArray<std::byte> at);
+// A derived step's block in host memory as its device holds it before the
+// derivation: the packed part and the plan's src at their places, the rest
+// `fill` (the CPU executor's derivation and a GPU's fallback write it there).
+std::vector<std::byte> host_block_of(const DeviceStep& ds, std::byte fill = {});
 // The same with one allocator for every device.
 inline DevicePlan build_device_plan(const Plan& plan, int gpu, CommMode mode, const EdgeKeys& keys,
                                     bool need_edge_keys, const std::function<std::byte*(int64_t)>& alloc,

@@ -116,10 +116,15 @@ struct DeriveTopology {
   uint32_t shift_from = UINT32_MAX, shift = 0;
   int part = 0, chunk = 0;          // (for errors)
 };
-// Per-vertex arrays the derivation reads (host memory; empty when unused).
-struct DeriveVertexArrays {
-  std::span<const float> inv_sqrt_deg, inv_deg;
-  std::span<const int64_t> orig_id;
+// Edge-level data that does not depend on the mode (host memory): what a
+// step's weights and keys are made of, on the host (device_plan.hpp) or on
+// its device (Device::derive_topologies, which reads what the step's slices ask for).
+struct EdgeKeys {
+  std::span<const float> inv_sqrt_deg;  // GCN normalization per new id (empty for GAT)
+  std::span<const int64_t> orig_id;     // new id -> graph file id (dropout keys)
+  // SAGE's mean per new id (sage_inv_degree): an edge into v weighs inv_deg[v],
+  // its self-loop 0. Empty for the other models; at most one of the two rules.
+  std::span<const float> inv_deg = {};
 };
 
 // Dropout applied while gathering rows: keep(seed, epoch, layer, key[row], col).
@@ -341,7 +346,7 @@ class Device {
   // self-loop, or (a GPU) where its working memory (about 12 bytes per edge
   // of the largest step) cannot be had: the caller then derives on the host.
   virtual std::vector<int64_t> derive_topologies(std::span<const DeriveTopology> steps,
-                                                 const DeriveVertexArrays& vertices) = 0;
+                                                 const EdgeKeys& vertices) = 0;
 
  protected:
   Queue queue_ = Queue::compute;

@@ -461,8 +461,7 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
       }
       buffer_lap(uploads ? kUploads : b.use == BufferUse::staging ? kStaging : kAllocs);
     }
-    const int64_t rows = shape_here.rows, nd = shape_here.nd, ne = shape_here.ne;
-    reserve_scratch(*st, rows, nd, ne);
+    reserve_scratch(*st);
     st->staging_rows = std::max<int64_t>(1, std::min(dp.max_flush, staging_piece_rows(max_gather)));
     buffer_lap(kScratch);
     for (int s = 0; s < kSlots; ++s)
@@ -523,16 +522,18 @@ void Trainer::setup_devices(const TrainerInputs& in, const std::function<void()>
   }
   upload_on_devices(exec_, uploads);
   lap("upload");
-  derive_resident_steps(DeriveVertexArrays{traits_.mean_weights ? std::span<const float>{} : degrees,
-                                           traits_.mean_weights ? degrees : std::span<const float>{}, in.orig_id});
+  derive_resident_steps(keys);
   lap("derived on the devices");
 }
 
 // The working memory of the ops a device runs (GAT's per-edge values, the
 // partial sums of the loss, the column sums and the long rows' segments),
-// reserved at setup (the batches' largest sizes).
-void Trainer::reserve_scratch(DeviceState& st, int64_t rows, int64_t nd, int64_t ne) {
+// reserved at setup (the batches' largest sizes, as the buffer list's shape
+// takes them) and again once the derived steps' segments are known.
+void Trainer::reserve_scratch(DeviceState& st) {
   const auto [max_in, max_out, max_tw, max_heads, max_gather, max_narrowed] = layer_extents(opt_.model, opt_.gcn_order);
+  const int64_t rows = std::max<int64_t>(st.plan.buffer_rows, 1), nd = std::max<int64_t>(plan_.max_dst[st.job], 1),
+                ne = std::max<int64_t>(plan_.max_edges[st.job], 1);
   Device& d = *st.dev;
   const int64_t segments = st.plan.max_segments;
   if (traits_.attention)
@@ -546,7 +547,7 @@ void Trainer::reserve_scratch(DeviceState& st, int64_t rows, int64_t nd, int64_t
 // are known, and the scratch for them reserved. A GPU that cannot have the
 // derivation's working memory leaves it to the host, which derives each
 // step into a host copy of its block and uploads what it wrote: the same bytes.
-void Trainer::derive_resident_steps(const DeriveVertexArrays& vertices) {
+void Trainer::derive_resident_steps(const EdgeKeys& vertices) {
   std::vector<bool> busy;
   for (const auto& st : dev_)
     busy.push_back(std::any_of(st->plan.steps.begin(), st->plan.steps.end(), [](const DeviceStep& s) { return s.derived; }));
@@ -577,8 +578,7 @@ void Trainer::derive_resident_steps(const DeriveVertexArrays& vertices) {
     }
     if (most > st.plan.max_segments) {
       st.plan.max_segments = most;
-      reserve_scratch(st, std::max<int64_t>(st.plan.buffer_rows, 1), std::max<int64_t>(plan_.max_dst[st.job], 1),
-                      std::max<int64_t>(plan_.max_edges[st.job], 1));
+      reserve_scratch(st);
     }
   });
 }
@@ -586,10 +586,8 @@ void Trainer::derive_resident_steps(const DeriveVertexArrays& vertices) {
 // One derived step's topology on the host (derive_resident_steps'
 // fallback): its block's packed part and src copied, the rest written there, all uploaded.
 int64_t Trainer::derive_on_host(Device& d, const DeviceStep& step, DevArray<std::byte> at,
-                                const DeriveVertexArrays& vertices) {
-  std::vector<std::byte> block(static_cast<size_t>(step.block_bytes));
-  for (const ByteUpload& u : packed_copies(step, {block.data(), step.block_bytes}))
-    std::copy(u.src.begin(), u.src.end(), u.dst.data);
+                                const EdgeKeys& vertices) {
+  std::vector<std::byte> block = host_block_of(step);
   const int64_t segments = derive_topology_on_host(derivation_of(step, {block.data(), step.block_bytes}), vertices);
   d.use(Queue::compute);
   d.upload_bytes(block, at);  // (src too: shifted here)

@@ -153,9 +153,9 @@ class Trainer {
   struct DeviceState;  // per-device buffers, ring slots and events (trainer_state.cpp)
   // `checked` runs once the devices' memory is checked, before the plans are built.
   void setup_devices(const TrainerInputs& in, const std::function<void()>& checked);
-  void reserve_scratch(DeviceState& st, int64_t rows, int64_t nd, int64_t ne);
-  void derive_resident_steps(const DeriveVertexArrays& vertices);
-  int64_t derive_on_host(Device& d, const DeviceStep& step, DevArray<std::byte> at, const DeriveVertexArrays& vertices);
+  void reserve_scratch(DeviceState& st);
+  void derive_resident_steps(const EdgeKeys& vertices);
+  int64_t derive_on_host(Device& d, const DeviceStep& step, DevArray<std::byte> at, const EdgeKeys& vertices);
   VertexStore alloc_vertex_store(int64_t n, int64_t feature_cols, bool pin);
   // ---- data kept on the device between passes (trainer_resident.cpp)
   void setup_forwarding();

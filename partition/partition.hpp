@@ -86,6 +86,9 @@ Graph renumber(const GraphView& g, const Partition& p);
 // features, no topology: offsets and sources empty), for a trainer whose
 // plan carries the topology.
 Graph renumber_vertices(const GraphView& g, const Partition& p);
+// True when every vertex keeps its id (one part and one chunk of a range
+// partition: ht-train's in-memory runs of small graphs).
+bool keeps_ids(const Partition& p);
 // values[new_to_old[v]] for every new id v.
 std::vector<float> in_new_ids(std::span<const float> values, const Partition& p);
 

@@ -86,6 +86,10 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
   }
   parallel_inclusive_scan(cp.offsets);
   resize_for_overwrite(cp.src_vid, static_cast<size_t>(cp.offsets.back()));
+  // A chunk of every vertex (m = n = 1) has them all as destinations, so
+  // all as neighbors: N_ij = 0..N-1 and src_local = src_vid, without a set
+  // insert per edge nor a rank per edge (issue 33: small graphs' setup).
+  const bool whole = begin == 0 && end == g.num_vertices;
 #pragma omp parallel for schedule(dynamic, 4096)
   for (int64_t r = 0; r < rows; ++r) {
     const vid_t v = static_cast<vid_t>(begin + r);
@@ -96,14 +100,21 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
       if (s != v) {
         sorted = sorted && (out == first || *(out - 1) <= s);
         *out++ = s;
-        seen.insert_shared(s);
+        if (!whole) seen.insert_shared(s);
       }
     *out = v;
-    seen.insert_shared(v);
+    if (!whole) seen.insert_shared(v);
     // As chunk_topology: a sorted row (a renumbered graph's) takes its
     // self-loop by a rotation, not a sort.
     if (sorted) std::rotate(std::upper_bound(first, out, v), out, out + 1);
     else std::sort(first, out + 1);
+  }
+  if (whole) {
+    resize_for_overwrite(cp.nbr, static_cast<size_t>(rows));
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) cp.nbr[r] = static_cast<vid_t>(r);
+    cp.src_local = copy_to_vector(std::span<const uint32_t>(cp.src_vid));
+    return cp;
   }
   cp.nbr = seen.members_and_rank();
   resize_for_overwrite(cp.src_local, cp.src_vid.size());
@@ -260,6 +271,11 @@ void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const V
   // The edges right after their merged rows (in cache): a separate pass in
   // blocks over all steps' edges measured 0.4-1.4 s slower on one thread at
   // 154 M edges (misses on the merged rows).
+  // Merged rows in N_ij's order (one GPU, one batch: slot = vid): a copy.
+  if (first_bad(size, [&](int64_t x) { return merged[x] != static_cast<uint32_t>(x); }) < 0) {
+    cp.src_merged = copy_to_vector(std::span<const uint32_t>(cp.src_local));
+    return;
+  }
   resize_for_overwrite(cp.src_merged, cp.src_local.size());
   const auto edges = static_cast<int64_t>(cp.src_local.size());
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
@@ -538,15 +554,18 @@ Plan build_plan(const GraphView& g, const Partition& p, const PlanBuildOptions& 
   // read the neighbor sets only: side by side, each with all the threads
   // (as write_plan's parts: neither kept a 64-core machine busy alone), one
   // after the other with one thread. Neither depends on the threads.
+  // One chunk per partition has one batch order: the partitioner's is the
+  // reorganized one (0.08 s of a 1.3 s setup on community in memory).
+  const bool search = opt.reorganize && n > 1;
   const int threads = omp_get_max_threads();
-  const int teams = opt.reorganize && threads > 1 ? 2 : 1;
-  run_in_teams(opt.reorganize ? 2 : 1, teams, threads * teams, [&](int64_t task) {
+  const int teams = search && threads > 1 ? 2 : 1;
+  run_in_teams(search ? 2 : 1, teams, threads * teams, [&](int64_t task) {
     if (task == 0) run = order_unions(nbr, order);
     else candidate = reorganize(nbr, m, n, g.num_vertices, &candidate_unions);
   });
   const PlanVolumes before = run.volumes;
-  bool reorganized = false;
-  if (opt.reorganize) {
+  bool reorganized = opt.reorganize && !search;
+  if (search) {
     OrderUnions candidate_run = with_volumes(nbr, std::move(candidate_unions));
     const double cost_before = comm_cost(before, opt.profile, 1.0);
     const double cost_after = comm_cost(candidate_run.volumes, opt.profile, 1.0);

@@ -7,6 +7,7 @@
 // surfaces as it did in sequence.
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -161,6 +162,46 @@ TEST_F(SetupOverlap, InMemoryPartitionSameBits) {
   EXPECT_EQ(test::read_bytes(file("seq.model")), test::read_bytes(file("par.model")));
   EXPECT_EQ(sb.setup_phases.beside("renumbering"), "");
   EXPECT_EQ(sb.setup_phases.beside("device start"), "checks to plan");
+}
+
+// One GPU and one chunk in memory: every vertex keeps its id, so the plan is
+// built on the file's own topology and only the vertices' data is renumbered
+// (issue 33). The same bits as the same partition read from files (whose
+// topology is the plan file's), GCN's degree weights and dropout included.
+TEST_F(SetupOverlap, InMemoryOneChunkKeepsIdsSameBitsAsFiles) {
+  GraphFile gf(file("g.htg"));
+  PartitionParams params;
+  params.method = PartitionMethod::range;
+  PartitionRunInfo info;
+  write_partition(file("p1.htp"), make_partition(gf.view(), gf.identity(), params, info));
+  ReorganizeToolOptions r;
+  r.graph_path = file("g.htg");
+  r.partition_path = file("p1.htp");
+  r.output_path = file("p1.htplan");
+  run_reorganize_tool(r);
+  for (ModelKind kind : {ModelKind::gcn, ModelKind::sage}) {
+    TrainJob files = job(false, "files");
+    files.parts = 1;
+    files.partition_path = file("p1.htp");
+    files.plan_path = file("p1.htplan");
+    files.trainer.model.kind = kind;
+    TrainJob memory = files;
+    memory.partition_path.clear();
+    memory.plan_path.clear();
+    memory.chunks = 1;
+    memory.save_model = file("memory.model");
+    memory.logits_out = file("memory.npy");
+    const TrainSummary a = run(files);
+    const TrainSummary b = run(memory);
+    EXPECT_EQ(a.final_loss, b.final_loss) << name_of(kind);
+    EXPECT_EQ(test::read_bytes(file("files.model")), test::read_bytes(file("memory.model"))) << name_of(kind);
+    EXPECT_EQ(test::read_bytes(file("files.npy")), test::read_bytes(file("memory.npy"))) << name_of(kind);
+    // The host memory plan counts the vertices' data alone, not a renumbered graph.
+    std::vector<std::string> items;
+    for (const HostMemoryItem& it : b.host_plan.items) items.push_back(it.name);
+    EXPECT_NE(std::find(items.begin(), items.end(), "renumbered vertex data"), items.end());
+    EXPECT_EQ(std::find(items.begin(), items.end(), "renumbered graph (no features)"), items.end());
+  }
 }
 
 // --chunks auto with a GPU memory budget (a fake one here): the chunk choice

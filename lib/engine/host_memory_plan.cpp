@@ -300,7 +300,7 @@ HostMemoryPlan plan_host_memory(const HostPlanInputs& in) {
   if (g.id_bytes == 8) b.add("graph ids narrowed to 32 bits", 4 * g.edges, kAllPhases);
   b.add("partition", 8 * n, kAllPhases);
   b.add("partition file (while read)", in.partition_file_bytes, kPhaseLoad);
-  const bool topology = in.plan_file_bytes == 0;  // (the plan built in memory from the renumbered graph)
+  const bool topology = in.plan_file_bytes == 0 && in.topology_renumbered;  // (the plan built in memory from it)
   b.add(topology ? "renumbered graph (no features)" : "renumbered vertex data", renumbered_graph_bytes(g, topology),
         kPhaseRenumber | kPhasePack);
   const int64_t params = parameter_count(m);

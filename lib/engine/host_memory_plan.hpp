@@ -29,6 +29,9 @@ struct HostPlanInputs {
   bool store_on_device = false;   // in-memory mode on a GPU: no host store
   int64_t partition_file_bytes = 0;  // 0: partitioned in memory
   int64_t plan_file_bytes = 0;       // 0: the plan is built in memory
+  // False where the plan comes from files or keeps every id (m = n = 1 in
+  // memory): only the vertices' data is renumbered, not the topology.
+  bool topology_renumbered = true;
   int threads = 1;                   // OpenMP threads: device plan steps built at once
   bool logits_out = false, predict_out = false;  // end-of-run outputs (a copy of the logits each)
   int64_t runtime_bytes = 0;         // the executor's own (CUDA runtime and libraries): an estimate

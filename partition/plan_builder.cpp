@@ -85,11 +85,20 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
     cp.offsets[r + 1] = c;
   }
   parallel_inclusive_scan(cp.offsets);
-  resize_for_overwrite(cp.src_vid, static_cast<size_t>(cp.offsets.back()));
   // A chunk of every vertex (m = n = 1) has them all as destinations, so
   // all as neighbors: N_ij = 0..N-1 and src_local = src_vid, without a set
-  // insert per edge nor a rank per edge (issue 33: small graphs' setup).
+  // insert per edge nor a rank per edge (issue 33: small graphs' setup);
+  // both lists sized together (their zero-fills side by side) and src_local
+  // copied from src_vid row by row, while the row is in cache.
   const bool whole = begin == 0 && end == g.num_vertices;
+  const auto edges = static_cast<size_t>(cp.offsets.back());
+  if (whole) {
+    std::vector<uint32_t>* lists[] = {&cp.src_vid, &cp.src_local};
+    const size_t sizes[] = {edges, edges};
+    resize_each_for_overwrite(std::span<std::vector<uint32_t>* const>(lists), sizes);
+  } else {
+    resize_for_overwrite(cp.src_vid, edges);
+  }
 #pragma omp parallel for schedule(dynamic, 4096)
   for (int64_t r = 0; r < rows; ++r) {
     const vid_t v = static_cast<vid_t>(begin + r);
@@ -108,19 +117,18 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
     // self-loop by a rotation, not a sort.
     if (sorted) std::rotate(std::upper_bound(first, out, v), out, out + 1);
     else std::sort(first, out + 1);
+    if (whole) std::copy(first, out + 1, cp.src_local.begin() + cp.offsets[r]);
   }
   if (whole) {
     resize_for_overwrite(cp.nbr, static_cast<size_t>(rows));
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < rows; ++r) cp.nbr[r] = static_cast<vid_t>(r);
-    cp.src_local = copy_to_vector(std::span<const uint32_t>(cp.src_vid));
     return cp;
   }
   cp.nbr = seen.members_and_rank();
-  resize_for_overwrite(cp.src_local, cp.src_vid.size());
-  const int64_t edges = static_cast<int64_t>(cp.src_vid.size());
+  resize_for_overwrite(cp.src_local, edges);
 #pragma omp parallel for schedule(static)
-  for (int64_t e = 0; e < edges; ++e) cp.src_local[e] = seen.rank(cp.src_vid[e]);
+  for (int64_t e = 0; e < static_cast<int64_t>(edges); ++e) cp.src_local[e] = seen.rank(cp.src_vid[e]);
   seen.clear_all();
   return cp;
 }

@@ -11,9 +11,15 @@
 namespace ht {
 namespace {
 
-// Large enough that the fixed cost of a copy (a few microseconds) is below
-// 0.1% of it at 55 GB/s, small enough to pin quickly.
-constexpr size_t kProbeBytes = size_t{256} << 20;
+// The pinned buffer is small: pinning it is most of the probe's time, and
+// beside setup's first phases (where ht-train runs it) the pinning stalled
+// their page faults: 256 MiB cost a small graph's setup 0.15-0.2 s
+// (issue 33). A timed sample copies it kCopiesPerSample times back to back
+// (256 MiB, as one copy of a 256 MiB buffer before), so that the fixed
+// cost of a copy (a few microseconds) stays below 0.5% of a sample at
+// 55 GB/s.
+constexpr size_t kProbeBytes = size_t{64} << 20;
+constexpr int kCopiesPerSample = 4;
 constexpr int kTimedCopies = 3;
 
 // Switches the calling thread to `device` and back: the probe runs on the
@@ -80,23 +86,24 @@ class Event {
   cudaEvent_t e_ = nullptr;
 };
 
-// Bytes per second of the fastest of kTimedCopies copies after one warm-up
-// (the first copy of a direction pays for page-table and DMA set-up).
+// Bytes per second of the fastest of kTimedCopies samples after one warm-up
+// copy (the first copy of a direction pays for page-table and DMA set-up).
 double best_copy_rate(void* dst, const void* src, cudaMemcpyKind kind, cudaStream_t stream) {
   Event start, stop;
   HT_CUDA_TRY(cudaMemcpyAsync(dst, src, kProbeBytes, kind, stream));
   float best_ms = std::numeric_limits<float>::infinity();
   for (int i = 0; i < kTimedCopies; ++i) {
     HT_CUDA_TRY(cudaEventRecord(start.get(), stream));
-    HT_CUDA_TRY(cudaMemcpyAsync(dst, src, kProbeBytes, kind, stream));
+    for (int c = 0; c < kCopiesPerSample; ++c) HT_CUDA_TRY(cudaMemcpyAsync(dst, src, kProbeBytes, kind, stream));
     HT_CUDA_TRY(cudaEventRecord(stop.get(), stream));
     HT_CUDA_TRY(cudaEventSynchronize(stop.get()));
     float ms = 0;
     HT_CUDA_TRY(cudaEventElapsedTime(&ms, start.get(), stop.get()));
     if (ms < best_ms) best_ms = ms;
   }
-  HT_CHECK(best_ms > 0, "link probe: a {} MiB copy timed at {} ms", kProbeBytes >> 20, best_ms);
-  return static_cast<double>(kProbeBytes) / (best_ms * 1e-3);
+  HT_CHECK(best_ms > 0, "link probe: {} copies of {} MiB timed at {} ms", kCopiesPerSample, kProbeBytes >> 20,
+           best_ms);
+  return static_cast<double>(kProbeBytes) * kCopiesPerSample / (best_ms * 1e-3);
 }
 
 }  // namespace

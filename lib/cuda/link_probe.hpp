@@ -6,9 +6,10 @@
 
 namespace ht {
 
-// Pinned-memory cudaMemcpyAsync of 256 MiB each way on `cuda_device`: one
-// warm-up copy, then the best of 3 timed with CUDA events (well under a
-// second in all, most of it pinning the buffer). The calling thread's current
+// Pinned-memory cudaMemcpyAsync each way on `cuda_device`: one warm-up
+// copy, then the best of 3 samples of 256 MiB (four copies of a 64 MiB
+// buffer) timed with CUDA events (a fraction of a second in all, most of it
+// the context's creation and pinning the buffer). The calling thread's current
 // device is restored. CUDA failures throw ht::Error.
 LinkBandwidth measure_link_bandwidth(int cuda_device);
 

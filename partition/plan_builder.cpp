@@ -87,14 +87,16 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
   parallel_inclusive_scan(cp.offsets);
   // A chunk of every vertex (m = n = 1) has them all as destinations, so
   // all as neighbors: N_ij = 0..N-1 and src_local = src_vid, without a set
-  // insert per edge nor a rank per edge (issue 33: small graphs' setup);
-  // both lists sized together (their zero-fills side by side) and src_local
-  // copied from src_vid row by row, while the row is in cache.
+  // insert per edge nor a rank per edge (issue 33: small graphs' setup).
+  // Its one batch gives each vertex its id as slot, so src_merged is the
+  // same list too (set_merged_indices keeps it). The three lists are sized
+  // together (their zero-fills side by side) and written row by row while
+  // the row is in cache.
   const bool whole = begin == 0 && end == g.num_vertices;
   const auto edges = static_cast<size_t>(cp.offsets.back());
   if (whole) {
-    std::vector<uint32_t>* lists[] = {&cp.src_vid, &cp.src_local};
-    const size_t sizes[] = {edges, edges};
+    std::vector<uint32_t>* lists[] = {&cp.src_vid, &cp.src_local, &cp.src_merged};
+    const size_t sizes[] = {edges, edges, edges};
     resize_each_for_overwrite(std::span<std::vector<uint32_t>* const>(lists), sizes);
   } else {
     resize_for_overwrite(cp.src_vid, edges);
@@ -117,7 +119,10 @@ ChunkPlan chunk_topology_parallel(const GraphView& g, int part, int chunk, int64
     // self-loop by a rotation, not a sort.
     if (sorted) std::rotate(std::upper_bound(first, out, v), out, out + 1);
     else std::sort(first, out + 1);
-    if (whole) std::copy(first, out + 1, cp.src_local.begin() + cp.offsets[r]);
+    if (whole) {
+      std::copy(first, out + 1, cp.src_local.begin() + cp.offsets[r]);
+      std::copy(first, out + 1, cp.src_merged.begin() + cp.offsets[r]);
+    }
   }
   if (whole) {
     resize_for_overwrite(cp.nbr, static_cast<size_t>(rows));
@@ -279,9 +284,11 @@ void set_merged_indices(Plan& plan, int j, int i, const BatchRows& rows, const V
   // The edges right after their merged rows (in cache): a separate pass in
   // blocks over all steps' edges measured 0.4-1.4 s slower on one thread at
   // 154 M edges (misses on the merged rows).
-  // Merged rows in N_ij's order (one GPU, one batch: slot = vid): a copy.
+  // Merged rows in N_ij's order (one GPU, one batch: slot = vid): src_local
+  // again, which a whole-graph chunk wrote beside it (chunk_topology_parallel).
   if (first_bad(size, [&](int64_t x) { return merged[x] != static_cast<uint32_t>(x); }) < 0) {
-    cp.src_merged = copy_to_vector(std::span<const uint32_t>(cp.src_local));
+    if (cp.src_merged.size() != cp.src_local.size())
+      cp.src_merged = copy_to_vector(std::span<const uint32_t>(cp.src_local));
     return;
   }
   resize_for_overwrite(cp.src_merged, cp.src_local.size());

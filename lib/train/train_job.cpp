@@ -42,6 +42,7 @@
 #include "train/early_devices.hpp"
 #include "train/epoch_log.hpp"
 #include "train/host_memory_check.hpp"
+#include "train/setup_threads.hpp"
 #include "train/job_processes.hpp"
 #include "train/metrics.hpp"
 #include "train/model_npz.hpp"
@@ -624,6 +625,7 @@ JsonWriter summary_json(const TrainJob& job, const TrainSummary& sum, const RunL
   w.field("forward_h2d_bytes", sum.forward_h2d_bytes).field("forward_d2h_bytes", sum.forward_d2h_bytes);
   w.field("peak_device_bytes", sum.peak_device_bytes).field("host_buffer_bytes", sum.host_buffer_bytes);
   w.field("peak_rss_bytes", sum.peak_rss_bytes).field("setup_seconds", sum.setup_seconds);
+  w.field("setup_threads", sum.setup_threads);
   w.field("gpu_cache_held_bytes", sum.gpu_cache_bytes).field("gpu_cache_tier_rows", sum.gpu_cache_tier_rows);
   w.field("gpu_cache_matrices", sum.gpu_cache_what).field("gpu_cache_saved_bytes_estimate", sum.gpu_cache_saved_estimate);
   w.key("setup_phases").begin_object();
@@ -1031,6 +1033,8 @@ TrainSummary train_from(const TrainJob& job, const ExecutorFactory& make_executo
   // that cannot fit stops before the graph is read.
   sum.host_limit = host_memory_limit(job);
   const GraphShape shape = read_graph_shape(job.graph_path);
+  SetupThreads setup_threads(shape.edges);  // (given back for the epochs)
+  sum.setup_threads = setup_threads.threads();
   TrainerOptions topt = job.trainer;
   if (topt.model.dims.empty()) {
     const int h = job.hidden > 0 ? job.hidden : default_hidden(topt.model.kind);
@@ -1156,6 +1160,7 @@ TrainSummary train_from(const TrainJob& job, const ExecutorFactory& make_executo
                              make_checkpoint(target, topt, trainer, job, sum, loop, done, metrics));
     };
   lap("model and checkpoint");
+  setup_threads.restore();
   sum.setup_seconds = setup.seconds();
   log::info("setup {:.2f} s: {}", sum.setup_seconds, phase_text(phases));
   log_setup_kernel_share(sum, cpu_at_start, vm_at_start);

@@ -183,6 +183,7 @@ struct TrainSummary {
   double setup_user_seconds = 0, setup_system_seconds = 0;  // the process's CPU seconds over setup
   int gpus = 1;           // of the job
   int processes = 1;
+  int setup_threads = 0;  // OpenMP threads of setup (train/setup_threads.hpp)
   bool link_measured = false;
   LinkBandwidth link;    // when link_measured
   LinkBound link_bound;  // when link_measured

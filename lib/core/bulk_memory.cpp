@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -73,7 +74,14 @@ void prefault_pages(void* p, size_t bytes) {
 }
 
 void parallel_copy(void* dst, const void* src, size_t bytes) {
-  const size_t block = copy_block_bytes();
+  // A copy of fewer blocks than threads in smaller ones, so that every
+  // thread takes a share (down to 256 KiB): a GPU upload's 16 MiB pinned
+  // pieces were four 4 MiB blocks, four threads copying while the rest
+  // waited, and the copy engine waited for them (h^0 of a 2.45 M x 100
+  // graph: 0.07 s for 0.93 GB, issue 33).
+  constexpr size_t kMinShare = size_t{256} << 10;
+  const auto threads = static_cast<size_t>(std::max(omp_get_max_threads(), 1));
+  const size_t block = std::min(copy_block_bytes(), std::max(kMinShare, (bytes + threads - 1) / threads));
   const int64_t blocks = static_cast<int64_t>((bytes + block - 1) / block);
   auto* d = static_cast<unsigned char*>(dst);
   const auto* s = static_cast<const unsigned char*>(src);

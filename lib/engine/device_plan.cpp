@@ -944,6 +944,45 @@ void atomic_max(uint32_t& slot, uint32_t key) {
 
 }  // namespace
 
+namespace {
+
+// first[p][j][k] for every step of several (see mark_first_flushes); returns
+// how many flushes are first returns.
+int64_t first_returns_of_steps(const std::vector<DevicePlan*>& plans, int64_t num_vertices,
+                               std::vector<std::vector<std::vector<uint8_t>>>& first) {
+  const size_t P = plans.size();
+  const size_t n = plans[0]->steps.size();
+  const auto Q = static_cast<uint32_t>(P * n);
+  std::vector<uint32_t> key;
+  resize_for_overwrite(key, static_cast<size_t>(num_vertices));
+  for (size_t q = 0; q < Q; ++q) {
+    const std::span<const vid_t> vids = plans[q % P]->steps[q / P].flush_vids_host;
+    const auto mine = static_cast<uint32_t>(Q - q);
+    parallel_blocks(static_cast<int64_t>(vids.size()), [&](int64_t b, int64_t e) {
+      for (int64_t k = b; k < e; ++k) atomic_max(key[vids[static_cast<size_t>(k)]], mine);
+    });
+  }
+  int64_t covered = 0;
+  for (size_t q = 0; q < Q; ++q) {
+    const std::span<const vid_t> vids = plans[q % P]->steps[q / P].flush_vids_host;
+    std::vector<uint8_t>& f = first[q % P][q / P];
+    f.resize(vids.size());
+    const auto mine = static_cast<uint32_t>(Q - q);
+    const int64_t size = static_cast<int64_t>(vids.size());
+    int64_t firsts = 0;
+#pragma omp parallel for reduction(+ : firsts) if (size >= static_cast<int64_t>(bulk_tuning().grain))
+    for (int64_t k = 0; k < size; ++k) {
+      const uint8_t is_first = key[vids[static_cast<size_t>(k)]] == mine ? 1 : 0;
+      f[static_cast<size_t>(k)] = is_first;
+      firsts += is_first;
+    }
+    covered += firsts;
+  }
+  return covered;
+}
+
+}  // namespace
+
 bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices, int64_t held_begin, int64_t held_end) {
   // first[p][j][k]: flush k of plan p's step j is its row's first return, in
   // the order returns are applied (batch by batch, devices in order): step
@@ -967,32 +1006,15 @@ bool mark_first_flushes(std::vector<DevicePlan*> plans, int64_t num_vertices, in
     HT_CHECK(bad == size, "batch {} returns vertex {}, outside this process's rows [{}, {})", q / P,
              s.flush_vids_host[static_cast<size_t>(std::min(bad, size - 1))], held_begin, held_end);
   }
-  std::vector<uint32_t> key;
-  resize_for_overwrite(key, static_cast<size_t>(num_vertices));
-  for (size_t q = 0; q < Q; ++q) {
-    const std::span<const vid_t> vids = plans[q % P]->steps[q / P].flush_vids_host;
-    const auto mine = static_cast<uint32_t>(Q - q);
-    parallel_blocks(static_cast<int64_t>(vids.size()), [&](int64_t b, int64_t e) {
-      for (int64_t k = b; k < e; ++k) atomic_max(key[vids[static_cast<size_t>(k)]], mine);
-    });
-  }
   std::vector<std::vector<std::vector<uint8_t>>> first(P);
   for (auto& f : first) f.resize(n);
   int64_t covered = 0;
-  for (size_t q = 0; q < Q; ++q) {
-    const std::span<const vid_t> vids = plans[q % P]->steps[q / P].flush_vids_host;
-    std::vector<uint8_t>& f = first[q % P][q / P];
-    f.resize(vids.size());
-    const auto mine = static_cast<uint32_t>(Q - q);
-    const int64_t size = static_cast<int64_t>(vids.size());
-    int64_t firsts = 0;
-#pragma omp parallel for reduction(+ : firsts) if (size >= static_cast<int64_t>(bulk_tuning().grain))
-    for (int64_t k = 0; k < size; ++k) {
-      const uint8_t is_first = key[vids[static_cast<size_t>(k)]] == mine ? 1 : 0;
-      f[static_cast<size_t>(k)] = is_first;
-      firsts += is_first;
-    }
-    covered += firsts;
+  if (Q == 1) {  // one step (m = n = 1): its flushes are distinct, each its row's first return
+    const std::span<const vid_t> vids = plans[0]->steps[0].flush_vids_host;
+    first[0][0].assign(vids.size(), 1);
+    covered = static_cast<int64_t>(vids.size());
+  } else if (Q > 1) {
+    covered = first_returns_of_steps(plans, num_vertices, first);
   }
   const bool every_row = covered == held_end - held_begin;
   // Each step on its own from here (its lists reordered, its staged returns

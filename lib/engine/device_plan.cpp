@@ -918,6 +918,10 @@ void sort_staged_returns(DeviceStep& s) {
 // A step's flush list reordered: its first returns (f[k] = 1) first, then
 // the rest, each part in its order (stable).
 void first_returns_first(DeviceStep& s, const std::vector<uint8_t>& f) {
+  if (std::find(f.begin(), f.end(), uint8_t{0}) == f.end()) {  // all first (one step): the order stays
+    s.first_count = static_cast<int64_t>(f.size());
+    return;
+  }
   auto* rows = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_rows.offset);
   auto* vids = reinterpret_cast<uint32_t*>(s.bytes.data() + s.flush_vids.offset);
   std::vector<uint32_t> r, v;

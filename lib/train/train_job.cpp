@@ -42,11 +42,11 @@
 #include "train/early_devices.hpp"
 #include "train/epoch_log.hpp"
 #include "train/host_memory_check.hpp"
-#include "train/setup_threads.hpp"
 #include "train/job_processes.hpp"
 #include "train/metrics.hpp"
 #include "train/model_npz.hpp"
 #include "train/predictions.hpp"
+#include "train/setup_threads.hpp"
 #include "train/train_checkpoint.hpp"
 
 namespace ht {

@@ -270,6 +270,23 @@ std::vector<T> listed(DevArray<T> a) {
   return {a.data, a.data + a.size};
 }
 
+// A device step's topology against make_topology's on the host: the lists a
+// derived step's device writes and the ones the host packs.
+void expect_topology_lists(const DevTopology& t, const HostTopology& ref, const std::string& where) {
+  EXPECT_EQ(listed(t.offsets), ref.offsets) << where;
+  EXPECT_EQ(listed(t.src), ref.src) << where;
+  EXPECT_EQ(listed(t.weight), ref.weight) << where;
+  EXPECT_EQ(listed(t.dst_row), ref.dst_row) << where;
+  EXPECT_EQ(listed(t.t_offsets), ref.t_offsets) << where;
+  EXPECT_EQ(listed(t.t_edge), ref.t_edge) << where;
+  EXPECT_EQ(listed(t.edge_dst), ref.edge_dst) << where;
+  EXPECT_EQ(listed(t.edge_src_key), ref.src_key) << where;
+  EXPECT_EQ(listed(t.edge_dst_key), ref.dst_key) << where;
+  EXPECT_EQ(listed(t.seg_row), ref.seg_row) << where;
+  EXPECT_EQ(listed(t.t_seg_row), ref.t_seg_row) << where;
+  EXPECT_EQ(listed(t.t_seg_edge), ref.t_seg_edge) << where;
+}
+
 // A packed step's topology is written straight into its block (counted
 // first, then filled): its lists are make_topology's, for every comm mode,
 // remote area layout (odd steps' remote rows shifted), GCN's weights with
@@ -308,19 +325,8 @@ TEST(DevicePlan, PackedTopologyIsMakeTopologys) {
                                         std::to_string(i) + " step " + std::to_string(j);
               EXPECT_EQ(t.num_dst, ref.num_dst) << where;
               EXPECT_EQ(t.num_src_rows, ref.num_src_rows) << where;
-              EXPECT_EQ(listed(t.offsets), ref.offsets) << where;
-              EXPECT_EQ(listed(t.src), ref.src) << where;
-              EXPECT_EQ(listed(t.weight), ref.weight) << where;
-              EXPECT_EQ(listed(t.dst_row), ref.dst_row) << where;
-              EXPECT_EQ(listed(t.t_offsets), ref.t_offsets) << where;
-              EXPECT_EQ(listed(t.t_edge), ref.t_edge) << where;
-              EXPECT_EQ(listed(t.edge_dst), ref.edge_dst) << where;
-              EXPECT_EQ(listed(t.edge_src_key), ref.src_key) << where;
-              EXPECT_EQ(listed(t.edge_dst_key), ref.dst_key) << where;
-              EXPECT_EQ(listed(t.seg_row), ref.seg_row) << where;
+              expect_topology_lists(t, ref, where);
               EXPECT_EQ(listed(t.seg_edge), ref.seg_edge) << where;
-              EXPECT_EQ(listed(t.t_seg_row), ref.t_seg_row) << where;
-              EXPECT_EQ(listed(t.t_seg_edge), ref.t_seg_edge) << where;
               EXPECT_EQ(ds.segments, ref.segments()) << where;
             }
         }
@@ -389,18 +395,7 @@ TEST(DevicePlan, DerivedTopologyIsMakeTopologys) {
                 const HostTopology ref = make_topology(plan.step(j, i), mode, dp.buffer_rows, *keys,
                                                        dp.trans_capacity, (j & 1) ? dp.remote_shift : 0);
                 const DevTopology t = ds.bind({block.data(), ds.block_bytes}).topo;
-                EXPECT_EQ(listed(t.offsets), ref.offsets) << where;
-                EXPECT_EQ(listed(t.src), ref.src) << where;
-                EXPECT_EQ(listed(t.weight), ref.weight) << where;
-                EXPECT_EQ(listed(t.dst_row), ref.dst_row) << where;
-                EXPECT_EQ(listed(t.t_offsets), ref.t_offsets) << where;
-                EXPECT_EQ(listed(t.t_edge), ref.t_edge) << where;
-                EXPECT_EQ(listed(t.edge_dst), ref.edge_dst) << where;
-                EXPECT_EQ(listed(t.edge_src_key), ref.src_key) << where;
-                EXPECT_EQ(listed(t.edge_dst_key), ref.dst_key) << where;
-                EXPECT_EQ(listed(t.seg_row), ref.seg_row) << where;
-                EXPECT_EQ(listed(t.t_seg_row), ref.t_seg_row) << where;
-                EXPECT_EQ(listed(t.t_seg_edge), ref.t_seg_edge) << where;
+                expect_topology_lists(t, ref, where);
                 long_rows += segments;
               }
           }

@@ -45,20 +45,26 @@ class SetupOverlap : public ::testing::Test {
     p.avg_degree = 6;
     p.seed = 5;
     write_graph(file("g.htg"), gen::community_graph(p).view());
-    GraphFile gf(file("g.htg"));
-    PartitionParams params;
-    params.parts = 2;
-    params.chunks = 3;
-    params.method = PartitionMethod::range;
-    PartitionRunInfo info;
-    write_partition(file("p.htp"), make_partition(gf.view(), gf.identity(), params, info));
-    ReorganizeToolOptions r;
-    r.graph_path = file("g.htg");
-    r.partition_path = file("p.htp");
-    r.output_path = file("p.htplan");
-    run_reorganize_tool(r);
+    write_range_plan(2, 3, "p");
   }
   std::string file(const std::string& name) const { return dir.file(name); }
+
+  // A range partition of g.htg into m parts of n chunks and its plan:
+  // NAME.htp and NAME.htplan.
+  void write_range_plan(int m, int n, const std::string& name) const {
+    GraphFile gf(file("g.htg"));
+    PartitionParams params;
+    params.parts = m;
+    params.chunks = n;
+    params.method = PartitionMethod::range;
+    PartitionRunInfo info;
+    write_partition(file(name + ".htp"), make_partition(gf.view(), gf.identity(), params, info));
+    ReorganizeToolOptions r;
+    r.graph_path = file("g.htg");
+    r.partition_path = file(name + ".htp");
+    r.output_path = file(name + ".htplan");
+    run_reorganize_tool(r);
+  }
 
   // Two emulated GPUs from the files, a fake probe (the CPU backend has
   // none): both sides of the overlap run.
@@ -169,16 +175,7 @@ TEST_F(SetupOverlap, InMemoryPartitionSameBits) {
 // (issue 33). The same bits as the same partition read from files (whose
 // topology is the plan file's), GCN's degree weights and dropout included.
 TEST_F(SetupOverlap, InMemoryOneChunkKeepsIdsSameBitsAsFiles) {
-  GraphFile gf(file("g.htg"));
-  PartitionParams params;
-  params.method = PartitionMethod::range;
-  PartitionRunInfo info;
-  write_partition(file("p1.htp"), make_partition(gf.view(), gf.identity(), params, info));
-  ReorganizeToolOptions r;
-  r.graph_path = file("g.htg");
-  r.partition_path = file("p1.htp");
-  r.output_path = file("p1.htplan");
-  run_reorganize_tool(r);
+  write_range_plan(1, 1, "p1");
   for (ModelKind kind : {ModelKind::gcn, ModelKind::sage}) {
     TrainJob files = job(false, "files");
     files.parts = 1;

@@ -46,9 +46,9 @@ std::vector<int64_t> CudaDevice::derive_topologies(std::span<const DeriveTopolog
     temp_bytes = std::max(temp_bytes, cuda::derive_topology_temp_bytes(d.topo.num_edges, d.topo.num_src_rows));
     src_vid_bytes = std::max(src_vid_bytes, d.src_vid.size_bytes());
   }
-  const std::span<const float> sqrt_deg = weighted && vertices.inv_deg.empty() ? vertices.inv_sqrt_deg : std::span<const float>{};
-  const std::span<const float> mean = weighted ? vertices.inv_deg : std::span<const float>{};
-  const std::span<const int64_t> orig = keyed ? vertices.orig_id : std::span<const int64_t>{};
+  const EdgeKeys keys = vertices.for_step(weighted, keyed);
+  const std::span<const float> sqrt_deg = keys.inv_sqrt_deg, mean = keys.inv_deg;
+  const std::span<const int64_t> orig = keys.orig_id;
   HT_CHECK(!weighted || !sqrt_deg.empty() || !mean.empty(), "GPU {}: weighted steps derived without vertex weights", index_);
   HT_CHECK(!keyed || !orig.empty(), "GPU {}: keyed steps derived without the vertices' ids", index_);
   // Held only while the steps are derived, within the memory cap all the same.

@@ -850,13 +850,9 @@ int64_t derive_topology_on_host(const DeriveTopology& d, const EdgeKeys& v) {
   const DevTopology& t = d.topo;
   HT_CHECK(static_cast<int64_t>(d.src_vid.size()) == t.num_edges, "plan step ({}, {}): {} source vertices for {} edges",
            d.part, d.chunk, d.src_vid.size(), t.num_edges);
-  EdgeKeys keys;
-  if (t.weight.size > 0) {
-    if (!v.inv_deg.empty()) keys.inv_deg = v.inv_deg;  // SAGE's mean, else GCN's
-    else keys.inv_sqrt_deg = v.inv_sqrt_deg;
-    HT_CHECK(!keys.inv_sqrt_deg.empty() || !keys.inv_deg.empty(), "a weighted step derived without vertex weights");
-  }
-  if (t.edge_src_key.size > 0) keys.orig_id = v.orig_id;
+  const EdgeKeys keys = v.for_step(t.weight.size > 0, t.edge_src_key.size > 0);
+  HT_CHECK(t.weight.size == 0 || !keys.inv_sqrt_deg.empty() || !keys.inv_deg.empty(),
+           "a weighted step derived without vertex weights");
   const TopologyOut out{t.src.data, t.dst_row.data, t.edge_dst.data, t.weight.size > 0 ? t.weight.data : nullptr,
                         keys.orig_id.empty() ? nullptr : t.edge_src_key.data,
                         keys.orig_id.empty() ? nullptr : t.edge_dst_key.data};

@@ -125,6 +125,17 @@ struct EdgeKeys {
   // SAGE's mean per new id (sage_inv_degree): an edge into v weighs inv_deg[v],
   // its self-loop 0. Empty for the other models; at most one of the two rules.
   std::span<const float> inv_deg = {};
+
+  // What a derived step's slices ask for (DeriveTopology): the weight rule
+  // where the step is weighted (SAGE's mean where given, else GCN's), the
+  // ids where it is keyed; the rest empty.
+  EdgeKeys for_step(bool weighted, bool keyed) const {
+    EdgeKeys k;
+    if (weighted && !inv_deg.empty()) k.inv_deg = inv_deg;
+    else if (weighted) k.inv_sqrt_deg = inv_sqrt_deg;
+    if (keyed) k.orig_id = orig_id;
+    return k;
+  }
 };
 
 // Dropout applied while gathering rows: keep(seed, epoch, layer, key[row], col).

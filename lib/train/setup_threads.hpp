@@ -27,7 +27,6 @@ class SetupThreads {
   SetupThreads& operator=(const SetupThreads&) = delete;
   void restore();
   int threads() const { return threads_; }
-  int available() const { return available_; }
 
  private:
   int available_ = 1, threads_ = 1;
